@@ -1,0 +1,42 @@
+//! `wf count`: records and bytes, like `wc -l`, but on every core.
+//!
+//! Counting is one SIMD pass (`bytecount`, AVX2 where available) over each chunk;
+//! a final record without a separator counts as one record.
+
+use super::{Chunk, Job};
+
+/// Count records (separated by `sep`) and bytes.
+pub struct Count {
+    pub sep: u8,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CountState {
+    pub records: u64,
+    pub bytes: u64,
+}
+
+impl Job for Count {
+    type State = CountState;
+
+    fn new_state(&self) -> CountState {
+        CountState::default()
+    }
+
+    fn process(&self, st: &mut CountState, chunk: &Chunk<'_>) {
+        let d = chunk.data;
+        st.bytes += d.len() as u64;
+        st.records += bytecount::count(d, self.sep) as u64;
+        if let Some(&last) = d.last() {
+            if last != self.sep {
+                // Only the final chunk of an input can end without a separator.
+                st.records += 1;
+            }
+        }
+    }
+
+    fn merge(&self, into: &mut CountState, other: CountState) {
+        into.records += other.records;
+        into.bytes += other.bytes;
+    }
+}

@@ -1,0 +1,39 @@
+//! Built-in jobs. A job sees only whole records of one chunk at a time and keeps
+//! its own per-thread state; states merge once at the end of a run.
+//!
+//! Why this shape: the scan engine hands every worker thread its own `State`, so
+//! the hot loop touches no lock, channel or shared cache line per record; the only
+//! synchronisation is one channel receive per chunk (megabytes) and one `merge` per
+//! thread at the end. Jobs never see files, threads or I/O, so the same job runs
+//! over one huge file split in chunks, thousands of small files, or a pipe.
+
+pub mod count;
+
+/// One chunk of one input: whole records, in input order.
+///
+/// The chunks of an input partition it exactly: every byte of the input lies in
+/// exactly one chunk, and chunk `data` always starts at a record start and ends just
+/// after a record separator (or at the end of the input). Chunks with no data may
+/// be skipped. Chunks of one input may arrive in any order and on any thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk<'a> {
+    /// Index of the input in the order the inputs were given (after directory
+    /// walking and `--files-from` expansion).
+    pub input: usize,
+    /// Byte offset of `data[0]` within its input.
+    pub offset: u64,
+    /// Whole records.
+    pub data: &'a [u8],
+}
+
+/// A built-in job: per-thread state, fed whole-record chunks, merged at the end.
+pub trait Job: Sync {
+    type State: Send;
+    /// A fresh, empty state (one per worker thread).
+    fn new_state(&self) -> Self::State;
+    /// Consume one chunk of whole records.
+    fn process(&self, state: &mut Self::State, chunk: &Chunk<'_>);
+    /// Fold `other` into `into`. Must be associative and give the same final
+    /// answer whatever the thread count or chunk size.
+    fn merge(&self, into: &mut Self::State, other: Self::State);
+}

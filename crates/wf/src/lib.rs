@@ -1,0 +1,11 @@
+//! widefinder: read big text as fast as the disk or the page cache delivers it,
+//! on every core, and combine the results.
+//!
+//! Layout (a picture of the design): [`scan`] reads bytes (inputs, chunk plan,
+//! threads, I/O); [`jobs`] decide what to compute on whole records, in per-thread
+//! state; [`report`] prints finished states; [`gen`] makes test data.
+
+pub mod gen;
+pub mod jobs;
+pub mod report;
+pub mod scan;

@@ -1,0 +1,159 @@
+//! `--stats` and the progress bar: what a run cost, so a cold run can be told from
+//! a warm one (bytes really read from storage, major faults) and a CPU-bound run
+//! from an I/O-bound one (CPU utilisation).
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::scan::Progress;
+
+/// Process resource counters at one moment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    pub user: f64,
+    pub system: f64,
+    pub major_faults: u64,
+    /// Bytes this process caused to be fetched from storage (`/proc/self/io`
+    /// `read_bytes`); `None` where the kernel does not report it.
+    pub storage_read: Option<u64>,
+}
+
+fn tv(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+impl Usage {
+    pub fn now() -> Usage {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        Usage {
+            user: tv(ru.ru_utime),
+            system: tv(ru.ru_stime),
+            major_faults: ru.ru_majflt as u64,
+            storage_read: proc_read_bytes(),
+        }
+    }
+}
+
+fn proc_read_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/io").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A finished run's measurements.
+#[derive(Debug, Clone, Default)]
+pub struct RunStats {
+    pub wall: f64,
+    pub bytes: u64,
+    pub records: Option<u64>,
+    pub user: f64,
+    pub system: f64,
+    pub major_faults: u64,
+    pub storage_read: Option<u64>,
+    pub threads: usize,
+    /// Job-specific counters (name, value), e.g. malformed lines.
+    pub extra: Vec<(String, u64)>,
+}
+
+impl RunStats {
+    pub fn between(a: &Usage, b: &Usage, wall: Duration, bytes: u64, threads: usize) -> RunStats {
+        RunStats {
+            wall: wall.as_secs_f64(),
+            bytes,
+            records: None,
+            user: b.user - a.user,
+            system: b.system - a.system,
+            major_faults: b.major_faults - a.major_faults,
+            storage_read: match (a.storage_read, b.storage_read) {
+                (Some(x), Some(y)) => Some(y.saturating_sub(x)),
+                _ => None,
+            },
+            threads,
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn mb_per_s(&self) -> f64 {
+        if self.wall > 0.0 {
+            self.bytes as f64 / 1e6 / self.wall
+        } else {
+            0.0
+        }
+    }
+
+    /// CPU seconds over wall seconds (2.0 = two cores busy).
+    pub fn cpu_utilisation(&self) -> f64 {
+        if self.wall > 0.0 {
+            (self.user + self.system) / self.wall
+        } else {
+            0.0
+        }
+    }
+
+    /// The human `--stats` block, for stderr.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&format!("wall time:      {:.3} s\n", self.wall));
+        s.push_str(&format!("bytes:          {}\n", self.bytes));
+        if let Some(r) = self.records {
+            s.push_str(&format!("records:        {r}\n"));
+        }
+        s.push_str(&format!("throughput:     {:.1} MB/s\n", self.mb_per_s()));
+        s.push_str(&format!(
+            "cpu:            {:.3} s user, {:.3} s system, {:.0}% of one core ({} threads)\n",
+            self.user,
+            self.system,
+            self.cpu_utilisation() * 100.0,
+            self.threads
+        ));
+        match self.storage_read {
+            Some(b) => s.push_str(&format!("read from storage: {b} bytes\n")),
+            None => s.push_str("read from storage: unknown (no /proc/self/io)\n"),
+        }
+        s.push_str(&format!("major faults:   {}\n", self.major_faults));
+        for (k, v) in &self.extra {
+            s.push_str(&format!("{k}: {v}\n"));
+        }
+        s
+    }
+}
+
+/// Whether to draw a progress bar: forced on or off, else only on a terminal.
+pub fn want_progress(force_on: bool, force_off: bool) -> bool {
+    if force_off {
+        false
+    } else {
+        force_on || std::io::stderr().is_terminal()
+    }
+}
+
+/// Draw a progress bar on stderr from the engine's counters until `stop` is set.
+pub fn progress_bar<'a>(
+    scope: &'a std::thread::Scope<'a, '_>,
+    p: &'a Progress,
+    stop: &'a std::sync::atomic::AtomicBool,
+) -> std::thread::ScopedJoinHandle<'a, ()> {
+    scope.spawn(move || {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(0),
+            indicatif::ProgressDrawTarget::stderr_with_hz(10),
+        );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+            )
+            .expect("valid template"),
+        );
+        let start = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            bar.set_length(p.total.load(Ordering::Relaxed));
+            bar.set_position(p.done.load(Ordering::Relaxed));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = start;
+        bar.finish_and_clear();
+    })
+}

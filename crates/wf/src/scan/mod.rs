@@ -1,0 +1,20 @@
+//! scan: the only module that knows about files, threads and I/O.
+//!
+//! `inputs` turns what the user named into a list of inputs (collected before any
+//! data is read); `engine` splits them into record-aligned chunks, reads them on
+//! worker threads and feeds whole records to a [`crate::jobs::Job`].
+
+pub mod engine;
+pub mod inputs;
+
+pub use engine::{run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK};
+pub use inputs::{parse_size, Collected, Input, InputError, InputSpec, Source};
+
+/// An OS error without the "(os error N)" suffix.
+pub fn io_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
