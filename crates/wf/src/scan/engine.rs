@@ -657,3 +657,29 @@ pub fn input_path(inp: &Input) -> Option<&PathBuf> {
         Source::Stream { path } => path.as_ref(),
     }
 }
+
+/// The first record start at or after `pos` in a file of `size` bytes: `pos`
+/// itself when it is 0 or follows a separator, else just after the next
+/// separator, else `size`. Chunks `[a, b)` own the records in
+/// `[record_start_at(a), record_start_at(b))`; this is how a consumer that does not
+/// read the data itself (such as `feed` with `splice`) finds exact boundaries with
+/// small reads.
+pub fn record_start_at(file: &File, pos: u64, size: u64, sep: u8) -> io::Result<u64> {
+    if pos == 0 || pos >= size {
+        return Ok(pos.min(size));
+    }
+    let mut buf = [0u8; 16 << 10];
+    let mut at = pos - 1;
+    while at < size {
+        let want = (buf.len() as u64).min(size - at) as usize;
+        let got = read_full_at(file, &mut buf[..want], at)?;
+        if got == 0 {
+            return Err(io::Error::other("file shrank while being read"));
+        }
+        if let Some(p) = memchr::memchr(sep, &buf[..got]) {
+            return Ok(at + p as u64 + 1);
+        }
+        at += got as u64;
+    }
+    Ok(size)
+}

@@ -7,7 +7,9 @@
 pub mod engine;
 pub mod inputs;
 
-pub use engine::{run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK};
+pub use engine::{
+    record_start_at, run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ,
+};
 pub use inputs::{parse_size, Collected, Input, InputError, InputSpec, Source};
 
 /// An OS error without the "(os error N)" suffix.

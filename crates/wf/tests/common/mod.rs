@@ -1,0 +1,80 @@
+//! Helpers shared by the integration tests (included with `mod common;`).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The `wf` binary under test.
+pub fn wf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wf"))
+}
+
+/// `../shared/data` beside the project, or `None` (with a message) when absent,
+/// as in a user's clone.
+pub fn shared_data(sub: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(sub);
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipping: shared data absent ({})", p.display());
+        None
+    }
+}
+
+/// Files directly in a directory, sorted.
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Run a command, feeding `stdin`, and return its output.
+pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    if let Some(data) = stdin {
+        let mut si = child.stdin.take().unwrap();
+        let data = data.to_vec();
+        std::thread::spawn(move || {
+            let _ = si.write_all(&data);
+        });
+    }
+    child.wait_with_output().expect("wait")
+}
+
+/// Run and require success; return stdout as a string.
+pub fn ok(cmd: Command) -> String {
+    let o = run(cmd, None);
+    assert!(
+        o.status.success(),
+        "failed: {:?}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("utf-8 output")
+}
+
+/// Generated Wide-Finder-like log with malformed lines, made once per test binary.
+pub fn generated_log(dir: &Path, size: &str, odd: &str, seed: u64) -> PathBuf {
+    let p = dir.join(format!("gen-{size}-{odd}-{seed}.log"));
+    let mut c = wf();
+    c.args(["gen", "wf2", "--size", size, "--odd-lines", odd, "--seed"])
+        .arg(seed.to_string())
+        .arg("-o")
+        .arg(&p);
+    ok(c);
+    p
+}
