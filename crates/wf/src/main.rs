@@ -83,6 +83,10 @@ struct ScanArgs {
     /// Chunks read ahead and queued for the workers [default: 2 x threads].
     #[arg(long, value_name = "N")]
     io: Option<usize>,
+    /// Map files with mmap instead of reading them with pread (no copy; but a file
+    /// truncated during the run then kills wf).
+    #[arg(long)]
+    mmap: bool,
     /// Do not ask the kernel to read queued chunks ahead (posix_fadvise).
     #[arg(long)]
     no_readahead: bool,
@@ -109,6 +113,7 @@ impl ScanArgs {
         o.chunk_size = self.chunk_size;
         o.inflight = self.io.unwrap_or(0);
         o.readahead = !self.no_readahead;
+        o.mmap = self.mmap;
         o
     }
 }

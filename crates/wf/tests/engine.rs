@@ -82,7 +82,7 @@ fn same_state_for_every_thread_count_and_chunk_size() {
     let mut reference = None;
     for threads in [1, 2, 3, 8] {
         for chunk_size in [1, 2, 7, 64, 1000, 1 << 20] {
-            for read_size in [64, 100, 32 << 10] {
+            for (read_size, mmap) in [(64, false), (100, false), (32 << 10, false), (0, true)] {
                 let collected = InputSpec {
                     paths: vec![f.clone()],
                     ..Default::default()
@@ -91,7 +91,8 @@ fn same_state_for_every_thread_count_and_chunk_size() {
                 let opts = ScanOptions {
                     threads,
                     chunk_size,
-                    read_size,
+                    read_size: read_size.max(64),
+                    mmap,
                     ..Default::default()
                 };
                 let out = scan::run(&want, collected.inputs, &opts, None);

@@ -47,6 +47,10 @@ pub struct ScanOptions {
     pub inflight: usize,
     /// Ask the kernel to read queued chunks ahead (`POSIX_FADV_WILLNEED`).
     pub readahead: bool,
+    /// Map regular files (`mmap`) instead of reading them with `pread`. Saves the
+    /// copy, but a file truncated while mapped would kill the process (SIGBUS),
+    /// so it is opt-in (`--mmap`).
+    pub mmap: bool,
     /// Copy streams to an unlinked temporary file first, so the job can read
     /// ranges back afterwards (see [`Outcome::read_range`]).
     pub spool_streams: bool,
@@ -64,6 +68,7 @@ impl Default for ScanOptions {
             sep: b'\n',
             inflight: 0,
             readahead: true,
+            mmap: false,
             spool_streams: false,
         }
     }
@@ -132,6 +137,12 @@ enum Work {
         start: u64,
         end: u64,
         size: u64,
+    },
+    Mapped {
+        input: usize,
+        map: Arc<memmap2::Mmap>,
+        start: u64,
+        end: u64,
     },
     Block {
         input: usize,
@@ -264,6 +275,12 @@ pub fn run<J: Job>(
                                 end - start
                             }
                         },
+                        Work::Mapped {
+                            input,
+                            map,
+                            start,
+                            end,
+                        } => process_mapped(job, &mut state, input, &map, start, end, opts.sep),
                         Work::Block {
                             input,
                             offset,
@@ -386,9 +403,44 @@ fn plan(
                 })
                 .is_ok();
         }
+        let map = if opts.mmap {
+            // Safety: the map is read-only; a concurrent truncation is the documented
+            // risk of --mmap.
+            match unsafe { memmap2::Mmap::map(&*file) } {
+                Ok(m) => Some(Arc::new(m)),
+                Err(e) => {
+                    shared.error(i, crate::scan::io_message(&e));
+                    return true;
+                }
+            }
+        } else {
+            None
+        };
         let mut start = 0;
         while start < size {
             let end = (start + chunk).min(size);
+            if let Some(m) = &map {
+                if opts.readahead {
+                    let _ = m.advise_range(
+                        memmap2::Advice::WillNeed,
+                        start as usize,
+                        (end - start) as usize,
+                    );
+                }
+                if tx
+                    .send(Work::Mapped {
+                        input: i,
+                        map: m.clone(),
+                        start,
+                        end,
+                    })
+                    .is_err()
+                {
+                    return false;
+                }
+                start = end;
+                continue;
+            }
             if opts.readahead {
                 fadvise(&file, start, end - start, libc::POSIX_FADV_WILLNEED);
             }
@@ -648,6 +700,41 @@ fn process_range<J: Job>(
         pos += want as u64;
         len += want;
     }
+}
+
+/// The records owned by `[start, end)` of a mapped file, passed to the job in one
+/// call (no copy).
+fn process_mapped<J: Job>(
+    job: &J,
+    state: &mut J::State,
+    input: usize,
+    map: &[u8],
+    start: u64,
+    end: u64,
+    sep: u8,
+) -> u64 {
+    let (start, end) = (start as usize, end as usize);
+    let first = if start == 0 {
+        0
+    } else {
+        match memchr::memchr(sep, &map[start - 1..end - 1]) {
+            Some(p) => start + p,
+            None => return 0,
+        }
+    };
+    let last = match memchr::memchr(sep, &map[end - 1..]) {
+        Some(p) => end + p,
+        None => map.len(),
+    };
+    job.process(
+        state,
+        &Chunk {
+            input,
+            offset: first as u64,
+            data: &map[first..last],
+        },
+    );
+    (last - first) as u64
 }
 
 /// Paths for the files behind inputs (for jobs that re-open inputs).

@@ -1,0 +1,15 @@
+# Shared by the bench scripts: build wf, make the test data once, warm it.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+cargo build --release -q
+WF="$ROOT/target/release/wf"
+DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
+RUNS=${RUNS:-7}
+mkdir -p "$DATA"
+LOG="$DATA/wf2-1g.log"
+gen_log() {
+  [ -s "$LOG" ] || "$WF" gen wf2 --size 1G --seed 1 -o "$LOG"
+}
+warm() { cat "$@" > /dev/null; }
+need() { command -v "$1" >/dev/null || { echo "bench: '$1' not found (apt-get install $2)" >&2; exit 2; }; }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Time shell commands side by side: interleaved runs, medians and ratios.
+
+usage: compare.py [--runs N] [--warmup N] [--cold FILE...] NAME=COMMAND [NAME=COMMAND ...]
+
+Runs every command once per round (interleaved, so a noisy neighbour hurts all
+of them alike), --runs rounds, after --warmup untimed rounds. Prints min, median
+and max wall seconds and each command's median as a ratio to the first one.
+Commands run through `bash -c` with stdout discarded. A command that fails
+stops the benchmark (a benchmark of a wrong answer is worthless).
+With --cold FILE..., the files are evicted from the page cache before every
+timed run (`wf`'s own evictor via `dd iflag=nocache`-like posix_fadvise, no root).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def evict(files):
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--cold", nargs="*", default=None)
+    ap.add_argument("--json", default=None, help="also write results to this file")
+    ap.add_argument("cmds", nargs="+")
+    a = ap.parse_args()
+    cmds = []
+    for c in a.cmds:
+        name, _, cmd = c.partition("=")
+        cmds.append((name, cmd))
+    times = {n: [] for n, _ in cmds}
+
+    def once(cmd):
+        if a.cold:
+            evict(a.cold)
+        t = time.perf_counter()
+        r = subprocess.run(["bash", "-c", cmd], stdout=subprocess.DEVNULL)
+        dt = time.perf_counter() - t
+        if r.returncode != 0:
+            sys.exit(f"command failed ({r.returncode}): {cmd}")
+        return dt
+
+    for _ in range(a.warmup if not a.cold else 0):
+        for _, cmd in cmds:
+            once(cmd)
+    for _ in range(a.runs):
+        for name, cmd in cmds:
+            times[name].append(once(cmd))
+    base = statistics.median(times[cmds[0][0]])
+    w = max(len(n) for n, _ in cmds)
+    print(f"{'command':<{w}}  {'min':>8} {'median':>8} {'max':>8}  ratio to {cmds[0][0]}")
+    out = []
+    for name, cmd in cmds:
+        t = times[name]
+        med = statistics.median(t)
+        print(f"{name:<{w}}  {min(t):8.3f} {med:8.3f} {max(t):8.3f}  {med / base:8.2f}x")
+        out.append({"name": name, "command": cmd, "runs": t, "median": med, "ratio": med / base})
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
