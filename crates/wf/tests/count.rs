@@ -60,7 +60,7 @@ fn shared_data_each_file() {
 fn generated_odd_lines() {
     let t = tempfile::tempdir().unwrap();
     let p = generated_log(t.path(), "3M", "0.3", 7);
-    check_files(&[p.clone()], &["7", "333", "65536", "1M", "64M"]);
+    check_files(std::slice::from_ref(&p), &["7", "333", "65536", "1M", "64M"]);
     // The same without its final newline.
     let mut d = std::fs::read(&p).unwrap();
     d.pop();
@@ -239,7 +239,7 @@ fn symlinks_followed_only_with_dash_l() {
     std::fs::write(t.path().join("target"), b"1\n2\n").unwrap();
     std::fs::write(d.join("own"), b"1\n").unwrap();
     std::os::unix::fs::symlink(t.path().join("target"), d.join("link")).unwrap();
-    assert_eq!(count_json(&[], &[d.clone()])["records"], 1);
+    assert_eq!(count_json(&[], std::slice::from_ref(&d))["records"], 1);
     assert_eq!(count_json(&["-L"], &[d])["records"], 3);
 }
 
