@@ -60,7 +60,10 @@ fn shared_data_each_file() {
 fn generated_odd_lines() {
     let t = tempfile::tempdir().unwrap();
     let p = generated_log(t.path(), "3M", "0.3", 7);
-    check_files(std::slice::from_ref(&p), &["7", "333", "65536", "1M", "64M"]);
+    check_files(
+        std::slice::from_ref(&p),
+        &["7", "333", "65536", "1M", "64M"],
+    );
     // The same without its final newline.
     let mut d = std::fs::read(&p).unwrap();
     d.pop();

@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::scan::Progress;
 
@@ -141,19 +141,32 @@ pub fn progress_bar<'a>(
             Some(0),
             indicatif::ProgressDrawTarget::stderr_with_hz(10),
         );
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-            )
-            .expect("valid template"),
-        );
-        let start = Instant::now();
+        // With a known total (regular files): bar, bytes of total, rate, ETA.
+        // Streams only: no total, so a spinner with bytes and rate.
+        let sized = indicatif::ProgressStyle::with_template(
+            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+        )
+        .expect("valid template");
+        let streaming =
+            indicatif::ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec} {elapsed}")
+                .expect("valid template");
+        let mut has_total = None;
         while !stop.load(Ordering::Relaxed) {
-            bar.set_length(p.total.load(Ordering::Relaxed));
-            bar.set_position(p.done.load(Ordering::Relaxed));
+            let total = p.total.load(Ordering::Relaxed);
+            let done = p.done.load(Ordering::Relaxed);
+            let now = total > 0 && done <= total;
+            if has_total != Some(now) {
+                bar.set_style(if now {
+                    sized.clone()
+                } else {
+                    streaming.clone()
+                });
+                has_total = Some(now);
+            }
+            bar.set_length(total.max(done));
+            bar.set_position(done);
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = start;
         bar.finish_and_clear();
     })
 }
