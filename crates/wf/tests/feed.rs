@@ -1,0 +1,940 @@
+//! `wf feed` with real worker processes: conservation of records at every `-j`
+//! and block size, byte-exact `--keep-order`, `--rs`, failures that must be
+//! reported (and never hang), signals, and the Wide Finder 2 example pair.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{files_in, shared_data, wf};
+
+/// What a finished run left.
+struct Run {
+    status: ExitStatus,
+    out: Vec<u8>,
+    err: String,
+    secs: f64,
+}
+
+/// Run a command with a deadline (a hang fails the test instead of blocking it).
+fn run_limit(mut cmd: Command, stdin: Option<Vec<u8>>, limit: Duration) -> Run {
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let t = Instant::now();
+    let mut child = cmd.spawn().expect("spawn wf");
+    if let Some(data) = stdin {
+        let mut si = child.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let _ = si.write_all(&data);
+        });
+    }
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = so.read_to_end(&mut v);
+        v
+    });
+    let e = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = se.read_to_end(&mut v);
+        v
+    });
+    let status = wait_limit(&mut child, limit);
+    let secs = t.elapsed().as_secs_f64();
+    Run {
+        status,
+        out: o.join().unwrap(),
+        err: String::from_utf8_lossy(&e.join().unwrap()).into_owned(),
+        secs,
+    }
+}
+
+fn wait_limit(child: &mut Child, limit: Duration) -> ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("wf did not finish within {limit:?} (hang)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn feed(args: &[&str], inputs: &[&Path], command: &[&str]) -> Command {
+    let mut c = wf();
+    c.arg("feed")
+        .args(args)
+        .args(inputs)
+        .arg("--")
+        .args(command);
+    c
+}
+
+fn ok_run(cmd: Command, stdin: Option<Vec<u8>>) -> Vec<u8> {
+    let r = run_limit(cmd, stdin, Duration::from_secs(60));
+    assert!(
+        r.status.success(),
+        "wf feed failed: {:?}\n{}",
+        r.status,
+        r.err
+    );
+    r.out
+}
+
+/// Records split on `sep`; a final record without a separator counts.
+fn records(data: &[u8], sep: u8) -> Vec<&[u8]> {
+    let mut v: Vec<&[u8]> = data.split(|&b| b == sep).collect();
+    if data.last() == Some(&sep) || data.is_empty() {
+        v.pop();
+    }
+    v
+}
+
+fn sorted_records(data: &[u8], sep: u8) -> Vec<&[u8]> {
+    let mut v = records(data, sep);
+    v.sort_unstable();
+    v
+}
+
+/// The multiset of records of several inputs (each input's last record counts
+/// even without a separator).
+fn sorted_records_of(files: &[PathBuf], sep: u8) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    for f in files {
+        let d = std::fs::read(f).unwrap();
+        v.extend(records(&d, sep).into_iter().map(|r| r.to_vec()));
+    }
+    v.sort_unstable();
+    v
+}
+
+fn assert_same_records(expected: &[Vec<u8>], out: &[u8], sep: u8, what: &str) {
+    let got = sorted_records(out, sep);
+    if got.len() != expected.len() || got.iter().zip(expected).any(|(a, b)| *a != b.as_slice()) {
+        panic!(
+            "{what}: output records differ from input records ({} out, {} in)",
+            got.len(),
+            expected.len()
+        );
+    }
+}
+
+/// Odd data: tabs, CRLF, NUL, invalid UTF-8, a 300 KB line, empty lines, and no
+/// final newline.
+fn odd_data() -> Vec<u8> {
+    let mut d = Vec::new();
+    let mut x: u64 = 12345;
+    for i in 0..3000u32 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        match x >> 60 {
+            0 => d.extend_from_slice(b"\n"),
+            1 => d.extend_from_slice(format!("crlf line {i}\r\n").as_bytes()),
+            2 => d.extend_from_slice(format!("nul\0inside {i}\t\ttabs\n").as_bytes()),
+            3 => d.extend_from_slice(&[0xff, 0xfe, b' ', 0xc3, b'(', b'\n']),
+            4 if i == 1500 => {
+                d.extend(std::iter::repeat_n(b'L', 300 << 10));
+                d.push(b'\n');
+            }
+            5 => d.extend_from_slice(b"  \t  leading blanks\n"),
+            _ => {
+                let n = (x >> 20) % 200;
+                d.extend_from_slice(format!("line {i} ").as_bytes());
+                d.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, n as usize));
+                d.push(b'\n');
+            }
+        }
+    }
+    d.extend_from_slice(b"last line without newline");
+    d
+}
+
+fn tmpdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+#[test]
+fn parse_rs_accepts_characters_and_escapes() {
+    use wf::feed::parse_rs;
+    assert_eq!(parse_rs("\\0"), Ok(0));
+    assert_eq!(parse_rs("\\n"), Ok(b'\n'));
+    assert_eq!(parse_rs("\\t"), Ok(b'\t'));
+    assert_eq!(parse_rs("\\x1e"), Ok(0x1e));
+    assert_eq!(parse_rs("\\x1E"), Ok(0x1e));
+    assert_eq!(parse_rs("\\\\"), Ok(b'\\'));
+    assert_eq!(parse_rs("\\012"), Ok(b'\n'));
+    assert_eq!(parse_rs(","), Ok(b','));
+    assert_eq!(parse_rs("0"), Ok(b'0'));
+    assert!(parse_rs("").is_err());
+    assert!(parse_rs("ab").is_err());
+    assert!(parse_rs("\\q").is_err());
+    assert!(parse_rs("\\x1ff").is_err());
+    assert!(parse_rs("é").is_err());
+}
+
+#[test]
+fn conservation_on_shared_data() {
+    for sub in ["logs", "gutenberg"] {
+        let Some(dir) = shared_data(sub) else { return };
+        let files: Vec<PathBuf> = files_in(&dir);
+        let expected = sorted_records_of(&files, b'\n');
+        for j in ["1", "2", "3", "8"] {
+            for block in ["100", "64K", "4M"] {
+                let out = ok_run(feed(&["-j", j, "--block", block], &[&dir], &["cat"]), None);
+                assert_same_records(
+                    &expected,
+                    &out,
+                    b'\n',
+                    &format!("{sub} -j {j} --block {block}"),
+                );
+            }
+        }
+    }
+    // Tiny blocks on single files (every record its own block, or nearly).
+    let Some(logs) = shared_data("logs") else {
+        return;
+    };
+    let small = logs.join("ongoing-1000.log");
+    let expected = sorted_records_of(std::slice::from_ref(&small), b'\n');
+    for (j, block) in [("1", "1"), ("3", "1"), ("2", "7"), ("8", "7")] {
+        let out = ok_run(
+            feed(&["-j", j, "--block", block], &[&small], &["cat"]),
+            None,
+        );
+        assert_same_records(
+            &expected,
+            &out,
+            b'\n',
+            &format!("ongoing -j {j} --block {block}"),
+        );
+    }
+    if let Some(g) = shared_data("gutenberg") {
+        let f = g.join("blake-songs.txt");
+        let expected = sorted_records_of(std::slice::from_ref(&f), b'\n');
+        let out = ok_run(feed(&["-j", "3", "--block", "1"], &[&f], &["cat"]), None);
+        assert_same_records(&expected, &out, b'\n', "blake-songs -j 3 --block 1");
+    }
+}
+
+#[test]
+fn conservation_on_odd_generated_data() {
+    let dir = tmpdir();
+    let data = odd_data();
+    let f = write(dir.path(), "odd.txt", &data);
+    let expected = sorted_records_of(std::slice::from_ref(&f), b'\n');
+    for j in ["1", "2", "3", "8"] {
+        for block in ["1", "7", "100", "64K", "4M"] {
+            let out = ok_run(feed(&["-j", j, "--block", block], &[&f], &["cat"]), None);
+            assert_same_records(
+                &expected,
+                &out,
+                b'\n',
+                &format!("odd -j {j} --block {block}"),
+            );
+        }
+    }
+    // Two inputs without final newlines: their last records must not join.
+    let g = write(dir.path(), "short.txt", b"x1\ny2\nz3 no newline");
+    let both = [f.clone(), g.clone()];
+    let expected2 = sorted_records_of(&both, b'\n');
+    for block in ["7", "64K"] {
+        let out = ok_run(
+            feed(&["-j", "2", "--block", block], &[&f, &g], &["cat"]),
+            None,
+        );
+        assert_same_records(
+            &expected2,
+            &out,
+            b'\n',
+            &format!("two inputs --block {block}"),
+        );
+    }
+    // Standard input as a pipe (read as a stream) and as a file (`< FILE`).
+    for block in ["1", "100", "64K"] {
+        let out = ok_run(
+            feed(&["-j", "3", "--block", block], &[], &["cat"]),
+            Some(data.clone()),
+        );
+        assert_same_records(
+            &expected,
+            &out,
+            b'\n',
+            &format!("stdin pipe --block {block}"),
+        );
+    }
+    let mut c = feed(&["-j", "3", "--block", "1K"], &[], &["cat"]);
+    c.stdin(std::fs::File::open(&f).unwrap());
+    let r = {
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.output().unwrap()
+    };
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_same_records(&expected, &r.stdout, b'\n', "stdin file");
+}
+
+#[test]
+fn keep_order_is_byte_exact() {
+    let dir = tmpdir();
+    let data = odd_data();
+    let f = write(dir.path(), "odd.txt", &data);
+    for (j, block) in [("1", "64K"), ("3", "4K"), ("8", "16K"), ("2", "4M")] {
+        let out = ok_run(
+            feed(
+                &["-j", j, "--block", block, "--per-block", "--keep-order"],
+                &[&f],
+                &["cat"],
+            ),
+            None,
+        );
+        assert!(
+            out == data,
+            "--keep-order -j {j} --block {block}: output differs from input"
+        );
+    }
+    // A record per block, and a stream.
+    let tiny = b"a\nbb\n\nccc\r\nd\0d\ne".to_vec();
+    let t = write(dir.path(), "tiny.txt", &tiny);
+    let out = ok_run(
+        feed(
+            &["-j", "4", "--block", "1", "--per-block", "--keep-order"],
+            &[&t],
+            &["cat"],
+        ),
+        None,
+    );
+    assert_eq!(out, tiny);
+    let out = ok_run(
+        feed(
+            &["-j", "3", "--block", "8K", "--per-block", "--keep-order"],
+            &[],
+            &["cat"],
+        ),
+        Some(data.clone()),
+    );
+    assert!(out == data, "--keep-order on stdin differs from input");
+    if let Some(logs) = shared_data("logs") {
+        let f = logs.join("nasa-aug95-20k.log");
+        let want = std::fs::read(&f).unwrap();
+        let out = ok_run(
+            feed(
+                &["-j", "3", "--block", "100K", "--keep-order"],
+                &[&f],
+                &["cat"],
+            ),
+            None,
+        );
+        assert!(out == want, "--keep-order on nasa log differs from input");
+    }
+}
+
+#[test]
+fn per_block_runs_one_process_per_block() {
+    let dir = tmpdir();
+    let mut data = Vec::new();
+    for i in 0..5000 {
+        data.extend_from_slice(format!("record number {i}\n").as_bytes());
+    }
+    let f = write(dir.path(), "n.txt", &data);
+    let out = ok_run(
+        feed(
+            &["-j", "3", "--block", "8K", "--per-block"],
+            &[&f],
+            &["wc", "-l"],
+        ),
+        None,
+    );
+    let counts: Vec<u64> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(counts.iter().sum::<u64>(), 5000);
+    let blocks = data.len().div_ceil(8192);
+    assert!(
+        counts.len() >= blocks - 1 && counts.len() <= blocks + 1,
+        "{} processes for about {blocks} blocks",
+        counts.len()
+    );
+}
+
+#[test]
+fn record_separator_nul() {
+    let dir = tmpdir();
+    let mut data = Vec::new();
+    for i in 0..4000 {
+        data.extend_from_slice(format!("file name {i}\twith tab").as_bytes());
+        data.push(0);
+    }
+    data.extend_from_slice(b"final unterminated");
+    let f = write(dir.path(), "z.bin", &data);
+    let expected = sorted_records_of(std::slice::from_ref(&f), 0);
+    for (j, block) in [("1", "100"), ("3", "7"), ("4", "64K")] {
+        let out = ok_run(
+            feed(&["-j", j, "--block", block, "--rs", "\\0"], &[&f], &["cat"]),
+            None,
+        );
+        assert_same_records(
+            &expected,
+            &out,
+            0,
+            &format!("--rs \\0 -j {j} --block {block}"),
+        );
+    }
+    // Blocks end at NULs: a per-block worker sees whole records only.
+    let out = ok_run(
+        feed(
+            &[
+                "-j",
+                "2",
+                "--block",
+                "1K",
+                "--rs",
+                "\\0",
+                "--per-block",
+                "--keep-order",
+            ],
+            &[&f],
+            &["cat"],
+        ),
+        None,
+    );
+    assert!(out == data);
+}
+
+#[test]
+fn workers_get_their_number_and_count() {
+    let out = ok_run(
+        feed(
+            &["-j", "3"],
+            &[],
+            &[
+                "sh",
+                "-c",
+                "cat >/dev/null; echo \"$WF_WORKER/$WF_WORKERS\"",
+            ],
+        ),
+        Some(b"a\nb\n".to_vec()),
+    );
+    let mut lines: Vec<&str> = std::str::from_utf8(&out).unwrap().lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["0/3", "1/3", "2/3"]);
+}
+
+#[test]
+fn output_lines_never_interleave() {
+    // Four workers print long lines at once; every output line must be whole.
+    let script = "cat >/dev/null; l=$(printf \"w$WF_WORKER-%0900d\" 0); \
+                  i=0; while [ $i -lt 2000 ]; do echo \"$l\"; i=$((i+1)); done";
+    let out = ok_run(
+        feed(&["-j", "4"], &[], &["sh", "-c", script]),
+        Some(b"x\n".to_vec()),
+    );
+    let text = String::from_utf8(out).unwrap();
+    let mut n = 0;
+    for line in text.lines() {
+        assert_eq!(line.len(), 903, "broken line: {:.60}...", line);
+        assert!(line.starts_with('w') && line[3..].bytes().all(|b| b == b'0'));
+        n += 1;
+    }
+    assert_eq!(n, 8000);
+}
+
+#[test]
+fn a_slow_worker_does_not_get_blocks_round_robin() {
+    let mut data = Vec::new();
+    for i in 0..400_000 {
+        data.extend_from_slice(format!("line {i:08} of the input\n").as_bytes());
+    }
+    let dir = tmpdir();
+    let f = write(dir.path(), "big.txt", &data);
+    let script = "if [ \"$WF_WORKER\" = 0 ]; then sleep 1; fi; echo \"$WF_WORKER $(wc -l)\"";
+    let out = ok_run(
+        feed(
+            &["-j", "2", "--block", "256K"],
+            &[&f],
+            &["sh", "-c", script],
+        ),
+        None,
+    );
+    let mut per = [0u64; 2];
+    for l in std::str::from_utf8(&out).unwrap().lines() {
+        let (w, n) = l.split_once(' ').unwrap();
+        per[w.parse::<usize>().unwrap()] = n.trim().parse().unwrap();
+    }
+    assert_eq!(per[0] + per[1], 400_000);
+    assert!(
+        per[1] > 2 * per[0],
+        "slow worker 0 got {} lines, worker 1 {}",
+        per[0],
+        per[1]
+    );
+}
+
+fn numbered(n: usize) -> Vec<u8> {
+    let mut d = Vec::new();
+    for i in 0..n {
+        d.extend_from_slice(
+            format!("unique line {i:07} ........................................\n").as_bytes(),
+        );
+    }
+    d
+}
+
+fn assert_failed(r: &Run, what: &str) {
+    assert!(!r.status.success(), "{what}: wf succeeded\n{}", r.err);
+    assert!(r.secs < 20.0, "{what}: took {:.1} s", r.secs);
+}
+
+#[test]
+fn a_worker_that_exits_at_once_is_reported() {
+    let dir = tmpdir();
+    let f = write(dir.path(), "n.txt", &numbered(60_000));
+    let r = run_limit(
+        feed(
+            &["-j", "2", "--block", "256K"],
+            &[&f],
+            &["sh", "-c", "exit 3"],
+        ),
+        None,
+        Duration::from_secs(30),
+    );
+    assert_failed(&r, "exit 3");
+    assert!(r.err.contains("exited with status 3"), "{}", r.err);
+    assert!(
+        r.err.contains("worker 0") || r.err.contains("worker 1"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err.contains("n.txt bytes 0..") || r.err.contains("not fed"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn workers_that_read_nothing_are_reported() {
+    let dir = tmpdir();
+    let f = write(dir.path(), "n.txt", &numbered(60_000));
+    for cmd in [&["true"][..], &["sleep", "0.2"][..]] {
+        let r = run_limit(
+            feed(&["-j", "2", "--block", "256K"], &[&f], cmd),
+            None,
+            Duration::from_secs(30),
+        );
+        assert_failed(&r, cmd[0]);
+        assert!(
+            r.err.contains("reading all of its input") || r.err.contains("not fed"),
+            "{}: {}",
+            cmd[0],
+            r.err
+        );
+    }
+    // Small input that fits in the pipe: the unread bytes are still noticed.
+    let r = run_limit(
+        feed(&["-j", "1"], &[], &["true"]),
+        Some(b"a\nb\n".to_vec()),
+        Duration::from_secs(30),
+    );
+    assert_failed(&r, "true on small stdin");
+    assert!(
+        r.err.contains("reading all of its input") || r.err.contains("not fed"),
+        "{}",
+        r.err
+    );
+}
+
+/// Parse "NAME bytes a..b, c..d; ..." ranges of `name` out of the report.
+fn reported_ranges(err: &str, name: &str) -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    for line in err.lines() {
+        let Some(i) = line.find(&format!("{name} bytes ")) else {
+            continue;
+        };
+        let rest = &line[i + name.len() + 7..];
+        let rest = rest.split(';').next().unwrap();
+        for r in rest.split(", ") {
+            let (a, b) = r.trim().split_once("..").unwrap();
+            v.push((a.parse().unwrap(), b.parse().unwrap()));
+        }
+    }
+    v
+}
+
+#[test]
+fn a_worker_killed_mid_run_is_reported_and_the_others_lose_nothing() {
+    let dir = tmpdir();
+    let data = numbered(50_000);
+    let f = write(dir.path(), "n.txt", &data);
+    let script = "if [ \"$WF_WORKER\" = 0 ]; then head -c 100000 >/dev/null; kill -9 $$; \
+                  else sleep 0.3; exec cat; fi";
+    let r = run_limit(
+        feed(
+            &["-j", "3", "--block", "512K"],
+            &[&f],
+            &["sh", "-c", script],
+        ),
+        None,
+        Duration::from_secs(30),
+    );
+    assert_failed(&r, "killed worker");
+    assert!(
+        r.err.contains("worker 0") && r.err.contains("killed by signal 9"),
+        "{}",
+        r.err
+    );
+    // Healthy workers' output plus the reported ranges is the input, exactly once.
+    let mut seen: Vec<&[u8]> = records(&r.out, b'\n');
+    let ranges = reported_ranges(&r.err, "n.txt");
+    for (a, b) in &ranges {
+        seen.extend(records(&data[*a..*b], b'\n'));
+    }
+    seen.sort_unstable();
+    let want = sorted_records(&data, b'\n');
+    assert!(
+        seen == want,
+        "healthy output + reported ranges != input ({} vs {})\n{}",
+        seen.len(),
+        want.len(),
+        r.err
+    );
+}
+
+#[test]
+fn a_missing_command_fails_before_reading_input() {
+    // stdin is a pipe holding data; wf must not read it.
+    let (mut rd, mut wr) = std::io::pipe().unwrap();
+    wr.write_all(b"untouched\n").unwrap();
+    let mut c = feed(&[], &[], &["wf-no-such-command-xyz", "arg"]);
+    c.stdin(rd.try_clone().unwrap());
+    let r = run_limit_with_stdin_set(c, Duration::from_secs(10));
+    assert_eq!(r.status.code(), Some(2), "{}", r.err);
+    assert!(r.err.contains("wf-no-such-command-xyz"), "{}", r.err);
+    drop(wr);
+    let mut left = String::new();
+    rd.read_to_string(&mut left).unwrap();
+    assert_eq!(left, "untouched\n", "wf read its input");
+    // Same with --per-block, and a path that is not executable.
+    let r = run_limit(
+        feed(
+            &["--per-block"],
+            &[Path::new("/dev/null")],
+            &["wf-no-such-command-xyz"],
+        ),
+        None,
+        Duration::from_secs(10),
+    );
+    assert_eq!(r.status.code(), Some(2));
+    assert!(r.err.contains("wf-no-such-command-xyz"), "{}", r.err);
+    let r = run_limit(
+        feed(&[], &[Path::new("/dev/null")], &["/etc/passwd"]),
+        None,
+        Duration::from_secs(10),
+    );
+    assert_eq!(r.status.code(), Some(2));
+    assert!(r.err.contains("/etc/passwd"), "{}", r.err);
+}
+
+fn run_limit_with_stdin_set(mut cmd: Command, limit: Duration) -> Run {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let t = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let status = wait_limit(&mut child, limit);
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    Run {
+        status,
+        out,
+        err,
+        secs: t.elapsed().as_secs_f64(),
+    }
+}
+
+#[test]
+fn a_failing_combine_is_reported() {
+    let r = run_limit(
+        {
+            let mut c = wf();
+            c.args([
+                "feed",
+                "-j",
+                "2",
+                "--combine",
+                "cat >/dev/null; exit 4",
+                "--",
+                "cat",
+            ]);
+            c
+        },
+        Some(b"a\nb\nc\n".to_vec()),
+        Duration::from_secs(30),
+    );
+    assert_failed(&r, "combine exit 4");
+    assert!(
+        r.err.contains("combine") && r.err.contains("status 4"),
+        "{}",
+        r.err
+    );
+    // And a working one sees every worker's output.
+    let out = ok_run(
+        {
+            let mut c = wf();
+            c.args([
+                "feed",
+                "-j",
+                "3",
+                "--block",
+                "1",
+                "--combine",
+                "sort",
+                "--",
+                "cat",
+            ]);
+            c
+        },
+        Some(b"c\nb\na\n".to_vec()),
+    );
+    assert_eq!(out, b"a\nb\nc\n");
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie (dead, waiting to be reaped by init) is not running.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Pids of processes whose command line contains `marker`.
+fn pids_with(marker: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(c) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            if String::from_utf8_lossy(&c)
+                .replace('\0', " ")
+                .contains(marker)
+                && alive(pid)
+            {
+                v.push(pid);
+            }
+        }
+    }
+    v
+}
+
+fn signal_leaves_nothing_running(sig: i32, per_block: bool) {
+    let marker = format!("30.{}{}", std::process::id(), sig);
+    let mut args = vec!["feed", "-j", "2", "--block", "1"];
+    if per_block {
+        args.push("--per-block");
+    }
+    let mut c = wf();
+    c.args(&args)
+        .args(["--", "sh", "-c"])
+        .arg(format!("sleep {marker}; cat"));
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // A test run in the background of a script inherits SIGINT ignored, and wf
+    // (like any program) keeps an ignored SIGINT ignored: start from defaults.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = c.spawn().unwrap();
+    let mut si = child.stdin.take().unwrap();
+    si.write_all(b"a\nb\nc\nd\n").unwrap();
+    let t = Instant::now();
+    while pids_with(&format!("sleep {marker}")).len() < 2 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "workers did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let workers = pids_with(&marker);
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+    let status = wait_limit(&mut child, Duration::from_secs(15));
+    assert_eq!(
+        status.code(),
+        Some(128 + sig),
+        "exit status after signal {sig}"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let left: Vec<u32> = workers.into_iter().filter(|&p| alive(p)).collect();
+    assert!(
+        left.is_empty(),
+        "still running after signal {sig}: {left:?}"
+    );
+    assert!(pids_with(&marker).is_empty());
+}
+
+#[test]
+fn sigterm_and_sigint_terminate_every_worker() {
+    signal_leaves_nothing_running(libc::SIGTERM, false);
+    signal_leaves_nothing_running(libc::SIGINT, false);
+    signal_leaves_nothing_running(libc::SIGTERM, true);
+}
+
+/// The reference report: `wf wf2 LOG`, or the naive script until `wf wf2` exists.
+fn wf2_reference(log: &Path) -> Vec<u8> {
+    let r = run_limit(
+        {
+            let mut c = wf();
+            c.arg("wf2").arg(log);
+            c
+        },
+        None,
+        Duration::from_secs(60),
+    );
+    if r.status.success() {
+        return r.out;
+    }
+    assert!(
+        r.err.contains("unrecognized subcommand"),
+        "wf wf2 failed: {}",
+        r.err
+    );
+    eprintln!("note: `wf wf2` not available; comparing with tests/naive/wf2.py");
+    let naive = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/naive/wf2.py");
+    let o = Command::new("python3")
+        .arg(naive)
+        .arg("--text")
+        .arg(log)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    o.stdout
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd} >/dev/null")])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn wf2_example_equals_wf_wf2_on_generated_odd_logs() {
+    if !have("python3") {
+        eprintln!("skipping: python3 not found");
+        return;
+    }
+    let dir = tmpdir();
+    let log = common::generated_log(dir.path(), "3M", "0.1", 3);
+    let want = wf2_reference(&log);
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wf2");
+    let mut c = wf();
+    c.args(["feed", "-j", "3", "--block", "64K", "--combine"])
+        .arg(format!("python3 {}", ex.join("combine.py").display()))
+        .arg(&log)
+        .args(["--", "python3"])
+        .arg(ex.join("reduce.py"));
+    let out = ok_run(c, None);
+    assert!(
+        out == want,
+        "python reduce/combine differs from wf wf2 on generated odd lines"
+    );
+}
+
+#[test]
+fn wf2_example_equals_wf_wf2() {
+    if !Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).is_dir() {
+        eprintln!("skipping: shared data absent");
+        return;
+    }
+    if !have("python3") {
+        eprintln!("skipping: python3 not found");
+        return;
+    }
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wf2");
+    let py = |f: &str| format!("python3 {}", ex.join(f).display());
+    let awk = |f: &str| format!("LC_ALL=C mawk -f {}", ex.join(f).display());
+    for log in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/logs")) {
+        let want = wf2_reference(&log);
+        for (j, block) in [("2", "1M"), ("3", "16K")] {
+            let mut c = wf();
+            c.args([
+                "feed",
+                "-j",
+                j,
+                "--block",
+                block,
+                "--combine",
+                &py("combine.py"),
+            ])
+            .arg(&log)
+            .args(["--", "python3"])
+            .arg(ex.join("reduce.py"));
+            let out = ok_run(c, None);
+            assert!(
+                out == want,
+                "{}: python reduce/combine at -j {j} --block {block} differs from wf wf2:\n{}",
+                log.display(),
+                String::from_utf8_lossy(&out)
+            );
+        }
+        if have("mawk") {
+            let mut c = wf();
+            c.args([
+                "feed",
+                "-j",
+                "3",
+                "--block",
+                "16K",
+                "--combine",
+                &awk("combine.awk"),
+            ])
+            .arg(&log)
+            .args(["--", "env", "LC_ALL=C", "mawk", "-f"])
+            .arg(ex.join("reduce.awk"));
+            let out = ok_run(c, None);
+            assert!(
+                out == want,
+                "{}: awk pair differs from wf wf2",
+                log.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Wide Finder 2, combine side: sums the partial counts that reduce.py workers
+print (`table<TAB>key<TAB>value` lines, on stdin) and prints the report exactly
+as `wf wf2` does.
+
+    wf feed --combine 'python3 examples/wf2/combine.py' LOGS... -- python3 examples/wf2/reduce.py
+
+Optional argument: the length of each list (default 10).
+"""
+import heapq
+import sys
+
+MAX = 2**64 - 1
+TABLES = ("uri_hits", "uri_bytes", "404s", "clients", "referrers")
+SECTIONS = (
+    ("Top URIs by hit:", "uri_hits"),
+    ("Top URIs by bytes:", "uri_bytes"),
+    ("Top 404s:", "404s"),
+    ("Top client addresses:", "clients"),
+    ("Top referrers:", "referrers"),
+)
+
+
+def main(argv):
+    top = int(argv[0]) if argv else 10
+    tables = {name.encode(): {} for name in TABLES}
+    for line in sys.stdin.buffer:
+        name, key, value = line.rstrip(b"\n").split(b"\t")
+        t = tables[name]
+        t[key] = min(t.get(key, 0) + int(value), MAX)
+    t = {name.decode(): table for name, table in tables.items()}
+    out = ["%d resources, %d 404s, %d clients\n\n" % (len(t["uri_hits"]), len(t["404s"]), len(t["clients"]))]
+    for title, name in SECTIONS:
+        out.append(title + "\n")
+        # Value descending, then key ascending by bytes.
+        for k, v in heapq.nsmallest(top, t[name].items(), key=lambda kv: (-kv[1], kv[0])):
+            label = k[:60].decode("utf-8", "replace") + ("..." if len(k) > 60 else "")
+            if name == "uri_bytes":
+                out.append(" %9.1fM: %s\n" % (v / 1048576, label))
+            else:
+                out.append(" %10d: %s\n" % (v, label))
+        out.append("\n")
+    sys.stdout.buffer.write("".join(out).encode("utf-8"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
