@@ -3,8 +3,11 @@
 //!
 //! Layout (a picture of the design): [`scan`] reads bytes (inputs, chunk plan,
 //! threads, I/O); [`jobs`] decide what to compute on whole records, in per-thread
-//! state; [`report`] prints finished states; [`gen`] makes test data.
+//! state; [`feed`] sends the same chunk plan to worker processes; [`report`] prints
+//! finished states; [`bench`] measures runs; [`gen`] makes test data.
 
+pub mod bench;
+pub mod feed;
 pub mod gen;
 pub mod jobs;
 pub mod report;

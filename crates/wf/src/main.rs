@@ -9,7 +9,10 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
+use wf::bench;
 use wf::jobs::count::Count;
+use wf::jobs::pangram::{Mode as PangramMode, Pangram};
+use wf::jobs::wf2::Wf2;
 use wf::jobs::Job;
 use wf::report;
 use wf::report::stats::{RunStats, Usage};
@@ -38,9 +41,135 @@ enum Cmd {
         #[command(flatten)]
         scan: ScanArgs,
     },
+    /// The Wide Finder 2 report over Apache logs: top URIs, 404s, clients, referrers.
+    #[command(
+        long_about = "The Wide Finder 2 report (Tim Bray, 2008) over Apache combined logs: for GET \
+lines, the top 10 article URIs by hits, URIs by bytes, 404s, client addresses and referrers, \
+exactly as the 2008 reference computed them.\n\nExample:\n  wf wf2 --top 20 access.log"
+    )]
+    Wf2 {
+        #[command(flatten)]
+        scan: ScanArgs,
+        /// Length of each top list.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+    },
+    /// The shortest stretches of text that hold all 26 letters (pangrammatic windows).
+    #[command(
+        long_about = "Find minimal pangrammatic windows: stretches of text, from a letter to a \
+letter, holding all 26 letters A-Z (case folded) with no shorter such stretch inside. Windows \
+never span two files. By default prints the 10 shortest: letters, path:offset, text.\n\n\
+Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book.txt"
+    )]
+    Pangram {
+        #[command(flatten)]
+        scan: ScanArgs,
+        /// How many of the shortest windows to print.
+        #[arg(long, value_name = "K", default_value_t = 10, conflicts_with = "all")]
+        top: usize,
+        /// Print every minimal window, in input order.
+        #[arg(long)]
+        all: bool,
+        /// With --all: only windows of at most N letters.
+        #[arg(long, value_name = "N", requires = "all")]
+        max_letters: Option<u64>,
+    },
+    /// Feed record-aligned blocks to N worker processes of any command.
+    #[command(
+        long_about = "Split the inputs into blocks of whole records and feed them to N long-lived \
+worker processes (any command: awk, perl, python...) on their stdin, each block to whichever \
+worker is ready. Workers' output lines go to stdout (never mixed mid-line), or through one \
+--combine process. Regular files move into the pipes with splice(2). Each worker sees \
+WF_WORKER (0..N-1) and WF_WORKERS.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
+wf feed --combine 'python3 combine.py' logs/ -- python3 reduce.py\n  \
+wf feed --per-block --keep-order big.txt -- sort"
+    )]
+    Feed(FeedArgs),
+    /// Time a job: cold and warm runs, thread sweeps, I/O figures and a plot.
+    #[command(
+        long_about = "Run a wf job in-process several times per setting and report wall time \
+(min, median, max), MB/s, CPU, bytes read from storage, major faults and the input device's \
+read rate, queue depth and utilisation. Cold runs first evict the inputs from the page cache \
+with posix_fadvise (no root needed) and check the eviction with mincore.\n\nExample:\n  \
+wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.log"
+    )]
+    Bench(BenchArgs),
     /// Generate test data.
     #[command(subcommand)]
     Gen(GenCmd),
+}
+
+#[derive(Args)]
+struct FeedArgs {
+    /// Files and directories (walked recursively); `-` or nothing for stdin.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Read more paths from FILE, one per line (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    files_from: Option<PathBuf>,
+    /// Follow symbolic links while walking directories.
+    #[arg(short = 'L', long = "follow")]
+    follow: bool,
+    /// Worker processes [default: number of cores].
+    #[arg(
+        short = 'j',
+        long = "jobs",
+        visible_alias = "threads",
+        value_name = "N"
+    )]
+    jobs: Option<usize>,
+    /// About this many bytes per block, cut after a record end.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = scan::parse_size)]
+    block: u64,
+    /// Record separator: one byte, e.g. '\0', '\t', ';' [default: newline].
+    #[arg(long, value_name = "BYTE", value_parser = wf::feed::parse_rs)]
+    rs: Option<u8>,
+    /// Pipe all worker output into this command (run with sh -c); its output is wf's.
+    #[arg(long, value_name = "CMD")]
+    combine: Option<String>,
+    /// Start a fresh process for every block (for commands that need a whole input).
+    #[arg(long)]
+    per_block: bool,
+    /// With one process per block, print block outputs in input order (implies --per-block).
+    #[arg(long)]
+    keep_order: bool,
+    /// The worker command and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Cache states to measure: cold, warm or both.
+    #[arg(long, default_value = "warm", value_name = "STATE")]
+    cache: String,
+    /// Thread counts to sweep, e.g. 1,2,4,8 [default: the job's -j].
+    #[arg(long, value_name = "LIST")]
+    threads: Option<String>,
+    /// Reads in flight (queued chunks) to sweep, e.g. 2,8,32.
+    #[arg(long, value_name = "LIST")]
+    io: Option<String>,
+    /// Read strategies to compare: pread, mmap.
+    #[arg(long, value_name = "LIST")]
+    read: Option<String>,
+    /// Timed runs per setting.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    runs: usize,
+    /// Evict with /proc/sys/vm/drop_caches (root; empties the whole page cache).
+    #[arg(long)]
+    drop_caches: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Draw throughput against threads, one line per cache state, to an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// One line per run on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+    /// The job and its arguments, e.g. `wf2 access.log` (a leading `wf` is allowed).
+    #[arg(last = true, required = true, value_name = "JOB")]
+    job: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -118,59 +247,304 @@ impl ScanArgs {
     }
 }
 
-/// Collect inputs, run a job with a progress bar, and print errors and stats.
-/// Returns the outcome and the run's measurements, or `None` if nothing ran.
-fn run_job<J: Job>(
-    job: &J,
-    args: &ScanArgs,
-    opts: &ScanOptions,
-) -> (Outcome<J::State>, Vec<InputError>, RunStats) {
-    let t0 = Instant::now();
-    let u0 = Usage::now();
-    let collected = scan::InputSpec {
+/// What one run of a job produced.
+struct JobRun {
+    /// The text to print on stdout.
+    output: String,
+    errors: Vec<InputError>,
+    bytes: u64,
+    records: Option<u64>,
+    /// Job-specific `--stats` counters.
+    extra: Vec<(String, u64)>,
+}
+
+fn collect(args: &ScanArgs) -> scan::Collected {
+    scan::InputSpec {
         paths: args.paths.clone(),
         files_from: args.files_from.clone(),
         follow_links: args.follow,
     }
-    .collect();
+    .collect()
+}
+
+/// Run a scan job once with the given options and render its result. Used by the
+/// job commands and, in-process and repeatedly, by `wf bench`.
+fn exec(cmd: &Cmd, opts: &ScanOptions, progress: Option<&Progress>) -> Result<JobRun, String> {
+    fn start<J: Job>(
+        job: &J,
+        args: &ScanArgs,
+        opts: &ScanOptions,
+        progress: Option<&Progress>,
+    ) -> (Outcome<J::State>, Vec<InputError>) {
+        let collected = collect(args);
+        let out = scan::run(job, collected.inputs, opts, progress);
+        let mut errors = collected.errors;
+        errors.extend(out.errors.iter().cloned());
+        (out, errors)
+    }
+    match cmd {
+        Cmd::Count { scan: args } => {
+            let (out, errors) = start(&Count { sep: opts.sep }, args, opts, progress);
+            let line = if args.json {
+                report::count::json(&out.state, out.files)
+            } else {
+                report::count::text(&out.state, out.files)
+            };
+            Ok(JobRun {
+                output: line + "\n",
+                errors,
+                bytes: out.bytes,
+                records: Some(out.state.records),
+                extra: vec![],
+            })
+        }
+        Cmd::Wf2 { scan: args, top } => {
+            let job = Wf2;
+            let (out, errors) = start(&job, args, opts, progress);
+            let bytes = out.bytes;
+            let r = job.finish(out.state, *top);
+            let output = if args.json {
+                report::wf2::json(&r) + "\n"
+            } else {
+                report::wf2::text(&r)
+            };
+            Ok(JobRun {
+                output,
+                errors,
+                bytes,
+                records: Some(r.lines),
+                extra: vec![
+                    ("lines not GET".into(), r.not_get),
+                    ("lines with too few fields".into(), r.too_few_fields),
+                ],
+            })
+        }
+        Cmd::Pangram {
+            scan: args,
+            top,
+            all,
+            max_letters,
+        } => {
+            let mode = if *all {
+                PangramMode::All {
+                    max_letters: *max_letters,
+                }
+            } else {
+                PangramMode::Top(*top)
+            };
+            let job = Pangram { mode };
+            let mut o = opts.clone();
+            o.spool_streams = true; // window text is read back after the scan
+            let (out, mut errors) = start(&job, args, &o, progress);
+            let bytes = out.bytes;
+            let state_out = out;
+            let (state, rest) = state_out.into_parts();
+            let windows = job
+                .finish(state, &mut |i, off, len| rest.read_range(i, off, len))
+                .map_err(|e| format!("reading windows back: {e}"));
+            let windows = match windows {
+                Ok(w) => w,
+                Err(e) => {
+                    errors.push(InputError {
+                        name: "pangram".into(),
+                        message: e,
+                    });
+                    Vec::new()
+                }
+            };
+            let mut output = String::new();
+            for w in &windows {
+                let name = &rest.inputs()[w.input].name;
+                output.push_str(&if args.json {
+                    report::pangram::json_line(w, name)
+                } else {
+                    report::pangram::text_line(w, name)
+                });
+                output.push('\n');
+            }
+            Ok(JobRun {
+                output,
+                errors,
+                bytes,
+                records: None,
+                extra: vec![("windows reported".into(), windows.len() as u64)],
+            })
+        }
+        _ => Err("not a scan job (count, wf2 or pangram)".into()),
+    }
+}
+
+fn scan_args(cmd: &Cmd) -> Option<&ScanArgs> {
+    match cmd {
+        Cmd::Count { scan } | Cmd::Wf2 { scan, .. } | Cmd::Pangram { scan, .. } => Some(scan),
+        _ => None,
+    }
+}
+
+/// A job command: run it with a progress bar, print its output, errors and stats.
+fn cmd_job(cmd: &Cmd) -> ExitCode {
+    let args = scan_args(cmd).expect("a scan job");
+    let opts = args.options();
+    let t0 = Instant::now();
+    let u0 = Usage::now();
     let progress = Progress::default();
     let show = report::stats::want_progress(args.progress, args.no_progress);
     let stop = AtomicBool::new(false);
-    let outcome = std::thread::scope(|s| {
+    let run = std::thread::scope(|s| {
         let bar = show.then(|| report::stats::progress_bar(s, &progress, &stop));
-        let out = scan::run(job, collected.inputs, opts, Some(&progress));
+        let r = exec(cmd, &opts, Some(&progress));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(b) = bar {
             let _ = b.join();
         }
-        out
+        r
     });
-    let mut errors = collected.errors;
-    errors.extend(outcome.errors.iter().cloned());
-    for e in &errors {
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("wf: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for e in &run.errors {
         eprintln!("wf: {e}");
     }
-    let stats = RunStats::between(
-        &u0,
-        &Usage::now(),
-        t0.elapsed(),
-        outcome.bytes,
-        opts.threads,
-    );
-    (outcome, errors, stats)
-}
-
-fn finish(errors: &[InputError], stats: &RunStats, show_stats: bool) -> ExitCode {
-    if show_stats {
-        eprint!("{}", stats.text());
+    let code = print(&run.output);
+    if args.stats {
+        let mut st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), run.bytes, opts.threads);
+        st.records = run.records;
+        st.extra = run.extra;
+        eprint!("{}", st.text());
     }
-    if errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    if code != ExitCode::SUCCESS || !run.errors.is_empty() {
         ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
+fn cmd_feed(f: &FeedArgs) -> ExitCode {
+    let collected = scan::InputSpec {
+        paths: f.paths.clone(),
+        files_from: f.files_from.clone(),
+        follow_links: f.follow,
+    }
+    .collect();
+    let mut opts = wf::feed::FeedOptions {
+        block: f.block,
+        command: f.command.clone(),
+        combine: f.combine.clone(),
+        per_block: f.per_block || f.keep_order,
+        keep_order: f.keep_order,
+        ..Default::default()
+    };
+    if let Some(j) = f.jobs {
+        opts.workers = j.max(1);
+    }
+    if let Some(rs) = f.rs {
+        opts.sep = rs;
+    }
+    for e in &collected.errors {
+        eprintln!("wf: {e}");
+    }
+    match wf::feed::run(collected.inputs, &opts) {
+        Ok(r) => {
+            for e in &r.input_errors {
+                eprintln!("wf: {e}");
+            }
+            if collected.errors.is_empty() && r.input_errors.is_empty() && r.failures.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }
+        Err(e) => {
+            eprintln!("wf feed: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn cmd_bench(b: &BenchArgs) -> ExitCode {
+    let bad = |m: String| {
+        eprintln!("wf bench: {m}");
+        ExitCode::from(2)
+    };
+    let caches = match bench::Cache::parse_list(&b.cache) {
+        Ok(v) => v,
+        Err(e) => return bad(e),
+    };
+    let threads = match b.threads.as_deref().map(bench::parse_counts).transpose() {
+        Ok(v) => v.unwrap_or_default(),
+        Err(e) => return bad(e),
+    };
+    let io = match b.io.as_deref().map(bench::parse_counts).transpose() {
+        Ok(v) => v.unwrap_or_default().into_iter().map(Some).collect(),
+        Err(e) => return bad(e),
+    };
+    let reads = match b.read.as_deref().map(bench::parse_reads).transpose() {
+        Ok(v) => v.unwrap_or_default().into_iter().map(Some).collect(),
+        Err(e) => return bad(e),
+    };
+    if b.runs == 0 {
+        return bad("--runs must be at least 1".into());
+    }
+    let words = if b.job.first().map(String::as_str) == Some("wf") {
+        &b.job[1..]
+    } else {
+        &b.job[..]
+    };
+    let sub =
+        match Cli::try_parse_from(std::iter::once("wf").chain(words.iter().map(String::as_str))) {
+            Ok(c) => c,
+            Err(e) => return bad(format!("the job to measure: {e}")),
+        };
+    let Some(args) = scan_args(&sub.cmd) else {
+        return bad("can measure count, wf2 and pangram".into());
+    };
+    let base = args.options();
+    let files = bench::input_files(&collect(args).inputs);
+    if files.is_empty() {
+        return bad("the job names no regular file to measure".into());
+    }
+    let opts = bench::BenchOptions {
+        caches,
+        threads: if threads.is_empty() {
+            vec![base.threads]
+        } else {
+            threads
+        },
+        io,
+        reads,
+        runs: b.runs,
+        drop_caches: b.drop_caches,
+        verbose: b.verbose,
+    };
+    let mut once = |s: &bench::Setting| -> std::io::Result<u64> {
+        let r = exec(&sub.cmd, &s.scan_options(&base), None).map_err(std::io::Error::other)?;
+        match r.errors.first() {
+            Some(e) => Err(std::io::Error::other(e.to_string())),
+            None => Ok(r.bytes),
+        }
+    };
+    let res = match bench::run(&opts, &files, &mut once) {
+        Ok(r) => r,
+        Err(e) => return bad(e.to_string()),
+    };
+    if let Some(p) = &b.plot {
+        let title = format!("wf {}", words.join(" "));
+        if let Err(e) = std::fs::write(p, bench::svg_titled(&res, &title)) {
+            return bad(format!("{}: {e}", p.display()));
+        }
+    }
+    print(&if b.json {
+        bench::json(&res) + "\n"
+    } else {
+        bench::table(&res)
+    })
+}
+
+/// Write to stdout; a closed pipe (`wf ... | head`) is not an error.
 fn print(s: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
@@ -180,25 +554,6 @@ fn print(s: &str) -> ExitCode {
             eprintln!("wf: writing output: {e}");
             ExitCode::from(2)
         }
-    }
-}
-
-fn cmd_count(args: &ScanArgs) -> ExitCode {
-    let opts = args.options();
-    let job = Count { sep: opts.sep };
-    let (out, errors, mut stats) = run_job(&job, args, &opts);
-    stats.records = Some(out.state.records);
-    let line = if args.json {
-        report::count::json(&out.state, out.files)
-    } else {
-        report::count::text(&out.state, out.files)
-    };
-    let code = print(&(line + "\n"));
-    let fin = finish(&errors, &stats, args.stats);
-    if code != ExitCode::SUCCESS {
-        code
-    } else {
-        fin
     }
 }
 
@@ -253,7 +608,9 @@ fn main() -> ExitCode {
         }
     };
     match &cli.cmd {
-        Cmd::Count { scan } => cmd_count(scan),
+        Cmd::Count { .. } | Cmd::Wf2 { .. } | Cmd::Pangram { .. } => cmd_job(&cli.cmd),
+        Cmd::Bench(b) => cmd_bench(b),
+        Cmd::Feed(f) => cmd_feed(f),
         Cmd::Gen(g) => cmd_gen(g),
     }
 }

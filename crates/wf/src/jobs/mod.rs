@@ -8,6 +8,8 @@
 //! over one huge file split in chunks, thousands of small files, or a pipe.
 
 pub mod count;
+pub mod pangram;
+pub mod wf2;
 
 /// One chunk of one input: whole records, in input order.
 ///

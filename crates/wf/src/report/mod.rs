@@ -4,4 +4,6 @@
 //! state can be printed for people (`text`) or machines (`--json`).
 
 pub mod count;
+pub mod pangram;
 pub mod stats;
+pub mod wf2;

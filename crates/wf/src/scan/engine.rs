@@ -124,6 +124,21 @@ impl<S> Outcome<S> {
         Ok(buf)
     }
 
+    /// Split off the job state, keeping the rest (inputs, read-back).
+    pub fn into_parts(self) -> (S, Outcome<()>) {
+        (
+            self.state,
+            Outcome {
+                state: (),
+                errors: self.errors,
+                bytes: self.bytes,
+                files: self.files,
+                inputs: self.inputs,
+                spooled: self.spooled,
+            },
+        )
+    }
+
     /// The inputs, in the order given (index = `Chunk::input`).
     pub fn inputs(&self) -> &[Input] {
         &self.inputs
