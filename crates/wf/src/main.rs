@@ -101,15 +101,8 @@ wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.lo
 
 #[derive(Args)]
 struct FeedArgs {
-    /// Files and directories (walked recursively); `-` or nothing for stdin.
-    #[arg(value_name = "PATH")]
-    paths: Vec<PathBuf>,
-    /// Read more paths from FILE, one per line (`-` for stdin).
-    #[arg(long, value_name = "FILE")]
-    files_from: Option<PathBuf>,
-    /// Follow symbolic links while walking directories.
-    #[arg(short = 'L', long = "follow")]
-    follow: bool,
+    #[command(flatten)]
+    input: InputArgs,
     /// Worker processes [default: number of cores].
     #[arg(
         short = 'j',
@@ -191,9 +184,9 @@ enum GenCmd {
     },
 }
 
-/// Input and run options shared by every job.
+/// Which inputs to read: the same for every command.
 #[derive(Args, Clone)]
-struct ScanArgs {
+struct InputArgs {
     /// Files and directories (walked recursively); `-` or nothing for stdin.
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
@@ -203,6 +196,24 @@ struct ScanArgs {
     /// Follow symbolic links while walking directories.
     #[arg(short = 'L', long = "follow")]
     follow: bool,
+}
+
+impl InputArgs {
+    fn collect(&self) -> scan::Collected {
+        scan::InputSpec {
+            paths: self.paths.clone(),
+            files_from: self.files_from.clone(),
+            follow_links: self.follow,
+        }
+        .collect()
+    }
+}
+
+/// Input and run options shared by every scan job.
+#[derive(Args, Clone)]
+struct ScanArgs {
+    #[command(flatten)]
+    input: InputArgs,
     /// Worker threads [default: number of cores].
     #[arg(short = 'j', long = "threads", value_name = "N")]
     threads: Option<usize>,
@@ -216,9 +227,10 @@ struct ScanArgs {
     /// truncated during the run then kills wf).
     #[arg(long)]
     mmap: bool,
-    /// Do not ask the kernel to read queued chunks ahead (posix_fadvise).
+    /// Ask the kernel to read queued chunks ahead (posix_fadvise WILLNEED); off by
+    /// default because it measured slower on a cold cache here (see README).
     #[arg(long)]
-    no_readahead: bool,
+    readahead: bool,
     /// Show a progress bar on stderr even when it is not a terminal.
     #[arg(long, overrides_with = "no_progress")]
     progress: bool,
@@ -241,7 +253,7 @@ impl ScanArgs {
         }
         o.chunk_size = self.chunk_size;
         o.inflight = self.io.unwrap_or(0);
-        o.readahead = !self.no_readahead;
+        o.readahead = self.readahead;
         o.mmap = self.mmap;
         o
     }
@@ -258,15 +270,6 @@ struct JobRun {
     extra: Vec<(String, u64)>,
 }
 
-fn collect(args: &ScanArgs) -> scan::Collected {
-    scan::InputSpec {
-        paths: args.paths.clone(),
-        files_from: args.files_from.clone(),
-        follow_links: args.follow,
-    }
-    .collect()
-}
-
 /// Run a scan job once with the given options and render its result. Used by the
 /// job commands and, in-process and repeatedly, by `wf bench`.
 fn exec(cmd: &Cmd, opts: &ScanOptions, progress: Option<&Progress>) -> Result<JobRun, String> {
@@ -276,7 +279,7 @@ fn exec(cmd: &Cmd, opts: &ScanOptions, progress: Option<&Progress>) -> Result<Jo
         opts: &ScanOptions,
         progress: Option<&Progress>,
     ) -> (Outcome<J::State>, Vec<InputError>) {
-        let collected = collect(args);
+        let collected = args.input.collect();
         let out = scan::run(job, collected.inputs, opts, progress);
         let mut errors = collected.errors;
         errors.extend(out.errors.iter().cloned());
@@ -424,12 +427,7 @@ fn cmd_job(cmd: &Cmd) -> ExitCode {
 }
 
 fn cmd_feed(f: &FeedArgs) -> ExitCode {
-    let collected = scan::InputSpec {
-        paths: f.paths.clone(),
-        files_from: f.files_from.clone(),
-        follow_links: f.follow,
-    }
-    .collect();
+    let collected = f.input.collect();
     let mut opts = wf::feed::FeedOptions {
         block: f.block,
         command: f.command.clone(),
@@ -503,7 +501,7 @@ fn cmd_bench(b: &BenchArgs) -> ExitCode {
         return bad("can measure count, wf2 and pangram".into());
     };
     let base = args.options();
-    let files = bench::input_files(&collect(args).inputs);
+    let files = bench::input_files(&args.input.collect().inputs);
     if files.is_empty() {
         return bad("the job names no regular file to measure".into());
     }
