@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Time shell commands side by side: interleaved runs, medians and ratios.
 
-usage: compare.py [--runs N] [--warmup N] [--cold FILE...] NAME=COMMAND [NAME=COMMAND ...]
+usage: compare.py [--runs N] [--warmup N] [--cold FILE]... [--cold-list LIST] NAME=COMMAND ...
 
 Runs every command once per round (interleaved, so a noisy neighbour hurts all
 of them alike), --runs rounds, after --warmup untimed rounds. Prints min, median
 and max wall seconds and each command's median as a ratio to the first one.
 Commands run through `bash -c` with stdout discarded. A command that fails
 stops the benchmark (a benchmark of a wrong answer is worthless).
-With --cold FILE..., the files are evicted from the page cache before every
-timed run (`wf`'s own evictor via `dd iflag=nocache`-like posix_fadvise, no root).
+With --cold FILE (repeatable) or --cold-list LIST (one path a line), the files
+are evicted from the page cache (fsync, then posix_fadvise DONTNEED: no root
+needed) before every timed run, and no warm-up run is made.
 """
 import argparse
 import json
@@ -35,10 +36,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--cold", nargs="*", default=None)
+    ap.add_argument("--cold", action="append", default=[])
+    ap.add_argument("--cold-list", default=None)
     ap.add_argument("--json", default=None, help="also write results to this file")
     ap.add_argument("cmds", nargs="+")
     a = ap.parse_args()
+    if a.cold_list:
+        with open(a.cold_list) as f:
+            a.cold += [l.rstrip("\n") for l in f if l.strip()]
     cmds = []
     for c in a.cmds:
         name, _, cmd = c.partition("=")

@@ -30,7 +30,7 @@ python3 bench/compare.py --runs "$SLOW_RUNS" --warmup 0 \
   "naive=xargs -a $DATA/corpus.list python3 bench/naive_pangram.py" \
   "naive xargs -P 2=xargs -a $DATA/corpus.list -n 40 -P 2 python3 bench/naive_pangram.py | sort -n | head"
 echo "== cold cache (evicted before every run): wf pangram vs cat with xargs -P"
-python3 bench/compare.py --runs "$RUNS" --cold $(cat "$DATA/corpus.list") -- \
+python3 bench/compare.py --runs "$RUNS" --cold-list "$DATA/corpus.list" \
   "cat -P 1=xargs -a $DATA/corpus.list -n 64 -P 1 cat" \
   "cat -P 2=xargs -a $DATA/corpus.list -n 64 -P 2 cat" \
   "cat -P 4=xargs -a $DATA/corpus.list -n 64 -P 4 cat" \

@@ -20,7 +20,7 @@ python3 bench/compare.py --runs "$SLOW_RUNS" --warmup 0 \
   "wf wf2=$WF wf2 $LOG" \
   "mawk report=$AWK" \
   "python naive=python3 tests/naive/wf2.py $LOG" \
-  "goaccess=goaccess $LOG --log-format=COMBINED --no-global-config -o $DATA/goaccess.json"
+  "goaccess=goaccess $LOG --log-format=COMBINED --no-global-config -o $DATA/goaccess.json 2>/dev/null"
 echo "== cold cache (evicted with posix_fadvise before every run)"
 python3 bench/compare.py --runs "$RUNS" --cold "$LOG" \
   "wc -l=wc -l $LOG" \
