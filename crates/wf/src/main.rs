@@ -501,9 +501,18 @@ fn cmd_bench(b: &BenchArgs) -> ExitCode {
         return bad("can measure count, wf2 and pangram".into());
     };
     let base = args.options();
-    let files = bench::input_files(&args.input.collect().inputs);
+    let collected = args.input.collect();
+    let files = bench::input_files(&collected.inputs);
     if files.is_empty() {
-        return bad("the job names no regular file to measure".into());
+        let why: Vec<String> = collected.errors.iter().map(|e| e.to_string()).collect();
+        return bad(if why.is_empty() {
+            "the job names no regular file to measure".into()
+        } else {
+            format!(
+                "the job names no regular file to measure ({})",
+                why.join("; ")
+            )
+        });
     }
     let opts = bench::BenchOptions {
         caches,

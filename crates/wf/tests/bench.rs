@@ -679,3 +679,64 @@ fn cli_bench_rejects_bad_options() {
         assert!(!out.stderr.is_empty());
     }
 }
+
+#[test]
+fn cli_bench_names_a_missing_input() {
+    let out = common::wf()
+        .args(["bench", "--", "count", "/nonexistent/wf-bench-input.log"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/wf-bench-input.log"), "{err}");
+}
+
+/// Linux's `mincore` shows every page of a file as resident to a user who neither
+/// owns nor may write it; `wf bench` must then say residency is unknown rather
+/// than report a cold run as cached. Run as `nobody` on a root-owned file.
+#[test]
+fn cold_residency_is_unknown_not_cached_for_files_mincore_cannot_see() {
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
+    if !root || !setpriv {
+        eprintln!("skipping: needs root and setpriv to run wf bench as another user");
+        return;
+    }
+    let _g = lock();
+    let dir = scratch();
+    use std::os::unix::fs::PermissionsExt;
+    // `nobody` must reach the file (and the binary) through the directories.
+    let mut p = dir.path().to_path_buf();
+    loop {
+        let m = std::fs::metadata(&p).unwrap();
+        let mut perm = m.permissions();
+        if perm.mode() & 0o005 != 0o005 {
+            perm.set_mode(perm.mode() | 0o005);
+            std::fs::set_permissions(&p, perm).unwrap();
+        }
+        if !p.pop() {
+            break;
+        }
+    }
+    let data = dir.path().join("ro.log");
+    write_lines(&data, 20_000);
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let wf = env!("CARGO_BIN_EXE_wf");
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", wf])
+        .args(["bench", "--cache", "cold", "--runs", "1", "--json", "--"])
+        .arg("count")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["settings"][0];
+    assert!(
+        s["resident_before"].is_null(),
+        "residency should be unknown, not {}",
+        s["resident_before"]
+    );
+    assert!(err.contains("mincore"), "{err}");
+}

@@ -1,6 +1,13 @@
 //! Page-cache control for cold runs: evict the inputs (no root needed) and check
 //! with `mincore` how much of them is still resident.
 //!
+//! Linux answers `mincore` truthfully only for files the caller owns or may open
+//! for writing (or as root); for any other file it reports every page resident
+//! (seen here: a read-only, root-owned file evicted by root, checked by `nobody`,
+//! showed 520 of 520 pages while `fincore` showed 0). Such files are reported as
+//! of unknown residency, never as cached; the cold runs' `/proc/self/io` storage
+//! bytes still show whether the data came from the disk.
+//!
 //! `posix_fadvise(POSIX_FADV_DONTNEED)` drops only clean, unmapped pages, so the
 //! files are flushed first (`fdatasync` each, then a global `sync()` if pages
 //! remain). As root, `/proc/sys/vm/drop_caches` can be used instead (it drops the
@@ -24,8 +31,9 @@ const WINDOW_PAGES: u64 = 16;
 /// How an eviction was done and how much of the inputs stayed in memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Eviction {
-    /// Fraction of the input bytes still in the page cache afterwards (0 to 1).
-    pub resident: f64,
+    /// Fraction of the input bytes still in the page cache afterwards (0 to 1);
+    /// `None` when `mincore` cannot see any of the inputs (see the module comment).
+    pub resident: Option<f64>,
     /// `"fadvise"`, `"drop_caches"`, or `"fadvise (drop_caches failed: ...)"`.
     pub method: String,
 }
@@ -40,13 +48,23 @@ fn page_size() -> u64 {
 }
 
 /// Evict `files` from the page cache; with `drop_caches` (and root) also write `1`
-/// to `/proc/sys/vm/drop_caches`. Returns the fraction still resident (mincore).
+/// to `/proc/sys/vm/drop_caches`. Returns the fraction still resident (mincore),
+/// or an error when it cannot be seen.
 pub fn evict(files: &[PathBuf], drop_caches: bool) -> io::Result<f64> {
-    evict_with(files, drop_caches).map(|e| e.resident)
+    evict_with(files, drop_caches)?;
+    resident_fraction(files)
 }
 
 /// [`evict`], also saying which method was used.
 pub fn evict_with(files: &[PathBuf], drop_caches: bool) -> io::Result<Eviction> {
+    if let Some(fs) = files.first().and_then(|p| memory_backed(p)) {
+        if files.iter().all(|p| memory_backed(p).is_some()) {
+            return Ok(Eviction {
+                resident: resident_fraction(files).ok(),
+                method: format!("nothing ({fs} keeps its files in memory: no cold run possible)"),
+            });
+        }
+    }
     let mut method = "fadvise".to_string();
     // Flush and advise each file; files that cannot be opened are skipped (the job
     // reports them).
@@ -63,13 +81,13 @@ pub fn evict_with(files: &[PathBuf], drop_caches: bool) -> io::Result<Eviction> 
             }
         }
     }
-    let mut resident = resident_fraction(files)?;
-    if resident > 0.01 && !files.iter().all(|p| memory_backed(p).is_some()) {
+    let mut resident = resident_fraction(files).ok();
+    if resident.is_some_and(|r| r > 0.01) {
         // Some pages were dirty (or written back by someone else meanwhile):
         // flush everything and advise again.
         unsafe { libc::sync() };
         fadvise_all(files, false);
-        resident = resident_fraction(files)?;
+        resident = resident_fraction(files).ok();
     }
     Ok(Eviction { resident, method })
 }
@@ -91,7 +109,8 @@ fn fadvise_all(files: &[PathBuf], datasync: bool) {
 /// the page cache, by `mincore` over a read-only mapping of each file (every page
 /// for files up to 1 GiB, 1024 windows of 16 pages spread over larger ones).
 /// Mapping does not fault pages in, so this does not disturb the cache. Empty
-/// and unreadable files are skipped; an error only if no file could be examined.
+/// and unreadable files, and files whose residency `mincore` would not tell this
+/// user, are skipped; an error only if no file could be examined.
 pub fn resident_fraction(files: &[PathBuf]) -> io::Result<f64> {
     let mut total = 0f64;
     let mut resident = 0f64;
@@ -130,9 +149,19 @@ impl Drop for Mapping {
 /// `(fraction resident, file length)`, or `None` for an empty file.
 fn file_residency(path: &Path) -> io::Result<Option<(f64, u64)>> {
     let f = File::open(path)?;
-    let len = f.metadata()?.len();
+    let meta = f.metadata()?;
+    let len = meta.len();
     if len == 0 {
         return Ok(None);
+    }
+    if !mincore_sees(path, &meta) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{}: mincore reports the page cache only for files this user owns or may write",
+                path.display()
+            ),
+        ));
     }
     let addr = unsafe {
         libc::mmap(
@@ -168,6 +197,21 @@ fn file_residency(path: &Path) -> io::Result<Option<(f64, u64)>> {
         (SAMPLE_WINDOWS * WINDOW_PAGES, inside)
     };
     Ok(Some((inside as f64 / seen as f64, len)))
+}
+
+/// Whether the kernel tells this process the truth about `path`'s pages: it does
+/// for root, the file's owner, and anyone who may open it for writing (Linux's
+/// `can_do_mincore`); for others it reports every page resident.
+fn mincore_sees(path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let euid = unsafe { libc::geteuid() };
+    if euid == 0 || meta.uid() == euid {
+        return true;
+    }
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
 }
 
 fn mincore(map: &Mapping, first: u64, n: u64, ps: u64, out: &mut [u8]) -> io::Result<()> {

@@ -276,12 +276,12 @@ pub struct SettingResult {
     pub wall_min: f64,
     pub wall_median: f64,
     pub wall_max: f64,
-    /// Median of the runs' MB/s.
+    /// Median bytes / median wall time, 10^6 B/s.
     pub mb_s: f64,
     /// Medians of user and system CPU seconds.
     pub user: f64,
     pub system: f64,
-    /// Median CPU utilisation (CPU seconds / wall seconds).
+    /// (median user + median system CPU) / median wall time.
     pub cpu_util: f64,
     /// Median bytes read from storage by this process per run.
     pub storage_read: Option<u64>,
@@ -306,6 +306,14 @@ fn median_f(mut v: Vec<f64>) -> f64 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
     }
 }
 
@@ -350,10 +358,17 @@ impl SettingResult {
             },
             wall_median: median_f(walls.clone()),
             wall_max: walls.iter().cloned().fold(0.0, f64::max),
-            mb_s: median_f(runs.iter().map(|r| r.mb_s()).collect()),
+            mb_s: ratio(
+                median_u(runs.iter().map(|r| r.bytes).collect()) as f64 / 1e6,
+                median_f(walls.clone()),
+            ),
             user: median_f(runs.iter().map(|r| r.user).collect()),
             system: median_f(runs.iter().map(|r| r.system).collect()),
-            cpu_util: median_f(runs.iter().map(|r| r.cpu_util()).collect()),
+            cpu_util: ratio(
+                median_f(runs.iter().map(|r| r.user).collect())
+                    + median_f(runs.iter().map(|r| r.system).collect()),
+                median_f(walls.clone()),
+            ),
             storage_read: median_opt(&runs, |r| r.storage_read, median_u),
             major_faults: median_u(runs.iter().map(|r| r.major_faults).collect()),
             resident_before: runs
@@ -417,6 +432,20 @@ pub fn run(
 ) -> io::Result<Vec<SettingResult>> {
     let device = device_of(files);
     let runs = opts.runs.max(1);
+    if opts.caches.contains(&Cache::Cold) {
+        if let Some(p) = files.iter().find(|p| memory_backed(p).is_some()) {
+            eprintln!(
+                "wf bench: warning: {} is on {}, which keeps files in memory: its \"cold\" runs read it from memory",
+                p.display(),
+                memory_backed(p).unwrap_or("tmpfs")
+            );
+        }
+        if !files.is_empty() && resident_fraction(files).is_err() {
+            eprintln!(
+                "wf bench: note: cached% is n/a: mincore reports the page cache only for files this user owns or may write; \"storage MB\" shows whether cold runs read the disk"
+            );
+        }
+    }
     let mut results = Vec::new();
     for setting in opts.settings() {
         let mut measures = Vec::with_capacity(runs);
@@ -432,9 +461,8 @@ pub fn run(
                 Cache::Cold => {
                     let ev =
                         evict_with(files, opts.drop_caches).map_err(|e| context(&setting, e))?;
-                    let r = ev.resident;
                     eviction = Some(ev.method);
-                    Some(r)
+                    ev.resident
                 }
                 Cache::Warm => resident_fraction(files).ok(),
             };

@@ -90,8 +90,8 @@ pub fn table(results: &[SettingResult]) -> String {
         out.push('\n');
     }
     out.push('\n');
-    out.push_str("MB/s: bytes processed / wall time (10^6 B/s), median of the runs\n");
-    out.push_str("cpu%: (user + system CPU) / wall time; 100% = one core busy\n");
+    out.push_str("MB/s: bytes processed / median wall time (10^6 B/s)\n");
+    out.push_str("cpu%: (user + system CPU) / wall time, medians; 100% = one core busy\n");
     let methods: Vec<&str> = {
         let mut m: Vec<&str> = results
             .iter()
@@ -116,7 +116,7 @@ pub fn table(results: &[SettingResult]) -> String {
             "disk: {d} (/proc/diskstats, device-wide: includes other processes); rMB/s, aqu-sz and %util as iostat -x, medians\n"
         )),
         None => out.push_str(
-            "disk: n/a (the inputs' device is not listed in /proc/diskstats, e.g. in a container)\n",
+            "disk: n/a (the inputs' device is not listed in /proc/diskstats: a memory-backed file system such as tmpfs, or a container)\n",
         ),
     }
     out
@@ -169,9 +169,9 @@ fn run_json(m: &RunMeasure) -> Value {
 ///     "eviction": "fadvise" | "drop_caches" | ... | null (warm),
 ///     "bytes": 1073741824,                  // processed per run (median)
 ///     "wall_s": { "min": .., "median": .., "max": .. },
-///     "mb_s": ..,                           // median of the runs, 10^6 B/s
+///     "mb_s": ..,                           // median bytes / median wall, 10^6 B/s
 ///     "user_s": .., "system_s": ..,         // medians, CPU seconds
-///     "cpu_util": ..,                       // (user + system) / wall, median; 1.0 = one core
+///     "cpu_util": ..,                       // (user + system) / wall, medians; 1.0 = one core
 ///     "storage_read_bytes": .. | null,      // this process, /proc/self/io, median
 ///     "major_faults": ..,                   // median
 ///     "resident_before": 0.0 .. 1.0 | null, // page-cache residency before a run, largest
