@@ -133,7 +133,8 @@ def as_json(st, n):
 
 
 def as_text(st, n):
-    out = "%d resources, %d 404s, %d clients\n\n" % (
+    """The reference's text report, as bytes: keys are printed raw."""
+    out = b"%d resources, %d 404s, %d clients\n\n" % (
         len(st["uri_hits"]),
         len(st["404s"]),
         len(st["clients"]),
@@ -146,14 +147,14 @@ def as_text(st, n):
         ("Top referrers:", "referrers"),
     ]
     for title, name in sections:
-        out += title + "\n"
+        out += title.encode() + b"\n"
         for k, v in top(st[name], n):
-            label = show(k[:60]) + "..." if len(k) > 60 else show(k)
+            label = k[:60] + b"..." if len(k) > 60 else k
             if name == "uri_bytes":
-                out += " %9.1fM: %s\n" % (v / 1048576, label)
+                out += b" %9.1fM: %s\n" % (v / 1048576, label)
             else:
-                out += " %10d: %s\n" % (v, label)
-        out += "\n"
+                out += b" %10d: %s\n" % (v, label)
+        out += b"\n"
     return out
 
 
@@ -182,8 +183,8 @@ def main(argv):
             with open(p, "rb") as fh:
                 inputs.append(fh.read())
     st = analyse(inputs)
-    out = as_json(st, n) if mode == "json" else as_text(st, n)
-    sys.stdout.buffer.write(out.encode("utf-8"))
+    out = as_json(st, n).encode("utf-8") if mode == "json" else as_text(st, n)
+    sys.stdout.buffer.write(out)
     if stats:
         sys.stderr.write("not_get %d too_few_fields %d\n" % (st["not_get"], st["too_few_fields"]))
 

@@ -103,7 +103,7 @@ wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.lo
 struct FeedArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Worker processes [default: number of cores].
+    /// Worker processes [default, or 0: number of cores].
     #[arg(
         short = 'j',
         long = "jobs",
@@ -214,7 +214,7 @@ impl InputArgs {
 struct ScanArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Worker threads [default: number of cores].
+    /// Worker threads [default, or 0: number of cores].
     #[arg(short = 'j', long = "threads", value_name = "N")]
     threads: Option<usize>,
     /// Chunk size for splitting files, e.g. 64K, 8M, 1G.
@@ -248,8 +248,8 @@ struct ScanArgs {
 impl ScanArgs {
     fn options(&self) -> ScanOptions {
         let mut o = ScanOptions::default();
-        if let Some(j) = self.threads {
-            o.threads = j.max(1);
+        if let Some(j) = self.threads.filter(|&j| j > 0) {
+            o.threads = j;
         }
         o.chunk_size = self.chunk_size;
         o.inflight = self.io.unwrap_or(0);
@@ -261,8 +261,8 @@ impl ScanArgs {
 
 /// What one run of a job produced.
 struct JobRun {
-    /// The text to print on stdout.
-    output: String,
+    /// What to print on stdout (bytes: the wf2 text report prints keys raw).
+    output: Vec<u8>,
     errors: Vec<InputError>,
     bytes: u64,
     records: Option<u64>,
@@ -294,7 +294,7 @@ fn exec(cmd: &Cmd, opts: &ScanOptions, progress: Option<&Progress>) -> Result<Jo
                 report::count::text(&out.state, out.files)
             };
             Ok(JobRun {
-                output: line + "\n",
+                output: (line + "\n").into_bytes(),
                 errors,
                 bytes: out.bytes,
                 records: Some(out.state.records),
@@ -307,7 +307,7 @@ fn exec(cmd: &Cmd, opts: &ScanOptions, progress: Option<&Progress>) -> Result<Jo
             let bytes = out.bytes;
             let r = job.finish(out.state, *top);
             let output = if args.json {
-                report::wf2::json(&r) + "\n"
+                (report::wf2::json(&r) + "\n").into_bytes()
             } else {
                 report::wf2::text(&r)
             };
@@ -366,7 +366,7 @@ fn exec(cmd: &Cmd, opts: &ScanOptions, progress: Option<&Progress>) -> Result<Jo
                 output.push('\n');
             }
             Ok(JobRun {
-                output,
+                output: output.into_bytes(),
                 errors,
                 bytes,
                 records: None,
@@ -436,8 +436,8 @@ fn cmd_feed(f: &FeedArgs) -> ExitCode {
         keep_order: f.keep_order,
         ..Default::default()
     };
-    if let Some(j) = f.jobs {
-        opts.workers = j.max(1);
+    if let Some(j) = f.jobs.filter(|&j| j > 0) {
+        opts.workers = j;
     }
     if let Some(rs) = f.rs {
         opts.sep = rs;
@@ -544,17 +544,20 @@ fn cmd_bench(b: &BenchArgs) -> ExitCode {
             return bad(format!("{}: {e}", p.display()));
         }
     }
-    print(&if b.json {
-        bench::json(&res) + "\n"
-    } else {
-        bench::table(&res)
-    })
+    print(
+        if b.json {
+            bench::json(&res) + "\n"
+        } else {
+            bench::table(&res)
+        }
+        .as_bytes(),
+    )
 }
 
 /// Write to stdout; a closed pipe (`wf ... | head`) is not an error.
-fn print(s: &str) -> ExitCode {
+fn print(s: &[u8]) -> ExitCode {
     let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+    match out.write_all(s).and_then(|_| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {

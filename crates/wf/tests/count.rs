@@ -289,3 +289,51 @@ fn stats_report_wall_time_bytes_and_io() {
         assert!(err.contains(key), "missing {key} in {err}");
     }
 }
+
+#[test]
+fn progress_forced_on_when_stderr_is_not_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    std::fs::write(&f, "x\n".repeat(2_000_000)).unwrap();
+    // Tiny chunks and one thread keep the run long enough for a few redraws.
+    let mut c = wf();
+    c.args(["count", "--progress", "-j", "1", "--chunk-size", "512"])
+        .arg(&f);
+    let o = run(c, None);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("MB"), "no progress bar on stderr: {err:?}");
+    // Without --progress, a non-terminal stderr gets no bar.
+    let mut c = wf();
+    c.args(["count", "-j", "1", "--chunk-size", "512"]).arg(&f);
+    assert!(run(c, None).stderr.is_empty());
+}
+
+#[test]
+fn proc_files_are_read_as_streams() {
+    // /proc files say they are empty; their content must still be counted.
+    let p = PathBuf::from("/proc/self/mounts");
+    if !p.exists() {
+        eprintln!("skipping: no /proc");
+        return;
+    }
+    let v = count_json(&[], &[p]);
+    assert!(v["records"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["bytes"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn standard_input_named_twice_is_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    std::fs::write(&f, b"a\nb\n").unwrap();
+    let mut c = wf();
+    c.args(["count", "--json", "--files-from", "-", "-"]);
+    let list = format!("{}\n", f.display());
+    let o = run(c, Some(list.as_bytes()));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("standard input"));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["records"], 2);
+    assert_eq!(v["files"], 1);
+}

@@ -114,7 +114,7 @@ fn json_line(f: &Found) -> String {
 fn text_line(f: &Found) -> String {
     let mut t = Vec::new();
     for &b in f.text {
-        if !b.is_ascii_whitespace() {
+        if !(b.is_ascii_whitespace() || b == 0x0b) {
             t.push(b);
         } else if t.last() != Some(&b' ') {
             t.push(b' ');

@@ -3,12 +3,12 @@
 use crate::jobs::pangram::Window;
 
 /// `{letters:>5}  {path}:{offset}  {text}`, the text as lossy UTF-8 with each run
-/// of ASCII whitespace shown as one space.
+/// of ASCII whitespace (space, \t, \n, \v, \f, \r: C's `isspace`) shown as one space.
 pub fn text_line(w: &Window, path: &str) -> String {
     let mut t = Vec::with_capacity(w.text.len());
     let mut in_space = false;
     for &b in &w.text {
-        if b.is_ascii_whitespace() {
+        if b.is_ascii_whitespace() || b == 0x0b {
             if !in_space {
                 t.push(b' ');
             }
@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn text_collapses_whitespace() {
-        let w = win(b"The quick\r\n\r\n brown\tfox \xff jumps");
+        let w = win(b"The quick\r\n\r\n brown\t\x0b\x0cfox \xff jumps");
         assert_eq!(
             text_line(&w, "a/b.txt"),
             "   35  a/b.txt:12  The quick brown fox \u{fffd} jumps"

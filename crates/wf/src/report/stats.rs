@@ -103,11 +103,12 @@ impl RunStats {
         }
         s.push_str(&format!("throughput:     {:.1} MB/s\n", self.mb_per_s()));
         s.push_str(&format!(
-            "cpu:            {:.3} s user, {:.3} s system, {:.0}% of one core ({} threads)\n",
+            "cpu:            {:.3} s user, {:.3} s system, {:.0}% of one core ({} thread{})\n",
             self.user,
             self.system,
             self.cpu_utilisation() * 100.0,
-            self.threads
+            self.threads,
+            if self.threads == 1 { "" } else { "s" }
         ));
         match self.storage_read {
             Some(b) => s.push_str(&format!("read from storage: {b} bytes\n")),
@@ -137,19 +138,25 @@ pub fn progress_bar<'a>(
     stop: &'a std::sync::atomic::AtomicBool,
 ) -> std::thread::ScopedJoinHandle<'a, ()> {
     scope.spawn(move || {
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(0),
-            indicatif::ProgressDrawTarget::stderr_with_hz(10),
-        );
+        // indicatif hides a stderr target that is not a terminal; `--progress` forces
+        // the bar there too, through a target that is never hidden.
+        let target = if std::io::stderr().is_terminal() {
+            indicatif::ProgressDrawTarget::stderr_with_hz(10)
+        } else {
+            indicatif::ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 10)
+        };
+        let bar = indicatif::ProgressBar::with_draw_target(Some(0), target);
         // With a known total (regular files): bar, bytes of total, rate, ETA.
-        // Streams only: no total, so a spinner with bytes and rate.
+        // Streams only: no total, so a spinner with bytes and rate. Decimal units
+        // (MB, MB/s), like --stats.
         let sized = indicatif::ProgressStyle::with_template(
-            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+            "{bar:30} {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}",
         )
         .expect("valid template");
-        let streaming =
-            indicatif::ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec} {elapsed}")
-                .expect("valid template");
+        let streaming = indicatif::ProgressStyle::with_template(
+            "{spinner} {decimal_bytes} {decimal_bytes_per_sec} {elapsed}",
+        )
+        .expect("valid template");
         let mut has_total = None;
         while !stop.load(Ordering::Relaxed) {
             let total = p.total.load(Ordering::Relaxed);

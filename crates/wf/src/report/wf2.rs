@@ -1,11 +1,12 @@
 //! Output of `wf wf2`: the reference's text report, or one line of JSON.
 //!
 //! [`text`] returns the whole report, ending with the blank line after the last
-//! section; [`json`] returns one line without its newline. Keys are bytes; invalid
-//! UTF-8 is shown lossily (U+FFFD).
+//! section; [`json`] returns one line without its newline. Keys are bytes: the
+//! text prints them raw, as the 2008 reference did (a key cut at 60 bytes may end
+//! inside a UTF-8 sequence, as it did there); JSON shows invalid UTF-8 as U+FFFD.
 
-use std::borrow::Cow;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
 
 use crate::jobs::wf2::Wf2Report;
 
@@ -27,32 +28,32 @@ const TEXT_KEY_MAX: usize = 60;
 /// The reference report: `N resources, M 404s, K clients`, a blank line, then five
 /// sections, each entry `printf(" %10d: %s")` (bytes: `" %9.1fM: %s"` in MiB), keys
 /// over 60 bytes cut to 60 plus `...`, a blank line after each section (so the
-/// result ends with `"\n\n"`; print it as is).
-pub fn text(r: &Wf2Report) -> String {
-    let mut s = String::with_capacity(4096);
+/// result ends with `"\n\n"`; print it as is). Keys are written as raw bytes.
+pub fn text(r: &Wf2Report) -> Vec<u8> {
+    let mut s: Vec<u8> = Vec::with_capacity(4096);
     let _ = write!(
         s,
         "{} resources, {} 404s, {} clients\n\n",
         r.resources, r.not_found, r.clients
     );
     for (i, (title, list)) in TITLES.iter().zip(r.top.iter()).enumerate() {
-        s.push_str(title);
-        s.push('\n');
+        s.extend_from_slice(title.as_bytes());
+        s.push(b'\n');
         for (k, v) in list {
-            let key: Cow<str> = if k.len() > TEXT_KEY_MAX {
-                let mut c = String::from_utf8_lossy(&k[..TEXT_KEY_MAX]).into_owned();
-                c.push_str("...");
-                Cow::Owned(c)
-            } else {
-                String::from_utf8_lossy(k)
-            };
             if i == 1 {
-                let _ = writeln!(s, " {:>9.1}M: {}", *v as f64 / 1048576.0, key);
+                let _ = write!(s, " {:>9.1}M: ", *v as f64 / 1048576.0);
             } else {
-                let _ = writeln!(s, " {:>10}: {}", v, key);
+                let _ = write!(s, " {:>10}: ", v);
             }
+            if k.len() > TEXT_KEY_MAX {
+                s.extend_from_slice(&k[..TEXT_KEY_MAX]);
+                s.extend_from_slice(b"...");
+            } else {
+                s.extend_from_slice(k);
+            }
+            s.push(b'\n');
         }
-        s.push('\n');
+        s.push(b'\n');
     }
     s
 }
@@ -116,13 +117,21 @@ mod tests {
 
     #[test]
     fn text_layout() {
-        let want = format!(
-            "2 resources, 1 404s, 3 clients\n\nTop URIs by hit:\n         12: /a\n          1: {}...\n\n\
-             Top URIs by bytes:\n       0.2M: /a\n       0.0M: /b\u{fffd}\n\n\
-             Top 404s:\n          1: /n\"\\\x01\t\n\nTop client addresses:\n\n\
-             Top referrers:\n          4: \n\n",
-            "x".repeat(60)
-        );
+        // The invalid byte 0xff is printed raw, as the reference printed keys.
+        let want = [
+            format!(
+                "2 resources, 1 404s, 3 clients\n\nTop URIs by hit:\n         12: /a\n          1: {}...\n\n\
+                 Top URIs by bytes:\n       0.2M: /a\n       0.0M: /b",
+                "x".repeat(60)
+            )
+            .into_bytes(),
+            vec![0xff],
+            "\n\nTop 404s:\n          1: /n\"\\\x01\t\n\nTop client addresses:\n\n\
+             Top referrers:\n          4: \n\n"
+                .as_bytes()
+                .to_vec(),
+        ]
+        .concat();
         assert_eq!(text(&report()), want);
     }
 

@@ -7,6 +7,7 @@
 
 use std::fs;
 use std::io::{self, BufRead};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::io_message;
@@ -80,7 +81,23 @@ impl InputSpec {
             });
             return out;
         }
+        let mut stdin_used = self
+            .files_from
+            .as_ref()
+            .is_some_and(|l| l.as_os_str() == "-");
         for p in &named {
+            if p.as_os_str() == "-" {
+                if stdin_used {
+                    out.errors.push(InputError {
+                        name: "-".into(),
+                        message:
+                            "standard input is named more than once (or is also --files-from -)"
+                                .into(),
+                    });
+                    continue;
+                }
+                stdin_used = true;
+            }
             self.add_path(p, &mut out);
         }
         out
@@ -94,7 +111,18 @@ impl InputSpec {
             });
             return;
         }
-        let name = p.display().to_string();
+        // Control characters (a stray `\r` from a CRLF `--files-from` list) are shown
+        // escaped, so that an error message says what was really looked up.
+        let name = if p
+            .as_os_str()
+            .as_bytes()
+            .iter()
+            .any(|b| b.is_ascii_control())
+        {
+            format!("{p:?}")
+        } else {
+            p.display().to_string()
+        };
         // Paths named by the user are followed like `wc` follows them.
         let md = match fs::metadata(p) {
             Ok(md) => md,
@@ -110,7 +138,7 @@ impl InputSpec {
         };
         if md.is_dir() {
             self.walk(p, out);
-        } else if md.is_file() {
+        } else if md.is_file() && !pseudo_file(p, &md) {
             out.inputs.push(Input {
                 name,
                 source: Source::File {
@@ -119,7 +147,8 @@ impl InputSpec {
                 },
             });
         } else {
-            // FIFO, /dev/fd/N from a process substitution, a character device.
+            // FIFO, /dev/fd/N from a process substitution, a character device, or a
+            // /proc or /sys file (whose size says nothing about its content).
             out.inputs.push(Input {
                 name,
                 source: Source::Stream {
@@ -176,6 +205,39 @@ impl InputSpec {
     }
 }
 
+/// Whether `p` is a regular file of /proc, /sys or a similar kernel file system,
+/// whose size (0, or one page) says nothing about its content: such a file is read
+/// as a stream. Only sizes of whole pages are checked (one `statfs` each).
+fn pseudo_file(p: &Path, md: &fs::Metadata) -> bool {
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+    const TRACEFS_MAGIC: i64 = 0x7472_6163;
+    const CGROUP2_MAGIC: i64 = 0x6367_7270;
+    const SECURITYFS_MAGIC: i64 = 0x7363_6673;
+    if md.len() % 4096 != 0 {
+        return false;
+    }
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let t = st.f_type as i64;
+    matches!(
+        t,
+        PROC_SUPER_MAGIC
+            | SYSFS_MAGIC
+            | DEBUGFS_MAGIC
+            | TRACEFS_MAGIC
+            | CGROUP2_MAGIC
+            | SECURITYFS_MAGIC
+    )
+}
+
 /// Read a `--files-from` list: one path a line, `-` for standard input. Empty
 /// lines are ignored; a trailing `\r` is kept (it may be part of a name).
 fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
@@ -215,7 +277,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     let v = num * mult as f64;
     if v.is_nan() || v < 1.0 || v > u64::MAX as f64 {
-        return Err(format!("invalid size '{s}': must be at least 1 byte"));
+        return Err(format!("invalid size '{s}': must be from 1 byte to 16 EiB"));
     }
     Ok(v as u64)
 }
