@@ -215,7 +215,7 @@ fn pseudo_file(p: &Path, md: &fs::Metadata) -> bool {
     const TRACEFS_MAGIC: i64 = 0x7472_6163;
     const CGROUP2_MAGIC: i64 = 0x6367_7270;
     const SECURITYFS_MAGIC: i64 = 0x7363_6673;
-    if md.len() % 4096 != 0 {
+    if !md.len().is_multiple_of(4096) {
         return false;
     }
     let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
