@@ -117,6 +117,11 @@ struct FeedArgs {
     /// Record separator: one byte, e.g. '\0', '\t', ';' [default: newline].
     #[arg(long, value_name = "BYTE", value_parser = wf::feed::parse_rs)]
     rs: Option<u8>,
+    /// Output separator: worker output reaches stdout in whole units ending with
+    /// this byte, never mixed inside one [default: the --rs byte]. Use --ors '\n'
+    /// when workers read other records but print lines.
+    #[arg(long, value_name = "BYTE", value_parser = wf::feed::parse_rs)]
+    ors: Option<u8>,
     /// Pipe all worker output into this command (run with sh -c); its output is wf's.
     #[arg(long, value_name = "CMD")]
     combine: Option<String>,
@@ -442,6 +447,7 @@ fn cmd_feed(f: &FeedArgs) -> ExitCode {
     if let Some(rs) = f.rs {
         opts.sep = rs;
     }
+    opts.out_sep = f.ors;
     for e in &collected.errors {
         eprintln!("wf: {e}");
     }

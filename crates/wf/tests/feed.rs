@@ -938,3 +938,193 @@ fn wf2_example_equals_wf_wf2() {
         }
     }
 }
+
+#[test]
+fn output_units_follow_the_output_separator_only() {
+    let dir = tmpdir();
+    // NUL records that hold newlines: with --rs '\0', output units end at NULs
+    // (the default --ors), so no record mixes with another worker's.
+    let mut data = Vec::new();
+    for i in 0..60_000 {
+        data.extend_from_slice(format!("rec{i} first half\nsecond half {i}").as_bytes());
+        data.push(0);
+    }
+    let f = write(dir.path(), "nl0.bin", &data);
+    let expected = sorted_records_of(std::slice::from_ref(&f), 0);
+    for (j, block) in [("2", "64K"), ("3", "7"), ("2", "1M")] {
+        let out = ok_run(
+            feed(&["-j", j, "--block", block, "--rs", "\\0"], &[&f], &["cat"]),
+            None,
+        );
+        assert_same_records(&expected, &out, 0, &format!("-j {j} --block {block}"));
+    }
+    // ';' records in, lines out (--ors '\n'): each line is whole, though every
+    // worker writes it in two pieces.
+    let semi: Vec<u8> = (0..400)
+        .flat_map(|i| format!("{i};").into_bytes())
+        .collect();
+    let f = write(dir.path(), "semi.txt", &semi);
+    let script = "while IFS= read -r -d ';' r; do printf 'id=%s;' \"$r\"; sleep 0.001; printf ' ok\\n'; done";
+    let out = ok_run(
+        feed(
+            &["-j", "3", "--block", "10", "--rs", ";", "--ors", "\\n"],
+            &[&f],
+            &["bash", "-c", script],
+        ),
+        None,
+    );
+    let mut lines: Vec<String> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    let mut want: Vec<String> = (0..400).map(|i| format!("id={i}; ok")).collect();
+    want.sort();
+    assert_eq!(lines, want);
+}
+
+#[test]
+fn keep_order_output_is_the_blocks_outputs_concatenated() {
+    let dir = tmpdir();
+    let f = write(dir.path(), "abcd.txt", b"a\nb\nc\nd\n");
+    let out = ok_run(
+        feed(
+            &["--keep-order", "-j", "2", "--block", "1"],
+            &[&f],
+            &["tr", "-d", "\\n"],
+        ),
+        None,
+    );
+    assert_eq!(out, b"abcd");
+    // gzip members concatenate into one valid stream.
+    if have("gzip") {
+        let data = numbered(200_000);
+        let f = write(dir.path(), "n.txt", &data);
+        let gz = ok_run(
+            feed(
+                &["--keep-order", "-j", "2", "--block", "256K"],
+                &[&f],
+                &["gzip", "-c"],
+            ),
+            None,
+        );
+        let mut c = Command::new("gzip");
+        c.arg("-dc");
+        assert!(
+            ok_run(c, Some(gz)) == data,
+            "gzip -dc of the output != input"
+        );
+    }
+}
+
+#[test]
+fn stream_blocks_follow_block_size() {
+    let out = ok_run(
+        feed(
+            &["--per-block", "--keep-order", "--block", "1"],
+            &[],
+            &["wc", "-l"],
+        ),
+        Some(b"a\nb\nc\nd\n".to_vec()),
+    );
+    let counts: Vec<&str> = std::str::from_utf8(&out)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(counts, ["1", "1", "1", "1"]);
+    // Larger blocks of a stream: cut after the first record end past --block.
+    let data = numbered(20_000);
+    let out = ok_run(
+        feed(
+            &["--per-block", "--keep-order", "--block", "1K"],
+            &[],
+            &["wc", "-c"],
+        ),
+        Some(data.clone()),
+    );
+    let sizes: Vec<usize> = std::str::from_utf8(&out)
+        .unwrap()
+        .split_whitespace()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    assert_eq!(sizes.iter().sum::<usize>(), data.len());
+    let (last, full) = sizes.split_last().unwrap();
+    assert!(
+        full.iter().all(|&n| (1024..1024 + 64).contains(&n)),
+        "{sizes:?}"
+    );
+    assert!(*last <= 1024 + 64);
+}
+
+#[test]
+fn a_worker_that_exits_0_before_the_end_of_its_input_is_reported() {
+    // The worker reads its first block and exits 0 while wf waits for more input.
+    for j in ["1", "2"] {
+        let mut c = feed(&["-j", j, "--block", "1"], &[], &["head", "-n", "1"]);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut si = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = si.write_all(b"one\ntwo\n");
+            let _ = si.flush();
+            std::thread::sleep(Duration::from_millis(1500));
+            let _ = si.write_all(b"three\n");
+        });
+        let status = wait_limit(&mut child, Duration::from_secs(30));
+        writer.join().unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(!status.success(), "-j {j}: wf succeeded\n{err}");
+        assert!(
+            err.contains("worker 0") || err.contains("worker 1"),
+            "-j {j}: {err}"
+        );
+    }
+}
+
+#[test]
+fn failure_reports_list_the_last_ranges_and_what_was_never_read() {
+    let dir = tmpdir();
+    let data = numbered(100_000);
+    let f = write(dir.path(), "n.txt", &data);
+    // Worker 0 reads 50 KB of many small blocks, then stops reading and sleeps
+    // (so its pipe stays full), then dies.
+    let script = "if [ \"$WF_WORKER\" = 0 ]; then head -c 50000 >/dev/null; sleep 1; kill -9 $$; \
+                  else exec cat; fi";
+    let r = run_limit(
+        feed(&["-j", "2", "--block", "1K"], &[&f], &["sh", "-c", script]),
+        None,
+        Duration::from_secs(30),
+    );
+    assert_failed(&r, "killed worker");
+    let line = r
+        .err
+        .lines()
+        .find(|l| l.contains("worker 0"))
+        .expect("report");
+    assert!(line.contains("earlier ranges, then"), "{line}");
+    let never = line
+        .split("never read: ")
+        .nth(1)
+        .expect("never-read ranges");
+    // The never-read ranges are the data it was given last, so they end where
+    // the last listed range ends.
+    let last_given = line
+        .split("; never read")
+        .next()
+        .unwrap()
+        .rsplit("..")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(never.trim_end().ends_with(&last_given), "{line}");
+}

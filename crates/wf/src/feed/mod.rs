@@ -16,9 +16,12 @@
 //!   (no copy through wf; `pread` + `write` where splice is not supported, or
 //!   with `WF_FEED_COPY=1`); stream data (stdin, FIFOs) is read once by the
 //!   planner and written from its buffers.
-//! - Each worker's output is forwarded in whole lines ([`output`]: units ending
-//!   with `\n` or with the `--rs` byte) to wf's stdout, or to one `--combine`
-//!   process (`sh -c CMD`) whose stdout is wf's.
+//! - Each worker's output is forwarded in whole units ([`output`]: lines, or
+//!   units ending with `--ors`, which defaults to the `--rs` byte) to wf's
+//!   stdout, or to one `--combine` process (`sh -c CMD`) whose stdout is wf's.
+//!   One byte only: cutting at either of two (as a first version did) let a
+//!   `;`-separated unit and a line from two workers mix inside each other.
+//!   `--keep-order` output is each block's output concatenated, byte for byte.
 //! - In a long-lived worker, an input's last record without a separator gets
 //!   one, so records of different inputs never join; a per-block worker gets
 //!   the block's bytes exactly (so `--keep-order -- cat` reproduces the input).
@@ -76,6 +79,9 @@ pub struct FeedOptions {
     pub block: u64,
     /// Record separator.
     pub sep: u8,
+    /// Output separator: worker output is passed on in units ending with this
+    /// byte (`None`: the record separator).
+    pub out_sep: Option<u8>,
     /// The worker command and its arguments (run directly, no shell).
     pub command: Vec<OsString>,
     /// A command line run with `sh -c` that receives all workers' output.
@@ -94,6 +100,7 @@ impl Default for FeedOptions {
                 .unwrap_or(1),
             block: DEFAULT_BLOCK,
             sep: b'\n',
+            out_sep: None,
             command: Vec::new(),
             combine: None,
             per_block: false,
@@ -320,7 +327,8 @@ fn recycle(pool: &chan::Sender<Vec<u8>>, b: Block) {
 }
 
 /// "a.log bytes 0..1048576, 2097152..3145728; b.log bytes 0..100", merging
-/// adjacent ranges, at most 10 listed.
+/// adjacent ranges; at most the last 10 are listed (data at risk is the data
+/// given last), after a count of the earlier ones.
 fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> String {
     let mut merged: Vec<(usize, u64, u64)> = Vec::new();
     let mut sorted = given.to_vec();
@@ -333,8 +341,15 @@ fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> String {
     }
     let total: u64 = merged.iter().map(|r| r.2 - r.1).sum();
     let mut s = String::new();
+    let skip = merged.len().saturating_sub(10);
+    if skip > 0 {
+        s.push_str(&format!(
+            "{} ranges, {total} bytes in all; {skip} earlier ranges, then ",
+            merged.len()
+        ));
+    }
     let mut prev: Option<usize> = None;
-    for &(i, a, b) in merged.iter().take(10) {
+    for &(i, a, b) in merged.iter().skip(skip) {
         if prev == Some(i) {
             s.push_str(&format!(", {a}..{b}"));
         } else {
@@ -345,13 +360,23 @@ fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> String {
         }
         prev = Some(i);
     }
-    if merged.len() > 10 {
-        s.push_str(&format!(
-            "; and {} more ranges ({total} bytes in all)",
-            merged.len() - 10
-        ));
-    }
     s
+}
+
+/// The byte ranges of the last `unread` bytes of `given` (in the order given),
+/// in the form of [`ranges_text`]: what a worker never read from its pipe.
+fn tail_ranges(given: &[(usize, u64, u64)], mut unread: u64) -> Vec<(usize, u64, u64)> {
+    let mut out = Vec::new();
+    for &(i, a, b) in given.iter().rev() {
+        if unread == 0 {
+            break;
+        }
+        let take = unread.min(b - a);
+        out.push((i, b - take, b));
+        unread -= take;
+    }
+    out.reverse();
+    out
 }
 
 fn report_failure(out: &mut FeederOut, msg: String) {
@@ -372,13 +397,20 @@ impl Feeder {
         let mut out = FeederOut::default();
         let mut given: Vec<(usize, u64, u64)> = Vec::new();
         let mut closed = false;
+        // The worker exited while wf still held its stdin open: it stopped before
+        // the end of its input, whatever its status.
+        let mut early = false;
         let mut splice = proc::splice_wanted();
         let mut copybuf = Vec::new();
         loop {
             // Wait for the next block, but notice a stop or the worker's death
             // meanwhile (a slow stream can keep the planner busy).
             let b = loop {
-                if self.ctl.stopped() || p.exited() {
+                if self.ctl.stopped() {
+                    break None;
+                }
+                if p.exited() {
+                    early = true;
                     break None;
                 }
                 match self.rx.recv_timeout(Duration::from_millis(100)) {
@@ -414,7 +446,7 @@ impl Feeder {
             return out;
         }
         let ok = fin.status.is_some_and(|s| s.success());
-        if ok && !closed && fin.unread == 0 {
+        if ok && !closed && !early && fin.unread == 0 {
             return out;
         }
         let mut msg = format!(
@@ -429,6 +461,8 @@ impl Feeder {
             ));
         } else if closed {
             msg.push_str(" before reading all of its input");
+        } else if early {
+            msg.push_str(" before the end of its input (it exits while wf still feeds it)");
         }
         if given.is_empty() {
             msg.push_str(" before it was given any input");
@@ -437,6 +471,12 @@ impl Feeder {
                 "; input it was given, which may be incomplete: {}",
                 ranges_text(&self.names, &given)
             ));
+            if fin.unread > 0 {
+                msg.push_str(&format!(
+                    "; never read: {}",
+                    ranges_text(&self.names, &tail_ranges(&given, fin.unread))
+                ));
+            }
         }
         report_failure(&mut out, msg);
         out
@@ -572,7 +612,13 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
             File::from(unsafe { OwnedFd::from_raw_fd(fd) })
         }
     };
-    let sink = Arc::new(Sink::new(w, opts.sep, combine.is_some(), ctl.clone()));
+    let sink = Arc::new(Sink::new(
+        w,
+        opts.out_sep.unwrap_or(opts.sep),
+        opts.keep_order,
+        combine.is_some(),
+        ctl.clone(),
+    ));
 
     // Long-lived workers start now, so a command that cannot start is an error
     // before any input is read.

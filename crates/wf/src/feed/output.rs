@@ -2,11 +2,13 @@
 //! standard input, in whole lines.
 //!
 //! Each worker's stdout is a pipe read by a thread in wf, which passes on only
-//! complete lines (ending with `\n` or with the record separator) under one lock,
-//! so output from different workers never mixes inside a line. What a worker
-//! prints after its last line end is passed on when it exits; if anything else
-//! follows it, a separator is put in between, so two workers' lines are never
-//! glued together either.
+//! complete units (ending with the output separator: `\n`, or `--ors`, which
+//! defaults to `--rs`) under one lock, so output from different workers never
+//! mixes inside a unit. What a worker prints after its last separator is passed
+//! on when it exits; if anything else follows it, a separator is put in between,
+//! so two workers' units are never glued together either. With `--keep-order`
+//! each block's whole output is written as it is, nothing added (so `gzip -c`
+//! blocks concatenate into one valid stream).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -18,7 +20,10 @@ use super::Ctl;
 
 pub(crate) struct Sink {
     inner: Mutex<Inner>,
+    /// The output separator.
     sep: u8,
+    /// Write outputs as they are, never adding a separator (`--keep-order`).
+    raw: bool,
     combine: bool,
     ctl: Arc<Ctl>,
 }
@@ -31,7 +36,7 @@ struct Inner {
 }
 
 impl Sink {
-    pub(crate) fn new(w: File, sep: u8, combine: bool, ctl: Arc<Ctl>) -> Sink {
+    pub(crate) fn new(w: File, sep: u8, raw: bool, combine: bool, ctl: Arc<Ctl>) -> Sink {
         Sink {
             inner: Mutex::new(Inner {
                 w: Some(w),
@@ -39,13 +44,10 @@ impl Sink {
                 broken: false,
             }),
             sep,
+            raw,
             combine,
             ctl,
         }
-    }
-
-    fn ends_line(&self, b: u8) -> bool {
-        b == b'\n' || b == self.sep
     }
 
     /// Write whole lines (or a process's final fragment) as one batch.
@@ -60,13 +62,13 @@ impl Sink {
         let open = g.open;
         let Some(w) = g.w.as_mut() else { return };
         let res = (|| {
-            if open {
+            if open && !self.raw {
                 w.write_all(&[self.sep])?;
             }
             w.write_all(data)
         })();
         match res {
-            Ok(()) => g.open = !self.ends_line(data[data.len() - 1]),
+            Ok(()) => g.open = data[data.len() - 1] != self.sep,
             Err(e) => {
                 g.broken = true;
                 drop(g);
@@ -107,12 +109,7 @@ pub(crate) fn forward(mut r: impl Read, sink: &Sink) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let new = &buf[len..len + n];
-        let last = if sink.sep == b'\n' {
-            memchr::memrchr(b'\n', new)
-        } else {
-            memchr::memrchr2(b'\n', sink.sep, new)
-        };
+        let last = memchr::memrchr(sink.sep, &buf[len..len + n]);
         len += n;
         if let Some(p) = last {
             let cut = len - n + p + 1;

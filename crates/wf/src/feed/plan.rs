@@ -207,7 +207,10 @@ impl Planner<'_> {
     fn stream(&mut self, input: usize, f: File) -> Result<(), Fail> {
         let fd = f.as_raw_fd();
         let sep = self.sep;
-        let want = self.block.min(1 << 30) as usize;
+        let want = (self.block.min(1 << 30) as usize).max(1);
+        // Read no more than the block needs (at least 4 KiB, at most 64 KiB past
+        // it), so small blocks stay small and the carried rest stays short.
+        let step = want.clamp(4 << 10, 64 << 10);
         let mut carry: Vec<u8> = Vec::new();
         let mut offset = 0u64;
         let mut eof = false;
@@ -221,23 +224,27 @@ impl Planner<'_> {
             buf[..carry.len()].copy_from_slice(&carry);
             let mut filled = carry.len();
             carry.clear();
-            // Invariant: buf[..searched] holds no separator.
-            let mut searched = filled;
+            // Like a file's blocks: cut after the first separator at or after
+            // byte `want - 1`. Invariant: buf[want - 1..searched] holds none.
+            let mut searched = want - 1;
             let cut = loop {
                 if filled >= want || eof {
-                    if let Some(p) = memchr::memrchr(sep, &buf[searched..filled]) {
-                        break searched + p + 1;
+                    if searched < filled {
+                        if let Some(p) = memchr::memchr(sep, &buf[searched..filled]) {
+                            break searched + p + 1;
+                        }
+                        searched = filled;
                     }
-                    searched = filled;
                     if eof {
                         break filled;
                     }
                 }
-                if buf.len() < filled + (64 << 10) {
-                    let grow = (filled + (64 << 10)).max((want + (64 << 10)).min(buf.len() * 2));
+                let room = want.saturating_sub(filled).max(step);
+                if buf.len() < filled + room {
+                    let grow = (filled + room).max((want + step).min(buf.len() * 2));
                     buf.resize(grow, 0);
                 }
-                match read_stream(fd, &mut buf[filled..], self.ctl) {
+                match read_stream(fd, &mut buf[filled..filled + room], self.ctl) {
                     Ok(0) => eof = true,
                     Ok(n) => filled += n,
                     Err(None) => return Err(Fail::Stop(offset)),
