@@ -237,13 +237,7 @@ fn mincore(map: &Mapping, first: u64, n: u64, ps: u64, out: &mut [u8]) -> io::Re
 pub fn memory_backed(path: &Path) -> Option<&'static str> {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
     const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    #[allow(clippy::unnecessary_cast)]
-    match st.f_type as i64 {
+    match crate::scan::fs_magic(path)? {
         TMPFS_MAGIC => Some("tmpfs"),
         RAMFS_MAGIC => Some("ramfs"),
         _ => None,

@@ -218,23 +218,16 @@ fn pseudo_file(p: &Path, md: &fs::Metadata) -> bool {
     if !md.len().is_multiple_of(4096) {
         return false;
     }
-    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
-        return false;
-    };
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
-        return false;
-    }
-    #[allow(clippy::unnecessary_cast)]
-    let t = st.f_type as i64;
     matches!(
-        t,
-        PROC_SUPER_MAGIC
-            | SYSFS_MAGIC
-            | DEBUGFS_MAGIC
-            | TRACEFS_MAGIC
-            | CGROUP2_MAGIC
-            | SECURITYFS_MAGIC
+        super::fs_magic(p),
+        Some(
+            PROC_SUPER_MAGIC
+                | SYSFS_MAGIC
+                | DEBUGFS_MAGIC
+                | TRACEFS_MAGIC
+                | CGROUP2_MAGIC
+                | SECURITYFS_MAGIC
+        )
     )
 }
 

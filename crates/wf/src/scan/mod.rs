@@ -12,6 +12,19 @@ pub use engine::{
 };
 pub use inputs::{parse_size, Collected, Input, InputError, InputSpec, Source};
 
+/// The file system type (`statfs`'s `f_type` magic number) of the file system
+/// holding `path`, or `None` when `statfs` fails.
+pub fn fs_magic(path: &std::path::Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Some(st.f_type as i64)
+}
+
 /// An OS error without the "(os error N)" suffix.
 pub fn io_message(e: &std::io::Error) -> String {
     let s = e.to_string();
