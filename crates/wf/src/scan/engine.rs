@@ -9,6 +9,10 @@
 //!   the hints and 0.26 s without (`wc -l` 0.32 s), and `wf wf2` 0.67 s vs 0.52 s;
 //!   issuing the hint from each worker for its own chunk was worse still (0.75 s).
 //!   The kernel's own sequential readahead on each worker's `pread`s does better.
+//!   Small files are the exception: the planner hints whole files of one chunk
+//!   or less up to 32 MiB / 64 files ahead. Cold, on 1,218 book files of about
+//!   430 KB, `wf pangram` took 1.25x the time of the best `xargs -P N cat` with
+//!   no hints and 0.92x with them; warm, no difference.
 //! - Workers `pread` whole chunks into one reusable buffer each: one channel receive
 //!   and one `pread` per chunk (megabytes), never a lock per record. A chunk owns the
 //!   records that *start* inside it; the worker reads the byte before the chunk to
@@ -479,12 +483,46 @@ fn plan(
         true
     };
 
-    for (i, _) in files {
-        let path = match &inputs[i].source {
-            Source::File { path, .. } => path,
-            Source::Stream { .. } => unreachable!(),
+    // Small files (one chunk each) are opened and hinted (`POSIX_FADV_WILLNEED`)
+    // up to SMALL_AHEAD_BYTES / SMALL_AHEAD_FILES before their turn, so that a cold
+    // device has many requests queued; the kernel's own readahead has no time to
+    // ramp up within a file of a few hundred KB. Big files' chunks are not hinted
+    // (see the module comment). `--readahead` hints every chunk instead.
+    let small = |size: u64| !opts.readahead && !opts.mmap && size > 0 && size <= chunk;
+    let open = |i: usize| match &inputs[i].source {
+        Source::File { path, .. } => File::open(path),
+        Source::Stream { .. } => unreachable!(),
+    };
+    let mut ahead: std::collections::VecDeque<(usize, u64, io::Result<File>)> =
+        std::collections::VecDeque::new();
+    let mut ahead_bytes = 0u64;
+    let mut next = files.iter().copied().peekable();
+    loop {
+        while ahead.len() < SMALL_AHEAD_FILES && ahead_bytes < SMALL_AHEAD_BYTES {
+            let Some(&(i, size)) = next.peek() else { break };
+            if !small(size) && !ahead.is_empty() {
+                break;
+            }
+            next.next();
+            let f = open(i);
+            if small(size) {
+                if let Ok(f) = &f {
+                    fadvise(f, 0, 0, libc::POSIX_FADV_WILLNEED);
+                }
+                ahead_bytes += size;
+            }
+            ahead.push_back((i, size, f));
+            if !small(size) {
+                break;
+            }
+        }
+        let Some((i, size, f)) = ahead.pop_front() else {
+            break;
         };
-        match File::open(path) {
+        if small(size) {
+            ahead_bytes -= size;
+        }
+        match f {
             Ok(f) => {
                 if !send_file(i, Arc::new(f)) {
                     return;
@@ -504,6 +542,13 @@ fn plan(
         }
     }
 }
+
+/// How far ahead of the workers small files are hinted: bytes and files (each
+/// an open descriptor). Measured cold on 1,218 files of about 430 KB: reads
+/// queued 4 files ahead took 1.25x the time of `xargs -P 8 cat`, 8 files
+/// 1.00x, 32 files 0.89x.
+const SMALL_AHEAD_BYTES: u64 = 32 << 20;
+const SMALL_AHEAD_FILES: usize = 64;
 
 fn open_stream(src: &Source) -> io::Result<Box<dyn Read>> {
     match src {
