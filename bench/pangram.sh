@@ -2,7 +2,7 @@
 # wf pangram beside wc -l, a naive single-threaded implementation, and the same
 # naive implementation through xargs -P 2, on a >= 500 MB corpus of real book text
 # (the project's gutenberg sample copied many times under different names).
-# Then cold: wf pangram vs cat through xargs -P 1, 2, 4.
+# Then cold: wf pangram vs cat through xargs -P 1, 2, 4, 8.
 # Usage: bench/pangram.sh CORPUS_SOURCE_DIR   (RUNS=5, SLOW_RUNS=3)
 source "$(dirname "$0")/common.sh"
 SRC=${1:?usage: bench/pangram.sh DIR-of-.txt-books}
@@ -37,4 +37,5 @@ python3 bench/compare.py --runs "$RUNS" --cold-list "$DATA/corpus.list" \
   "cat -P 1=xargs -a $DATA/corpus.list -n 64 -P 1 cat" \
   "cat -P 2=xargs -a $DATA/corpus.list -n 64 -P 2 cat" \
   "cat -P 4=xargs -a $DATA/corpus.list -n 64 -P 4 cat" \
+  "cat -P 8=xargs -a $DATA/corpus.list -n 64 -P 8 cat" \
   "wf pangram=$WF pangram $CORPUS"
