@@ -703,27 +703,29 @@ fn cold_residency_is_unknown_not_cached_for_files_mincore_cannot_see() {
         return;
     }
     let _g = lock();
-    let dir = scratch();
     use std::os::unix::fs::PermissionsExt;
-    // `nobody` must reach the file (and the binary) through the directories.
+    // `nobody` must reach the file and the binary: both go into a new directory
+    // of the system's temporary directory, opened to others. Nothing outside it
+    // changes; if its ancestors are closed to others, the test skips.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut p = dir.path().to_path_buf();
-    loop {
-        let m = std::fs::metadata(&p).unwrap();
-        let mut perm = m.permissions();
-        if perm.mode() & 0o005 != 0o005 {
-            perm.set_mode(perm.mode() | 0o005);
-            std::fs::set_permissions(&p, perm).unwrap();
-        }
-        if !p.pop() {
-            break;
+    while p.pop() {
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+        if mode & 0o001 == 0 {
+            eprintln!("skipping: {} is closed to other users", p.display());
+            return;
         }
     }
     let data = dir.path().join("ro.log");
     write_lines(&data, 20_000);
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let wf = env!("CARGO_BIN_EXE_wf");
+    let wf = dir.path().join("wf");
+    std::fs::copy(env!("CARGO_BIN_EXE_wf"), &wf).unwrap();
+    std::fs::set_permissions(&wf, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", wf])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&wf)
         .args(["bench", "--cache", "cold", "--runs", "1", "--json", "--"])
         .arg("count")
         .arg(&data)

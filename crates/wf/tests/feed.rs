@@ -532,6 +532,14 @@ fn a_worker_that_exits_at_once_is_reported() {
         "{}",
         r.err
     );
+    // Each worker's report says one thing: it got nothing, or what it never read.
+    for line in r.err.lines().filter(|l| l.starts_with("wf: worker")) {
+        let nothing = line.ends_with("exited with status 3 before it was given any input");
+        let partly = line.contains("exited with status 3 without reading all of its input (")
+            && line.contains("; never read: ")
+            && !line.contains("before it was given");
+        assert!(nothing ^ partly, "{line}");
+    }
 }
 
 #[test]
@@ -1113,4 +1121,55 @@ fn failure_reports_list_the_last_ranges_and_what_was_never_read() {
         .trim()
         .to_string();
     assert!(never.trim_end().ends_with(&last_given), "{line}");
+}
+
+#[test]
+fn the_never_read_report_starts_exactly_where_the_worker_stopped_reading() {
+    let dir = tmpdir();
+    let data = numbered(100_000);
+    let f = write(dir.path(), "n.txt", &data);
+    // `dd` with full blocks consumes exactly 5,000 bytes of its pipe; a worker that
+    // closes its stdin at once consumes none. Both then exit while wf still feeds
+    // them, so part of the block in hand never reached the pipe at all.
+    for (script, first) in [
+        (
+            "dd bs=1000 count=5 iflag=fullblock of=/dev/null 2>/dev/null; sleep 0.5; exit 1",
+            5000,
+        ),
+        ("exec 0<&-; sleep 0.5", 0),
+    ] {
+        for extra in [&[][..], &["--per-block"][..]] {
+            let mut args = vec!["-j", "1", "--block", "256K"];
+            args.extend_from_slice(extra);
+            let r = run_limit(
+                feed(&args, &[&f], &["sh", "-c", script]),
+                None,
+                Duration::from_secs(30),
+            );
+            assert_failed(&r, script);
+            let line = r
+                .err
+                .lines()
+                .find(|l| l.contains("never read: "))
+                .expect(&r.err);
+            let never = line.split("never read: ").nth(1).unwrap();
+            let (start, end) = never
+                .trim()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .split_once("..")
+                .unwrap();
+            assert_eq!(
+                start.parse::<u64>().unwrap(),
+                first,
+                "{args:?} {script}: {line}"
+            );
+            let end: u64 = end.parse().unwrap();
+            let count = format!("({} bytes never read)", end - first);
+            assert!(line.contains(&count), "{args:?} {script}: {line}");
+            // What it was given ends where the never-read range ends.
+            assert!(line.contains(&format!("n.txt bytes 0..{end};")), "{line}");
+        }
+    }
 }

@@ -363,20 +363,66 @@ fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> String {
     s
 }
 
-/// The byte ranges of the last `unread` bytes of `given` (in the order given),
-/// in the form of [`ranges_text`]: what a worker never read from its pipe.
-fn tail_ranges(given: &[(usize, u64, u64)], mut unread: u64) -> Vec<(usize, u64, u64)> {
+/// Where a given block went in a worker's pipe: the pipe position where it
+/// started and how many of its input bytes were written (fewer than its length
+/// when the worker stopped taking input during the block).
+#[derive(Clone, Copy)]
+struct Placed {
+    at: u64,
+    written: u64,
+}
+
+/// The input ranges a worker never read: of the `total` bytes written into its
+/// pipe it left `unread` (wf drains and counts them after it exits), so it read
+/// the first `total - unread`; everything of `given` past that, including the
+/// parts of blocks never written at all, is returned, in the order given.
+fn never_read(
+    given: &[(usize, u64, u64)],
+    placed: &[Placed],
+    total: u64,
+    unread: u64,
+) -> Vec<(usize, u64, u64)> {
+    let read = total.saturating_sub(unread);
     let mut out = Vec::new();
-    for &(i, a, b) in given.iter().rev() {
-        if unread == 0 {
-            break;
+    for (&(i, a, b), p) in given.iter().zip(placed) {
+        let consumed = p.written.min(read.saturating_sub(p.at));
+        if a + consumed < b {
+            out.push((i, a + consumed, b));
         }
-        let take = unread.min(b - a);
-        out.push((i, b - take, b));
-        unread -= take;
     }
-    out.reverse();
     out
+}
+
+/// The end of a failure report: why the worker failed, what it was given and
+/// what of that it never read.
+fn failure_detail(
+    names: &[String],
+    given: &[(usize, u64, u64)],
+    missed: &[(usize, u64, u64)],
+    closed: bool,
+    early: bool,
+) -> String {
+    let missed_bytes: u64 = missed.iter().map(|r| r.2 - r.1).sum();
+    let mut msg = String::new();
+    if given.is_empty() {
+        msg.push_str(" before it was given any input");
+        return msg;
+    }
+    if missed_bytes > 0 {
+        msg.push_str(&format!(
+            " without reading all of its input ({missed_bytes} bytes never read)"
+        ));
+    } else if closed || early {
+        msg.push_str(" before the end of its input");
+    }
+    msg.push_str(&format!(
+        "; input it was given, which may be incomplete: {}",
+        ranges_text(names, given)
+    ));
+    if missed_bytes > 0 {
+        msg.push_str(&format!("; never read: {}", ranges_text(names, missed)));
+    }
+    msg
 }
 
 fn report_failure(out: &mut FeederOut, msg: String) {
@@ -396,6 +442,7 @@ impl Feeder {
     fn run_long(self, p: Proc) -> FeederOut {
         let mut out = FeederOut::default();
         let mut given: Vec<(usize, u64, u64)> = Vec::new();
+        let mut placed: Vec<Placed> = Vec::new();
         let mut closed = false;
         // The worker exited while wf still held its stdin open: it stopped before
         // the end of its input, whatever its status.
@@ -421,7 +468,13 @@ impl Feeder {
             };
             let Some(b) = b else { break };
             given.push((b.input, b.offset, b.offset + b.len));
-            match p.send(&b, true, self.sep, &mut splice, &mut copybuf) {
+            let (at, in0) = (p.pipe_sent(), p.input_sent());
+            let sent = p.send(&b, true, self.sep, &mut splice, &mut copybuf);
+            placed.push(Placed {
+                at,
+                written: p.input_sent() - in0,
+            });
+            match sent {
                 Ok(()) => {
                     out.bytes += b.len;
                     out.blocks += 1;
@@ -441,6 +494,7 @@ impl Feeder {
         }
         drop(self.rx);
         let pid = p.pid;
+        let total = p.pipe_sent();
         let fin = p.finish();
         if self.ctl.stopped() {
             return out;
@@ -449,35 +503,13 @@ impl Feeder {
         if ok && !closed && !early && fin.unread == 0 {
             return out;
         }
-        let mut msg = format!(
-            "wf: worker {} (pid {pid}) {}",
+        let missed = never_read(&given, &placed, total, fin.unread);
+        let msg = format!(
+            "wf: worker {} (pid {pid}) {}{}",
             self.slot,
-            describe(fin.status)
+            describe(fin.status),
+            failure_detail(&self.names, &given, &missed, closed, early)
         );
-        if fin.unread > 0 {
-            msg.push_str(&format!(
-                " without reading all of its input ({} bytes left unread)",
-                fin.unread
-            ));
-        } else if closed {
-            msg.push_str(" before reading all of its input");
-        } else if early {
-            msg.push_str(" before the end of its input (it exits while wf still feeds it)");
-        }
-        if given.is_empty() {
-            msg.push_str(" before it was given any input");
-        } else {
-            msg.push_str(&format!(
-                "; input it was given, which may be incomplete: {}",
-                ranges_text(&self.names, &given)
-            ));
-            if fin.unread > 0 {
-                msg.push_str(&format!(
-                    "; never read: {}",
-                    ranges_text(&self.names, &tail_ranges(&given, fin.unread))
-                ));
-            }
-        }
         report_failure(&mut out, msg);
         out
     }
@@ -528,7 +560,13 @@ impl Feeder {
             };
             let pid = p.pid;
             let mut closed = false;
-            match p.send(&b, false, self.sep, &mut splice, &mut copybuf) {
+            let sent = p.send(&b, false, self.sep, &mut splice, &mut copybuf);
+            let placed = Placed {
+                at: 0,
+                written: p.input_sent(),
+            };
+            let total = p.pipe_sent();
+            match sent {
                 Ok(()) => {
                     out.bytes += b.len;
                     out.blocks += 1;
@@ -544,21 +582,15 @@ impl Feeder {
             }
             let ok = fin.status.is_some_and(|s| s.success());
             if !ok || closed || fin.unread > 0 {
-                let mut msg = format!(
-                    "wf: worker for block {} (slot {}, pid {pid}) {}",
+                let given = [(b.input, b.offset, b.offset + b.len)];
+                let missed = never_read(&given, &[placed], total, fin.unread);
+                let msg = format!(
+                    "wf: worker for block {} (slot {}, pid {pid}) {}{}",
                     b.seq,
                     self.slot,
-                    describe(fin.status)
+                    describe(fin.status),
+                    failure_detail(&self.names, &given, &missed, closed, false)
                 );
-                if fin.unread > 0 {
-                    msg.push_str(&format!(
-                        " without reading all of its input ({} bytes left unread)",
-                        fin.unread
-                    ));
-                } else if closed {
-                    msg.push_str(" before reading all of its input");
-                }
-                msg.push_str(&format!("; its input, which may be incomplete: {range}"));
                 report_failure(&mut out, msg);
             }
             if let Some(r) = &self.reorder {

@@ -56,6 +56,11 @@ pub(crate) struct Proc {
     /// current nap in nanoseconds, with the pipe's capacity.
     pace: Option<(std::cell::Cell<u64>, usize)>,
     st: Arc<State>,
+    /// Bytes written into the pipe so far, and how many of them were separators
+    /// wf added (not input): with the unread count, they tell which input bytes
+    /// the worker really read.
+    sent: std::cell::Cell<u64>,
+    extra: std::cell::Cell<u64>,
     out: Option<JoinHandle<Vec<u8>>>,
     waiter: Option<JoinHandle<()>>,
     ctl: Arc<Ctl>,
@@ -156,6 +161,8 @@ pub(crate) fn spawn(
         stdin: Some(File::from(w)),
         pace,
         st,
+        sent: Default::default(),
+        extra: Default::default(),
         out: Some(out),
         waiter: Some(waiter),
         ctl: ctl.clone(),
@@ -225,7 +232,10 @@ impl Proc {
             let n = data.len().min(1 << 20);
             match w.write(&data[..n]) {
                 Ok(0) => return Err(SendErr::Closed),
-                Ok(k) => data = &data[k..],
+                Ok(k) => {
+                    self.sent.set(self.sent.get() + k as u64);
+                    data = &data[k..];
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_room()?,
                 Err(_) => return Err(SendErr::Closed),
@@ -250,16 +260,34 @@ impl Proc {
                 if let Err(e) = self.send_range(file, *start, *end, splice, copybuf) {
                     if let SendErr::Input(_) = e {
                         // Do not let the cut record join the next block's first.
-                        let _ = self.write_all(&[sep]);
+                        let _ = self.write_sep(sep);
                     }
                     return Err(e);
                 }
             }
         }
         if terminate && b.unterminated {
-            self.write_all(&[sep])?;
+            self.write_sep(sep)?;
         }
         Ok(())
+    }
+
+    /// A separator wf adds after a record (not input).
+    fn write_sep(&self, sep: u8) -> Result<(), SendErr> {
+        self.write_all(&[sep])?;
+        self.extra.set(self.extra.get() + 1);
+        Ok(())
+    }
+
+    /// Input bytes of the current stream position: bytes written into the pipe
+    /// so far minus the separators wf added.
+    pub(crate) fn input_sent(&self) -> u64 {
+        self.sent.get() - self.extra.get()
+    }
+
+    /// Bytes written into the pipe so far (input and added separators).
+    pub(crate) fn pipe_sent(&self) -> u64 {
+        self.sent.get()
     }
 
     fn send_range(
@@ -297,6 +325,7 @@ impl Proc {
                     )
                 };
                 if n > 0 {
+                    self.sent.set(self.sent.get() + n as u64);
                     continue;
                 }
                 if n == 0 {
