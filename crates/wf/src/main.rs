@@ -37,6 +37,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Count records (lines), bytes and files, like `wc -l`, on all cores.
+    #[command(
+        long_about = "Count records (lines), bytes and files, like `wc -l` over everything named, \
+but on all cores and inside single large files too. A final line without a newline counts.\n\n\
+Output: `N records, N bytes, N files`; with --json exactly \
+{\"records\": N, \"bytes\": N, \"files\": N} on one line.\n\n\
+Examples:\n  wf count access.log\n  wf count --json -j 2 logs/\n  \
+find /data -name '*.log' | wf count --files-from -\n  wf count <(zcat old.log.gz)",
+        after_help = JOB_EXIT
+    )]
     Count {
         #[command(flatten)]
         scan: ScanArgs,
@@ -45,7 +54,13 @@ enum Cmd {
     #[command(
         long_about = "The Wide Finder 2 report (Tim Bray, 2008) over Apache combined logs: for GET \
 lines, the top 10 article URIs by hits, URIs by bytes, 404s, client addresses and referrers, \
-exactly as the 2008 reference computed them.\n\nExample:\n  wf wf2 --top 20 access.log"
+exactly as the 2008 reference computed them.\n\n\
+Text output: `N resources, M 404s, K clients`, then the five lists. --json prints one object: \
+{\"lines\", \"resources\", \"404s\", \"clients\", \"top\": {\"uri_hits\", \"uri_bytes\", \
+\"404s\", \"clients\", \"referrers\"}}, each list [[key, value], ...], bytes in bytes. \
+--stats adds the lines that were not GET lines and those with fewer than 6 fields.\n\n\
+Examples:\n  wf wf2 access.log\n  wf wf2 --top 20 --json --stats logs/",
+        after_help = JOB_EXIT
     )]
     Wf2 {
         #[command(flatten)]
@@ -59,7 +74,9 @@ exactly as the 2008 reference computed them.\n\nExample:\n  wf wf2 --top 20 acce
         long_about = "Find minimal pangrammatic windows: stretches of text, from a letter to a \
 letter, holding all 26 letters A-Z (case folded) with no shorter such stretch inside. Windows \
 never span two files. By default prints the 10 shortest: letters, path:offset, text.\n\n\
-Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book.txt"
+--json prints one object per line: {\"path\", \"offset\", \"bytes\", \"letters\", \"text\"}.\n\n\
+Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book.txt",
+        after_help = JOB_EXIT
     )]
     Pangram {
         #[command(flatten)]
@@ -82,7 +99,10 @@ worker is ready. Workers' output lines go to stdout (never mixed mid-line), or t
 --combine process. Regular files move into the pipes with splice(2). Each worker sees \
 WF_WORKER (0..N-1) and WF_WORKERS.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
 wf feed --combine 'python3 combine.py' logs/ -- python3 reduce.py\n  \
-wf feed --per-block --keep-order big.txt -- sort"
+wf feed --per-block --keep-order big.txt -- sort",
+        after_help = "Exit status: 0 on success; 2 if any input could not be read, on usage errors, \
+or if a worker failed (exited non-zero, died, or stopped before the end of its input: it is named \
+on stderr with the input ranges it was given and the bytes it never read); 128+N after signal N."
     )]
     Feed(FeedArgs),
     /// Time a job: cold and warm runs, thread sweeps, I/O figures and a plot.
@@ -91,13 +111,19 @@ wf feed --per-block --keep-order big.txt -- sort"
 (min, median, max), MB/s, CPU, bytes read from storage, major faults and the input device's \
 read rate, queue depth and utilisation. Cold runs first evict the inputs from the page cache \
 with posix_fadvise (no root needed) and check the eviction with mincore.\n\nExample:\n  \
-wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.log"
+wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.log",
+        after_help = JOB_EXIT
     )]
     Bench(BenchArgs),
     /// Generate test data.
     #[command(subcommand)]
     Gen(GenCmd),
 }
+
+/// The exit statuses of the scan jobs, in their `--help`.
+const JOB_EXIT: &str =
+    "Exit status: 0 on success; 2 if any input could not be read (it is named on \
+stderr and the rest is still processed) or on usage errors.";
 
 #[derive(Args)]
 struct FeedArgs {
@@ -173,6 +199,14 @@ struct BenchArgs {
 #[derive(Subcommand)]
 enum GenCmd {
     /// Apache combined log lines shaped like the Wide Finder 2 data.
+    #[command(
+        long_about = "Apache combined log lines shaped like the Wide Finder 2 data (Tim Bray's \
+blog): article URIs /ongoing/When/200x/YYYY/MM/DD/Slug and static files with skewed popularity, \
+many clients, referrers, statuses 200/304/404/301/500. The same seed gives the same bytes. \
+--odd-lines mixes in malformed lines: short, empty, tabs, leading spaces, invalid UTF-8 and \
+very long lines.\n\nExamples:\n  wf gen wf2 --size 1G -o access.log\n  \
+wf gen wf2 --size 100M --seed 7 --odd-lines 0.01 | wf wf2 --stats"
+    )]
     Wf2 {
         /// Approximate size to write, e.g. 100M or 1G.
         #[arg(long, default_value = "100M", value_parser = scan::parse_size)]
@@ -181,7 +215,7 @@ enum GenCmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Fraction of malformed lines to mix in (0 to 1).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
         odd_lines: f64,
         /// Write to FILE instead of standard output.
         #[arg(short = 'o', long, value_name = "FILE")]

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The deliberately naive answer: newlines, plus one for a final unterminated line.
 fn naive_records(data: &[u8]) -> u64 {
@@ -180,7 +181,61 @@ fn missing_file_and_dangling_symlink_exit_2_and_count_the_rest() {
 }
 
 #[test]
-fn unreadable_file_is_named_and_skipped() {
+fn json_output_is_exactly_one_line_in_the_documented_form() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    std::fs::write(&f, b"1\n2\nthree").unwrap();
+    let mut c = wf();
+    c.args(["count", "--json"]).arg(&f);
+    assert_eq!(ok(c), "{\"records\": 3, \"bytes\": 9, \"files\": 1}\n");
+}
+
+#[test]
+fn permission_denied_file_is_named_and_the_rest_counted() {
+    use std::os::unix::fs::PermissionsExt;
+    // Root reads any file, so as root wf runs as `nobody` (setpriv), from a
+    // directory of its own that others may enter.
+    let root = unsafe { libc::geteuid() } == 0;
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let good = t.path().join("good");
+    std::fs::write(&good, b"1\n2\n").unwrap();
+    std::fs::set_permissions(&good, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let secret = t.path().join("secret");
+    std::fs::write(&secret, b"x\ny\nz\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut c = if root {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("skipping: root without setpriv cannot be denied a file");
+            return;
+        }
+        let bin = t.path().join("wf");
+        std::fs::copy(env!("CARGO_BIN_EXE_wf"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin);
+        c
+    } else {
+        wf()
+    };
+    c.args(["count", "--json"]).arg(&secret).arg(&good);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if err.starts_with("setpriv:") {
+        eprintln!("skipping: {err}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(secret.to_str().unwrap()), "{err}");
+    assert!(err.to_lowercase().contains("permission denied"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["records"], 2);
+    assert_eq!(v["files"], 1);
+}
+
+#[test]
+fn missing_files_from_list_is_named_and_the_rest_counted() {
     let t = tempfile::tempdir().unwrap();
     let good = t.path().join("good");
     std::fs::write(&good, b"1\n2\n").unwrap();

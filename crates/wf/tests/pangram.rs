@@ -6,9 +6,10 @@
 //! To rewrite the golden file from the brute-force search:
 //! `WF_BLESS=1 cargo test --release --test pangram gutenberg_top10`.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -18,46 +19,16 @@ const GOLDEN: &str = concat!(
     "/tests/golden/pangram-gutenberg-top10.txt"
 );
 
-fn wf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wf"))
-}
+use common::{files_in, wf};
 
 /// `../shared/data` beside the project, or `None` (with a message).
 fn shared_data() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"));
-    if p.join("gutenberg").is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipping: shared data absent");
-        None
-    }
+    common::shared_data("gutenberg").map(|g| g.parent().unwrap().to_path_buf())
 }
 
 /// Run, require success, return stdout.
-fn ok(mut cmd: Command, stdin: Option<&[u8]>) -> String {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn wf");
-    if let Some(data) = stdin {
-        let mut si = child.stdin.take().unwrap();
-        let data = data.to_vec();
-        std::thread::spawn(move || {
-            let _ = si.write_all(&data);
-        });
-    }
-    let o = child.wait_with_output().expect("wait for wf");
-    assert!(
-        o.status.success(),
-        "{cmd:?} failed: {:?}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf-8 output")
+fn ok(cmd: Command, stdin: Option<&[u8]>) -> String {
+    common::ok_with(cmd, stdin)
 }
 
 // ---------------------------------------------------------------------------
@@ -173,16 +144,6 @@ fn oracle_top_text(inputs: &[(String, Vec<u8>)], k: usize) -> String {
 
 fn read_input(p: &Path) -> (String, Vec<u8>) {
     (p.display().to_string(), std::fs::read(p).unwrap())
-}
-
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 /// `wf pangram --all --json -j J --chunk-size C` over `paths` at every J and C
@@ -454,4 +415,23 @@ fn stdin_all_json() {
             }
         }
     }
+}
+
+#[test]
+fn a_missing_input_is_named_exit_2_and_the_rest_searched() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("fox.txt");
+    std::fs::write(&f, "The quick brown fox jumps over the lazy dog.\n").unwrap();
+    let missing = t.path().join("missing.txt");
+    let mut c = wf();
+    c.args(["pangram", "--json"]).arg(&missing).arg(&f);
+    let o = common::run(c, None);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(missing.to_str().unwrap()), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["path"], f.to_str().unwrap());
+    // "The" drops out: the minimal window starts at "quick".
+    assert_eq!(v["offset"], 4);
+    assert_eq!(v["letters"], 32);
 }

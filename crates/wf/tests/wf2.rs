@@ -2,13 +2,14 @@
 //! several thread counts and chunk sizes, on the shared logs, a crafted file of odd
 //! lines and generated logs; and the text report against a golden file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 const NAIVE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/naive/wf2.py");
-const LOGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/logs");
 const GOLDEN: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/golden/wf2-ongoing-1000.txt"
@@ -18,35 +19,12 @@ const GOLDEN: &str = concat!(
 const THREADS: [&str; 2] = ["1", "2"];
 const CHUNKS: [&str; 4] = ["7", "100", "4096", "64M"];
 
-fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Vec<u8> {
-    use std::io::Write;
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
-    if let Some(data) = stdin {
-        let mut si = child.stdin.take().unwrap();
-        let data = data.to_vec();
-        std::thread::spawn(move || {
-            let _ = si.write_all(&data);
-        });
-    }
-    let out = child.wait_with_output().expect("wait");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {:?}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+fn run(cmd: Command, stdin: Option<&[u8]>) -> Vec<u8> {
+    common::ok_bytes(cmd, stdin)
 }
 
 fn wf(args: &[&str], paths: &[&Path]) -> Vec<u8> {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_wf"));
+    let mut c = common::wf();
     c.arg("wf2").args(args).args(paths);
     run(c, None)
 }
@@ -88,18 +66,7 @@ fn check(paths: &[&Path], extra: &[&str]) {
 }
 
 fn shared_logs() -> Option<Vec<PathBuf>> {
-    let dir = Path::new(LOGS);
-    if !dir.is_dir() {
-        eprintln!("skipping: shared data absent ({})", dir.display());
-        return None;
-    }
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    Some(v)
+    common::shared_data("logs").map(|d| common::files_in(&d))
 }
 
 #[test]
@@ -365,4 +332,53 @@ fn text_report_of_odd_lines_equals_naive() {
         String::from_utf8_lossy(&got),
         String::from_utf8_lossy(&want)
     );
+}
+
+#[test]
+fn stats_count_lines_that_are_not_get_lines_or_too_short() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("s.log");
+    let lines: &[&str] = &[
+        r#"1.2.3.4 - - [d +0000] "GET /x HTTP/1.1" 200 5 "-" "ua""#,
+        r#"1.2.3.4 - - [d +0000] "POST /x HTTP/1.1" 200 5 "-" "ua""#, // not GET
+        "abc",                                                        // 1 field
+        "",                                                           // 0 fields
+        "a b c d e",                                                  // 5 fields
+        r#" a b c d "GET"#, // empty field 0: field 5 is "GET
+    ];
+    let mut data = lines.join("\n").into_bytes();
+    data.extend_from_slice(b"\nx x x x x \"GET /y"); // unterminated, a GET line
+    std::fs::write(&f, &data).unwrap();
+    for chunk in ["3", "8M"] {
+        let mut c = common::wf();
+        c.args(["wf2", "--json", "--stats", "--chunk-size", chunk])
+            .arg(&f);
+        let o = common::run(c, None);
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(json(&o.stdout)["lines"], 7);
+        assert!(err.contains("lines not GET: 4\n"), "{err}");
+        assert!(err.contains("lines with too few fields: 3\n"), "{err}");
+    }
+}
+
+#[test]
+fn a_missing_input_is_named_exit_2_and_the_rest_reported() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("s.log");
+    std::fs::write(
+        &f,
+        "1.2.3.4 - - [d +0000] \"GET /x HTTP/1.1\" 404 5 \"-\" \"ua\"\n",
+    )
+    .unwrap();
+    let missing = t.path().join("missing.log");
+    let mut c = common::wf();
+    c.args(["wf2", "--json"]).arg(&missing).arg(&f);
+    let o = common::run(c, None);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(missing.to_str().unwrap()), "{err}");
+    let v = json(&o.stdout);
+    assert_eq!(v["lines"], 1);
+    assert_eq!(v["top"]["404s"], serde_json::json!([["/x", 1]]));
 }

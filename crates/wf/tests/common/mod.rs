@@ -55,16 +55,27 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
     child.wait_with_output().expect("wait")
 }
 
-/// Run and require success; return stdout as a string.
-pub fn ok(cmd: Command) -> String {
-    let o = run(cmd, None);
+/// Run, feeding `stdin`, and require success; return stdout.
+pub fn ok_bytes(cmd: Command, stdin: Option<&[u8]>) -> Vec<u8> {
+    let what = format!("{cmd:?}");
+    let o = run(cmd, stdin);
     assert!(
         o.status.success(),
-        "failed: {:?}\nstderr: {}",
+        "{what} failed: {:?}\nstderr: {}",
         o.status,
         String::from_utf8_lossy(&o.stderr)
     );
-    String::from_utf8(o.stdout).expect("utf-8 output")
+    o.stdout
+}
+
+/// Run and require success; return stdout as a string.
+pub fn ok(cmd: Command) -> String {
+    ok_with(cmd, None)
+}
+
+/// Run, feeding `stdin`, and require success; return stdout as a string.
+pub fn ok_with(cmd: Command, stdin: Option<&[u8]>) -> String {
+    String::from_utf8(ok_bytes(cmd, stdin)).expect("utf-8 output")
 }
 
 /// Generated Wide-Finder-like log with malformed lines, made once per test binary.
