@@ -29,19 +29,19 @@ def main(argv):
         t = tables[name]
         t[key] = min(t.get(key, 0) + int(value), MAX)
     t = {name.decode(): table for name, table in tables.items()}
-    out = ["%d resources, %d 404s, %d clients\n\n" % (len(t["uri_hits"]), len(t["404s"]), len(t["clients"]))]
+    # Bytes throughout: keys are printed raw, as `wf wf2` prints them.
+    out = [b"%d resources, %d 404s, %d clients\n\n" % (len(t["uri_hits"]), len(t["404s"]), len(t["clients"]))]
     for title, name in SECTIONS:
-        out.append(title + "\n")
+        out.append(title.encode() + b"\n")
         # Value descending, then key ascending by bytes.
         for k, v in heapq.nsmallest(top, t[name].items(), key=lambda kv: (-kv[1], kv[0])):
-            label = k[:60].decode("utf-8", "replace") + ("..." if len(k) > 60 else "")
+            label = k[:60] + (b"..." if len(k) > 60 else b"")
             if name == "uri_bytes":
-                out.append(" %9.1fM: %s\n" % (v / 1048576, label))
+                out.append(b" %9.1fM: %s\n" % (v / 1048576, label))
             else:
-                out.append(" %10d: %s\n" % (v, label))
-        out.append("\n")
-    sys.stdout.buffer.write("".join(out).encode("utf-8"))
-
+                out.append(b" %10d: %s\n" % (v, label))
+        out.append(b"\n")
+    sys.stdout.buffer.write(b"".join(out))
 
 if __name__ == "__main__":
     main(sys.argv[1:])
