@@ -430,7 +430,34 @@ fn report_failure(out: &mut FeederOut, msg: String) {
     out.failures.push(msg);
 }
 
+/// What a feeding thread waits for next.
+enum Next {
+    Block(Block),
+    /// The plan is done, or feeding stopped.
+    End,
+    /// The long-lived worker exited while waiting.
+    WorkerExited,
+}
+
 impl Feeder {
+    /// Wait for the next block, but notice a stop or the worker's death meanwhile
+    /// (a slow stream can keep the planner busy).
+    fn next_block(&self, worker: Option<&Proc>) -> Next {
+        loop {
+            if self.ctl.stopped() {
+                return Next::End;
+            }
+            if worker.is_some_and(|p| p.exited()) {
+                return Next::WorkerExited;
+            }
+            match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(b) => return Next::Block(b),
+                Err(chan::RecvTimeoutError::Timeout) => {}
+                Err(chan::RecvTimeoutError::Disconnected) => return Next::End,
+            }
+        }
+    }
+
     fn env(&self) -> [(&'static str, String); 2] {
         [
             ("WF_WORKER", self.slot.to_string()),
@@ -450,23 +477,14 @@ impl Feeder {
         let mut splice = proc::splice_wanted();
         let mut copybuf = Vec::new();
         loop {
-            // Wait for the next block, but notice a stop or the worker's death
-            // meanwhile (a slow stream can keep the planner busy).
-            let b = loop {
-                if self.ctl.stopped() {
-                    break None;
-                }
-                if p.exited() {
+            let b = match self.next_block(Some(&p)) {
+                Next::Block(b) => b,
+                Next::End => break,
+                Next::WorkerExited => {
                     early = true;
-                    break None;
-                }
-                match self.rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok(b) => break Some(b),
-                    Err(chan::RecvTimeoutError::Timeout) => {}
-                    Err(chan::RecvTimeoutError::Disconnected) => break None,
+                    break;
                 }
             };
-            let Some(b) = b else { break };
             given.push((b.input, b.offset, b.offset + b.len));
             let (at, in0) = (p.pipe_sent(), p.input_sent());
             let sent = p.send(&b, true, self.sep, &mut splice, &mut copybuf);
@@ -520,17 +538,9 @@ impl Feeder {
         let mut splice = proc::splice_wanted();
         let mut copybuf = Vec::new();
         loop {
-            let b = loop {
-                if self.ctl.stopped() {
-                    break None;
-                }
-                match self.rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok(b) => break Some(b),
-                    Err(chan::RecvTimeoutError::Timeout) => {}
-                    Err(chan::RecvTimeoutError::Disconnected) => break None,
-                }
+            let Next::Block(b) = self.next_block(None) else {
+                break;
             };
-            let Some(b) = b else { break };
             if let Some(r) = &self.reorder {
                 if !r.wait_turn(b.seq, &self.ctl) {
                     break;
