@@ -696,36 +696,19 @@ fn cli_bench_names_a_missing_input() {
 /// than report a cold run as cached. Run as `nobody` on a root-owned file.
 #[test]
 fn cold_residency_is_unknown_not_cached_for_files_mincore_cannot_see() {
-    let root = unsafe { libc::geteuid() } == 0;
-    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
-    if !root || !setpriv {
-        eprintln!("skipping: needs root and setpriv to run wf bench as another user");
-        return;
-    }
     let _g = lock();
     use std::os::unix::fs::PermissionsExt;
-    // `nobody` must reach the file and the binary: both go into a new directory
-    // of the system's temporary directory, opened to others. Nothing outside it
-    // changes; if its ancestors are closed to others, the test skips.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut p = dir.path().to_path_buf();
-    while p.pop() {
-        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
-        if mode & 0o001 == 0 {
-            eprintln!("skipping: {} is closed to other users", p.display());
-            return;
-        }
-    }
+    // `nobody` must reach the file and the binary through the directories.
+    let Some(dir) = common::open_tempdir() else {
+        return;
+    };
+    let Some(mut c) = common::wf_as_nobody(dir.path()) else {
+        return;
+    };
     let data = dir.path().join("ro.log");
     write_lines(&data, 20_000);
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let wf = dir.path().join("wf");
-    std::fs::copy(env!("CARGO_BIN_EXE_wf"), &wf).unwrap();
-    std::fs::set_permissions(&wf, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&wf)
+    let out = c
         .args(["bench", "--cache", "cold", "--runs", "1", "--json", "--"])
         .arg("count")
         .arg(&data)

@@ -89,3 +89,38 @@ pub fn generated_log(dir: &Path, size: &str, odd: &str, seed: u64) -> PathBuf {
     ok(c);
     p
 }
+
+/// A directory of its own in the system's temporary directory that other users
+/// may enter (mode 0755), with files made in it readable by them; `None` (with a
+/// message) if one of its ancestors is closed to others. Nothing outside it changes.
+pub fn open_tempdir() -> Option<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut p = dir.path().to_path_buf();
+    while p.pop() {
+        if std::fs::metadata(&p).unwrap().permissions().mode() & 0o001 == 0 {
+            eprintln!("skipping: {} is closed to other users", p.display());
+            return None;
+        }
+    }
+    Some(dir)
+}
+
+/// `wf` run as the user `nobody` (root only, with setpriv), from a copy of the
+/// binary in `dir` (an [`open_tempdir`]); `None` (with a message) otherwise.
+pub fn wf_as_nobody(dir: &Path) -> Option<Command> {
+    use std::os::unix::fs::PermissionsExt;
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipping: needs root and setpriv to run wf as another user");
+        return None;
+    }
+    let bin = dir.join("wf");
+    std::fs::copy(env!("CARGO_BIN_EXE_wf"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin);
+    Some(c)
+}
