@@ -1140,15 +1140,19 @@ mod tests {
             .collect()
     }
 
+    /// A small deterministic pseudo-random sequence for the tests.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     #[test]
     fn fields_vs_naive_split() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let alphabet = b"ab ab ab \t\r\x0b\x0c\n\n\x00\xff\"";
         for round in 0..3000 {
             let len = (next() % [40, 300, 2000][round % 3]) as usize;
@@ -1219,13 +1223,7 @@ mod tests {
     #[test]
     fn article_matcher_vs_reference() {
         let base = b"/ongoing/When/200x/2007/06/17/Slug-Name-Here".to_vec();
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let alphabet = b"0123456789x/.- \x00\xff\x8a\x9a:aZ";
         for _ in 0..200_000 {
             let mut u = base.clone();
