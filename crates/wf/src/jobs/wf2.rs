@@ -133,6 +133,20 @@ fn random_state() -> &'static ahash::RandomState {
     RS.get_or_init(ahash::RandomState::new)
 }
 
+/// Start loading the cache line at `p` (no effect on the program's state; a no-op
+/// off x86_64).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing into the program and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(p as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// One cache line of a table's entry store.
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
@@ -195,6 +209,19 @@ impl<V: bytemuck::Pod + Default> Table<V> {
         (words[at], &bytes[k..k + len])
     }
 
+    /// Does entry `i` hold `key` (hash `h`)? Compares the stored hash, then the
+    /// length, then the bytes.
+    #[inline(always)]
+    fn holds(lines: &[Line], i: u32, h: u64, key: &[u8]) -> bool {
+        let words: &[u64] = bytemuck::cast_slice(lines);
+        let at = i as usize * 8;
+        words[at] == h && words[at + 1] == key.len() as u64 && {
+            let bytes: &[u8] = bytemuck::cast_slice(lines);
+            let k = at * 8 + Self::KEY;
+            bytes_eq(&bytes[k..k + key.len()], key)
+        }
+    }
+
     /// Entry `i`'s values.
     #[inline(always)]
     fn vals(lines: &[Line], i: u32) -> &V {
@@ -212,32 +239,16 @@ impl<V: bytemuck::Pod + Default> Table<V> {
     /// Start loading the hint for `h` (step one of two: see [`Table::prefetch`]).
     #[inline(always)]
     fn prefetch_hint(&self, h: u64) {
-        let p = &self.hint[self.hint_at(h)] as *const u32;
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching has no side effects.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(p as *const i8, _MM_HINT_T0);
-        }
-        let _ = p;
+        prefetch(&self.hint[self.hint_at(h)] as *const u32 as *const u8);
     }
 
     /// Start loading the entry that `h`'s key probably has (a hint, no more).
     #[inline(always)]
     fn prefetch(&self, h: u64) {
         let i = self.hint[self.hint_at(h)] as usize;
-        if i < self.lines.len() {
-            let p = self.lines[i..].as_ptr();
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `p` points into `lines`; prefetching has no side effects.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch(p as *const i8, _MM_HINT_T0);
-                if i + 1 < self.lines.len() {
-                    _mm_prefetch(p.add(1) as *const i8, _MM_HINT_T0);
-                }
-            }
-            let _ = p;
+        // The entry's first two lines (most keys fit in them).
+        for line in self.lines.get(i..).unwrap_or_default().iter().take(2) {
+            prefetch(line as *const Line as *const u8);
         }
     }
 
@@ -247,22 +258,11 @@ impl<V: bytemuck::Pod + Default> Table<V> {
         // The hinted entry, if it holds the key (full hash and bytes compared).
         let at = self.hint_at(h);
         let i = self.hint[at] as usize;
-        if i < self.lines.len() {
-            let (eh, ek) = Self::entry(&self.lines, i as u32);
-            if eh == h && ek.len() == key.len() && bytes_eq(ek, key) {
-                return self.vals_mut(i);
-            }
+        if i < self.lines.len() && Self::holds(&self.lines, i as u32, h, key) {
+            return self.vals_mut(i);
         }
         let lines = &self.lines;
-        let eq = |&i: &u32| {
-            let words: &[u64] = bytemuck::cast_slice(lines);
-            let at = i as usize * 8;
-            words[at] == h && words[at + 1] == key.len() as u64 && {
-                let bytes: &[u8] = bytemuck::cast_slice(lines);
-                let k = at * 8 + Self::KEY;
-                bytes_eq(&bytes[k..k + key.len()], key)
-            }
-        };
+        let eq = |&i: &u32| Self::holds(lines, i, h, key);
         let hasher = |&i: &u32| bytemuck::cast_slice::<Line, u64>(lines)[i as usize * 8];
         let i = match self.map.entry(h, eq, hasher) {
             Entry::Occupied(e) => *e.get(),
