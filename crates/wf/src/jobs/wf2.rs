@@ -26,7 +26,11 @@
 //!   invalid UTF-8, huge fields) take the same exact path. This replaced a
 //!   field-by-field search over four lines in lockstep: 11% fewer instructions
 //!   (cachegrind, 200 MB sample), the same speed on its own (the time was in the
-//!   tables, below).
+//!   tables, below). Later, 9% fewer again (184 M to 168 M on a 50 MB sample;
+//!   `-j 2` CPU time 4% less, medians of 9): the AVX2 whitespace test is a
+//!   `vpshufb` table lookup and one compare, and a line's ten field starts are
+//!   taken without a bound test each (sentinel bits after the window stop the
+//!   search) and checked against the line's end once.
 //! - Word-at-a-time article matcher and byte-count parser.
 //! - `uri_hits`, `uri_bytes` and `404s` share one table keyed by uri, so an article
 //!   hit costs one uri lookup. Each key is hashed once with `ahash`, keyed randomly
@@ -414,18 +418,19 @@ unsafe fn classify64_sse2(p: *const u8) -> (u64, u64) {
 #[inline(always)]
 unsafe fn classify64_avx2(p: *const u8) -> (u64, u64) {
     use std::arch::x86_64::*;
-    let sp = _mm256_set1_epi8(0x20);
-    let nine = _mm256_set1_epi8(9);
-    let four = _mm256_set1_epi8(4);
+    // Whitespace by table: the whitespace byte with each low nibble (0x20 for 0,
+    // 9..=13 for themselves, 0 elsewhere, which no byte with that nibble equals);
+    // `shuffle` gives 0 for bytes >= 0x80. A byte is whitespace iff it equals its
+    // entry: two instructions instead of five (compare, min, sub, compare, or).
+    let table = _mm256_setr_epi8(
+        0x20, 0, 0, 0, 0, 0, 0, 0, 0, 9, 10, 11, 12, 13, 0, 0, //
+        0x20, 0, 0, 0, 0, 0, 0, 0, 0, 9, 10, 11, 12, 13, 0, 0,
+    );
     let nl = _mm256_set1_epi8(b'\n' as i8);
     let (mut w, mut l) = (0u64, 0u64);
     for k in 0..2 {
         let v = _mm256_loadu_si256(p.add(32 * k) as *const __m256i);
-        let t = _mm256_sub_epi8(v, nine);
-        let r = _mm256_or_si256(
-            _mm256_cmpeq_epi8(v, sp),
-            _mm256_cmpeq_epi8(_mm256_min_epu8(t, four), t),
-        );
+        let r = _mm256_cmpeq_epi8(v, _mm256_shuffle_epi8(table, v));
         w |= (_mm256_movemask_epi8(r) as u32 as u64) << (32 * k);
         l |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)) as u32 as u64) << (32 * k);
     }
@@ -515,13 +520,16 @@ impl Bitmaps {
             self.nl[words] = y.to_le();
         }
         // Field starts: not whitespace, and the byte before is (the byte before
-        // the window counts as whitespace: windows hold whole lines).
+        // the window counts as whitespace: windows hold whole lines). The words
+        // after the tail word are sentinels, all set: 128 "field starts" past the
+        // window's end, so that [`Bitmaps::fields`] always finds its bits.
         let mut carry = 1;
-        for (st, &w) in self.st[..total].iter_mut().zip(&self.ws[..total]) {
+        for (st, &w) in self.st[..=words].iter_mut().zip(&self.ws[..=words]) {
             let w = u64::from_le(w);
             *st = (!w & ((w << 1) | carry)).to_le();
             carry = w >> 63;
         }
+        self.st[words + 1..total].fill(!0);
     }
 
     /// Bits `i..`: at least the 57 low bits are valid, the rest are 0.
@@ -567,31 +575,41 @@ impl Bitmaps {
     /// window's end) into `f`; returns how many were found (at most `FIELDS`).
     /// Field 0 starts at `s` and is empty if the line starts with whitespace
     /// (Ruby's `split(/\s+/)`), so it always counts; the others are the field-start
-    /// bits after `s`, taken lowest first from whole words.
+    /// bits after `s`, taken lowest first from whole words. The first `FIELDS - 1`
+    /// bits are taken without looking at `l` (past the line they are the next
+    /// lines' fields, and the sentinel words after the window end the search), and
+    /// only then compared with `l`: one test per line instead of one per field.
     #[inline(always)]
     fn fields(&self, s: usize, l: usize, f: &mut [usize; FIELDS]) -> usize {
-        f[0] = s;
-        let mut n = 1;
         let mut j = (s + 1) >> 6;
         let mut m = u64::from_le(self.st[j]) & (u64::MAX << ((s + 1) & 63));
-        loop {
+        let mut next = || {
             while m == 0 {
                 j += 1;
-                if j << 6 >= l {
-                    return n;
-                }
                 m = u64::from_le(self.st[j]);
             }
             let p = (j << 6) + m.trailing_zeros() as usize;
-            if p >= l {
-                return n;
-            }
-            f[n] = p;
-            n += 1;
-            if n == FIELDS {
-                return n;
-            }
             m &= m - 1;
+            p
+        };
+        // Unrolled by hand: as a loop over `f` it ran 10% more instructions.
+        *f = [
+            s,
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+        ];
+        if f[FIELDS - 1] < l {
+            FIELDS
+        } else {
+            1 + f[1..].iter().take_while(|&&p| p < l).count()
         }
     }
 
