@@ -113,12 +113,17 @@ pub const CLIENTS: usize = 3;
 pub const REFERRERS: usize = 4;
 
 // ---------------------------------------------------------------------------------
-// Byte-keyed tables: a `hashbrown::HashTable` of `u32` entry numbers over an entry
-// store of 64-byte lines. An entry starts on a line: its hash, the key's length,
-// the values, then the key bytes, so the key is compared where its values are
-// (one line for most clients) and the index stays small. Keys are copied once,
+// Byte-keyed tables: a `hashbrown::HashTable` of slots (a `u32` entry number and
+// the top half of the key's hash) over an entry store of 64-byte lines. An entry
+// starts on a line: its hash, the key's length, the values, then the key bytes, so
+// the key is compared where its values are (one line for most clients) and the
+// index stays small. Keys are copied once,
 // when first seen; a lookup compares the stored hash, then the length, then the
-// bytes. Stored hashes serve regrowth and the merge (no rehashing).
+// bytes. Stored hashes serve the merge (no rehashing); the half kept in each slot
+// serves the index's regrowth and the hint array's, and skips other keys met on a
+// probe, without loading their entries (perf: regrowth went from 5.2% of
+// `wf wf2`'s samples to under 1%). A merge reads the other table's entries front
+// to back and starts its loads 64 keys at a time.
 //
 // Beside the table, a hint array maps the hash's top bits to the entry last used
 // with them: its only uses are to prefetch that entry before a lookup and to try
@@ -173,9 +178,32 @@ struct UriVals {
 /// Bytes before an entry's values: the hash and the key's length.
 const HEAD: usize = 16;
 
+/// A slot of a table's index: an entry number (the index of the entry's first
+/// line) and the top half of the key's hash, so that the index regrows, and
+/// passes over other keys, without loading entries.
+#[derive(Clone, Copy)]
+struct Slot {
+    i: u32,
+    top: u32,
+}
+
+/// The hash half kept in a [`Slot`].
+#[inline(always)]
+fn top(h: u64) -> u32 {
+    (h >> 32) as u32
+}
+
+/// The hash `hashbrown` places a slot by, from the kept half alone (an odd
+/// multiplier: uniform low bits stay uniform, and the high bits, hashbrown's tag,
+/// mix all 32).
+#[inline(always)]
+fn placed(top: u32) -> u64 {
+    (top as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 struct Table<V> {
-    /// Entry numbers (the index of the entry's first line), found by stored hash.
-    map: HashTable<u32>,
+    /// Entries by the top half of their hash.
+    map: HashTable<Slot>,
     /// Entries, each starting on a line: `[hash, key length, values, key bytes]`.
     lines: Vec<Line>,
     /// Prefetch hints: the entry last found for each value of the hash's top bits
@@ -234,7 +262,7 @@ impl<V: bytemuck::Pod + Default> Table<V> {
         bytemuck::from_bytes(&bytes[v..v + std::mem::size_of::<V>()])
     }
 
-    /// Slot of `hint` for hash `h`.
+    /// Slot of `hint` for hash `h` (its top bits, so also known from a [`Slot`]).
     #[inline(always)]
     fn hint_at(&self, h: u64) -> usize {
         (h >> (64 - self.hint.len().trailing_zeros())) as usize
@@ -266,10 +294,10 @@ impl<V: bytemuck::Pod + Default> Table<V> {
             return self.vals_mut(i);
         }
         let lines = &self.lines;
-        let eq = |&i: &u32| Self::holds(lines, i, h, key);
-        let hasher = |&i: &u32| bytemuck::cast_slice::<Line, u64>(lines)[i as usize * 8];
-        let i = match self.map.entry(h, eq, hasher) {
-            Entry::Occupied(e) => *e.get(),
+        let t = top(h);
+        let eq = |s: &Slot| s.top == t && Self::holds(lines, s.i, h, key);
+        let i = match self.map.entry(placed(t), eq, |s| placed(s.top)) {
+            Entry::Occupied(e) => e.get().i,
             Entry::Vacant(e) => {
                 let i = self.lines.len();
                 let n = (Self::KEY + key.len()).div_ceil(64);
@@ -282,7 +310,7 @@ impl<V: bytemuck::Pod + Default> Table<V> {
                 bytes[8..16].copy_from_slice(&(key.len() as u64).to_ne_bytes());
                 *bytemuck::from_bytes_mut(&mut bytes[HEAD..Self::KEY]) = V::default();
                 bytes[Self::KEY..Self::KEY + key.len()].copy_from_slice(key);
-                e.insert(i32);
+                e.insert(Slot { i: i32, top: t });
                 if self.map.len() * 2 > self.hint.len() {
                     self.regrow_hint();
                 }
@@ -306,26 +334,49 @@ impl<V: bytemuck::Pod + Default> Table<V> {
     #[cold]
     fn regrow_hint(&mut self) {
         self.hint = vec![0; self.hint.len() * 2];
-        for &i in self.map.iter() {
-            let at = self.hint_at(Self::entry(&self.lines, i).0);
-            self.hint[at] = i;
+        for s in self.map.iter() {
+            // The slot's half holds the bits `hint_at` takes (at most 32 of them).
+            let at = self.hint_at((s.top as u64) << 32);
+            self.hint[at] = s.i;
         }
     }
 
     /// Every `(key, values)`, in no particular order.
     fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> + '_ {
-        self.map
-            .iter()
-            .map(|&i| (Self::entry(&self.lines, i).1, Self::vals(&self.lines, i)))
+        self.map.iter().map(|s| {
+            (
+                Self::entry(&self.lines, s.i).1,
+                Self::vals(&self.lines, s.i),
+            )
+        })
     }
 
     /// Fold `other` in, `add(into_values, other_values)` per key, reusing its
-    /// stored hashes.
+    /// stored hashes. `other`'s entries are read in the order they were stored
+    /// (front to back, not in its index's random order), and this table's loads
+    /// are started for 64 of them at a time, in the same two steps as a window's
+    /// updates: hint slots, then the hinted entries.
     fn merge(&mut self, other: &Table<V>, add: impl Fn(&mut V, &V)) {
-        for &i in other.map.iter() {
-            let (h, key) = Self::entry(&other.lines, i);
-            let v = self.get(h, key);
-            add(v, Self::vals(&other.lines, i));
+        const BATCH: usize = 64;
+        let mut batch = [(0u64, 0u32); BATCH];
+        let mut i = 0;
+        while i < other.lines.len() {
+            let mut n = 0;
+            while n < BATCH && i < other.lines.len() {
+                let (h, key) = Self::entry(&other.lines, i as u32);
+                self.prefetch_hint(h);
+                batch[n] = (h, i as u32);
+                n += 1;
+                i += (Self::KEY + key.len()).div_ceil(64);
+            }
+            for &(h, _) in &batch[..n] {
+                self.prefetch(h);
+            }
+            for &(h, j) in &batch[..n] {
+                let key = Self::entry(&other.lines, j).1;
+                let v = self.get(h, key);
+                add(v, Self::vals(&other.lines, j));
+            }
         }
     }
 }
