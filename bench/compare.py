@@ -5,7 +5,10 @@ usage: compare.py [--runs N] [--warmup N] [--cold FILE]... [--cold-list LIST] NA
 
 Runs every command once per round (interleaved, so a noisy neighbour hurts all
 of them alike), --runs rounds, after --warmup untimed rounds. Prints min, median
-and max wall seconds and each command's median as a ratio to the first one.
+and max wall seconds, each command's median as a ratio to the first one, and
+the median user and system CPU seconds of the command and its children (a run
+that is bound by its cores shows user + sys near cores x wall; one that waits
+for the disk shows less).
 Commands run through `bash -c` with stdout discarded. A command that fails
 stops the benchmark (a benchmark of a wrong answer is worthless).
 With --cold FILE (repeatable) or --cold-list LIST (one path a line), the files
@@ -15,6 +18,7 @@ needed) before every timed run, and no warm-up run is made.
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,32 +53,53 @@ def main():
         name, _, cmd = c.partition("=")
         cmds.append((name, cmd))
     times = {n: [] for n, _ in cmds}
+    cpu = {n: [] for n, _ in cmds}
 
     def once(cmd):
         if a.cold:
             evict(a.cold)
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         r = subprocess.run(["bash", "-c", cmd], stdout=subprocess.DEVNULL)
         dt = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode != 0:
             sys.exit(f"command failed ({r.returncode}): {cmd}")
-        return dt
+        return dt, (r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime)
 
     for _ in range(a.warmup if not a.cold else 0):
         for _, cmd in cmds:
             once(cmd)
     for _ in range(a.runs):
         for name, cmd in cmds:
-            times[name].append(once(cmd))
+            dt, us = once(cmd)
+            times[name].append(dt)
+            cpu[name].append(us)
     base = statistics.median(times[cmds[0][0]])
     w = max(len(n) for n, _ in cmds)
-    print(f"{'command':<{w}}  {'min':>8} {'median':>8} {'max':>8}  ratio to {cmds[0][0]}")
+    head = f"{'command':<{w}}  {'min':>8} {'median':>8} {'max':>8}  ratio to {cmds[0][0]}"
+    print(f"{head}  {'user':>6} {'sys':>6}")
     out = []
     for name, cmd in cmds:
         t = times[name]
         med = statistics.median(t)
-        print(f"{name:<{w}}  {min(t):8.3f} {med:8.3f} {max(t):8.3f}  {med / base:8.2f}x")
-        out.append({"name": name, "command": cmd, "runs": t, "median": med, "ratio": med / base})
+        user = statistics.median(u for u, _ in cpu[name])
+        syst = statistics.median(s for _, s in cpu[name])
+        print(
+            f"{name:<{w}}  {min(t):8.3f} {med:8.3f} {max(t):8.3f}  {med / base:8.2f}x"
+            f"{'':>{max(0, len(cmds[0][0]) - 1)}}  {user:6.3f} {syst:6.3f}"
+        )
+        out.append(
+            {
+                "name": name,
+                "command": cmd,
+                "runs": t,
+                "median": med,
+                "ratio": med / base,
+                "user": user,
+                "sys": syst,
+            }
+        )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)
