@@ -358,6 +358,12 @@ impl<V: bytemuck::Pod + Default> Table<V> {
     /// updates: hint slots, then the hinted entries.
     fn merge(&mut self, other: &Table<V>, add: impl Fn(&mut V, &V)) {
         const BATCH: usize = 64;
+        // Grow once, not by doubling as keys arrive.
+        self.lines.reserve(other.lines.len());
+        self.map.reserve(other.len(), |s| placed(s.top));
+        while (self.len() + other.len()) * 2 > self.hint.len() {
+            self.regrow_hint();
+        }
         let mut batch = [(0u64, 0u32); BATCH];
         let mut i = 0;
         while i < other.lines.len() {
