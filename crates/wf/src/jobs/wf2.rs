@@ -117,9 +117,8 @@ pub const REFERRERS: usize = 4;
 // the top half of the key's hash) over an entry store of 64-byte lines. An entry
 // starts on a line: its hash, the key's length, the values, then the key bytes, so
 // the key is compared where its values are (one line for most clients) and the
-// index stays small. Keys are copied once,
-// when first seen; a lookup compares the stored hash, then the length, then the
-// bytes. Stored hashes serve the merge (no rehashing); the half kept in each slot
+// index stays small. Keys are copied once, when first seen; a lookup compares the
+// stored hash, then the length, then the bytes. Stored hashes serve the merge (no rehashing); the half kept in each slot
 // serves the index's regrowth and the hint array's, and skips other keys met on a
 // probe, without loading their entries (perf: regrowth went from 5.2% of
 // `wf wf2`'s samples to under 1%). A merge reads the other table's entries front
@@ -349,14 +348,23 @@ impl<V: bytemuck::Pod + Default> Table<V> {
         }
     }
 
-    /// Every `(key, values)`, in no particular order.
-    fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> + '_ {
-        self.map.iter().map(|s| {
-            (
-                Self::entry(&self.lines, s.i).1,
-                Self::vals(&self.lines, s.i),
-            )
+    /// Every entry number, in the order the entries were stored (front to back
+    /// through the entry store, not in the index's random order).
+    fn entries(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            (i < self.lines.len()).then(|| {
+                let at = i as u32;
+                i += (Self::KEY + Self::entry(&self.lines, at).1.len()).div_ceil(64);
+                at
+            })
         })
+    }
+
+    /// Every `(key, values)`, in the order the keys were first seen.
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> + '_ {
+        self.entries()
+            .map(|i| (Self::entry(&self.lines, i).1, Self::vals(&self.lines, i)))
     }
 
     /// Fold `other` in, `add(into_values, other_values)` per key, reusing its
@@ -373,15 +381,14 @@ impl<V: bytemuck::Pod + Default> Table<V> {
             self.regrow_hint();
         }
         let mut batch = [(0u64, 0u32); BATCH];
-        let mut i = 0;
-        while i < other.lines.len() {
+        let mut entries = other.entries().peekable();
+        while entries.peek().is_some() {
             let mut n = 0;
-            while n < BATCH && i < other.lines.len() {
-                let (h, key) = Self::entry(&other.lines, i as u32);
+            for i in entries.by_ref().take(BATCH) {
+                let h = Self::entry(&other.lines, i).0;
                 self.prefetch_hint(h);
-                batch[n] = (h, i as u32);
+                batch[n] = (h, i);
                 n += 1;
-                i += (Self::KEY + key.len()).div_ceil(64);
             }
             for &(h, _) in &batch[..n] {
                 self.prefetch(h);
