@@ -899,3 +899,31 @@ fn die(
     }
     std::process::exit(128 + sig)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ranges_text;
+
+    #[test]
+    fn ranges_merge_and_only_the_last_ten_are_listed() {
+        let names = vec!["a.log".to_string(), "b.log".to_string()];
+        // Adjacent ranges of one file merge, in any order given.
+        let text = ranges_text(&names, &[(0, 10, 20), (0, 0, 10), (1, 0, 5)]);
+        assert_eq!(text, "a.log bytes 0..20; b.log bytes 0..5");
+        // 25 separate ranges: a count, then the last 10.
+        let given: Vec<_> = (0..25u64).map(|k| (0, 100 * k, 100 * k + 10)).collect();
+        let text = ranges_text(&names, &given);
+        assert!(
+            text.starts_with(
+                "25 ranges, 250 bytes in all; 15 earlier ranges, then a.log bytes 1500..1510, "
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(", 2400..2410"), "{text}");
+        assert_eq!(text.matches("..").count(), 10, "{text}");
+        // 10 ranges: all listed, no count.
+        let text = ranges_text(&names, &given[..10]);
+        assert!(text.starts_with("a.log bytes 0..10, 100..110"), "{text}");
+        assert_eq!(text.matches("..").count(), 10, "{text}");
+    }
+}
