@@ -46,6 +46,15 @@ fn check_files(paths: &[PathBuf], chunk_sizes: &[&str]) {
 
 const CHUNKS: &[&str] = &["7", "100", "4096", "64M"];
 
+/// A temporary directory holding one file, `f`, with `data` (the directory goes
+/// when the first value is dropped).
+fn one_file(data: impl AsRef<[u8]>) -> (tempfile::TempDir, std::path::PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    std::fs::write(&f, data).unwrap();
+    (t, f)
+}
+
 #[test]
 fn shared_data_each_file() {
     for sub in ["logs", "gutenberg"] {
@@ -181,9 +190,7 @@ fn missing_file_and_dangling_symlink_exit_2_and_count_the_rest() {
 
 #[test]
 fn json_output_is_exactly_one_line_in_the_documented_form() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join("f");
-    std::fs::write(&f, b"1\n2\nthree").unwrap();
+    let (_t, f) = one_file(b"1\n2\nthree");
     let mut c = wf();
     c.args(["count", "--json"]).arg(&f);
     assert_eq!(ok(c), "{\"records\": 3, \"bytes\": 9, \"files\": 1}\n");
@@ -245,9 +252,7 @@ fn missing_files_from_list_is_named_and_the_rest_counted() {
 
 #[test]
 fn fifo_and_process_substitution_are_streams_special_files_in_walks_skipped() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join("f");
-    std::fs::write(&f, b"a\nb\nc").unwrap();
+    let (t, f) = one_file(b"a\nb\nc");
     let fifo = t.path().join("fifo");
     let st = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -317,9 +322,7 @@ fn bad_usage_exits_2() {
 
 #[test]
 fn stats_report_wall_time_bytes_and_io() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join("f");
-    std::fs::write(&f, b"1\n2\n").unwrap();
+    let (_t, f) = one_file(b"1\n2\n");
     let mut c = wf();
     c.args(["count", "--stats"]).arg(&f);
     let o = run(c, None);
@@ -339,9 +342,7 @@ fn stats_report_wall_time_bytes_and_io() {
 
 #[test]
 fn progress_forced_on_when_stderr_is_not_a_terminal() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join("f");
-    std::fs::write(&f, "x\n".repeat(2_000_000)).unwrap();
+    let (_t, f) = one_file("x\n".repeat(2_000_000));
     // Tiny chunks and one thread keep the run long enough for a few redraws.
     let mut c = wf();
     c.args(["count", "--progress", "-j", "1", "--chunk-size", "512"])
@@ -371,9 +372,7 @@ fn proc_files_are_read_as_streams() {
 
 #[test]
 fn standard_input_named_twice_is_an_error() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join("f");
-    std::fs::write(&f, b"a\nb\n").unwrap();
+    let (_t, f) = one_file(b"a\nb\n");
     let mut c = wf();
     c.args(["count", "--json", "--files-from", "-", "-"]);
     let list = format!("{}\n", f.display());
