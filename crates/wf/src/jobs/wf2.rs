@@ -318,9 +318,7 @@ impl<V: bytemuck::Pod + Default> Table<V> {
                 *bytemuck::from_bytes_mut(&mut bytes[HEAD..Self::KEY]) = V::default();
                 bytes[Self::KEY..Self::KEY + key.len()].copy_from_slice(key);
                 e.insert(Slot { i: i32, top: t });
-                if self.map.len() * 2 > self.hint.len() {
-                    self.regrow_hint();
-                }
+                self.hint_room(self.map.len());
                 i32
             }
         };
@@ -337,7 +335,15 @@ impl<V: bytemuck::Pod + Default> Table<V> {
         bytemuck::from_bytes_mut(&mut bytes[v..v + std::mem::size_of::<V>()])
     }
 
-    /// Double the hint array (kept at least twice the number of keys).
+    /// Keep the hint array at least twice `keys` long.
+    #[inline(always)]
+    fn hint_room(&mut self, keys: usize) {
+        while keys * 2 > self.hint.len() {
+            self.regrow_hint();
+        }
+    }
+
+    /// Double the hint array (see [`Table::hint_room`]).
     #[cold]
     fn regrow_hint(&mut self) {
         self.hint = vec![0; self.hint.len() * 2];
@@ -377,9 +383,7 @@ impl<V: bytemuck::Pod + Default> Table<V> {
         // Grow once, not by doubling as keys arrive.
         self.lines.reserve(other.lines.len());
         self.map.reserve(other.len(), |s| placed(s.top));
-        while (self.len() + other.len()) * 2 > self.hint.len() {
-            self.regrow_hint();
-        }
+        self.hint_room(self.len() + other.len());
         let mut batch = [(0u64, 0u32); BATCH];
         let mut entries = other.entries().peekable();
         while entries.peek().is_some() {
