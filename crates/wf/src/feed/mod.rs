@@ -546,7 +546,7 @@ impl Feeder {
                     break;
                 }
             }
-            let range = ranges_text(&self.names, &[(b.input, b.offset, b.offset + b.len)]);
+            let given = [(b.input, b.offset, b.offset + b.len)];
             let mode = match &self.reorder {
                 Some(_) => Out::Capture,
                 None => Out::Sink(self.sink.clone()),
@@ -555,9 +555,10 @@ impl Feeder {
                 Ok(p) => p,
                 Err(e) => {
                     let msg = format!(
-                        "wf: cannot start '{}' for block {} ({range}): {}",
+                        "wf: cannot start '{}' for block {} ({}): {}",
                         self.argv[0].to_string_lossy(),
                         b.seq,
+                        ranges_text(&self.names, &given),
                         crate::scan::io_message(&e)
                     );
                     report_failure(&mut out, msg);
@@ -592,7 +593,6 @@ impl Feeder {
             }
             let ok = fin.status.is_some_and(|s| s.success());
             if !ok || closed || fin.unread > 0 {
-                let given = [(b.input, b.offset, b.offset + b.len)];
                 let missed = never_read(&given, &[placed], total, fin.unread);
                 let msg = format!(
                     "wf: worker for block {} (slot {}, pid {pid}) {}{}",
