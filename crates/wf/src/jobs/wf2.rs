@@ -1037,14 +1037,20 @@ impl Job for Wf2 {
         into.lines += other.lines;
         into.not_get += other.not_get;
         into.too_few_fields += other.too_few_fields;
-        into.uris.merge(&other.uris, |a, b| {
-            a.bytes = a.bytes.saturating_add(b.bytes);
-            a.hits += b.hits;
-            a.not_found += b.not_found;
-            a.recorded |= b.recorded;
+        // The clients take the longest (on 1 GiB: 28 ms against 4 ms for the uris
+        // and 7 ms for the referrers), so they merge on a thread of their own
+        // while this one does the other two; the workers are done by now.
+        let (clients, other_clients) = (&mut into.clients, &other.clients);
+        std::thread::scope(|s| {
+            s.spawn(|| clients.merge(other_clients, |a, b| *a += *b));
+            into.uris.merge(&other.uris, |a, b| {
+                a.bytes = a.bytes.saturating_add(b.bytes);
+                a.hits += b.hits;
+                a.not_found += b.not_found;
+                a.recorded |= b.recorded;
+            });
+            into.refs.merge(&other.refs, |a, b| *a += *b);
         });
-        into.clients.merge(&other.clients, |a, b| *a += *b);
-        into.refs.merge(&other.refs, |a, b| *a += *b);
     }
 }
 
