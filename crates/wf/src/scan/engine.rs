@@ -280,37 +280,48 @@ pub fn run<J: Job>(
             handles.push(s.spawn(move || {
                 let mut state = job.new_state();
                 let mut buf: Vec<u8> = Vec::new();
+                // Read the records a range owns; a failure is the file's error, and
+                // its range counts as done.
+                let read = |state: &mut J::State,
+                            buf: &mut Vec<u8>,
+                            input: usize,
+                            file: &File,
+                            start: u64,
+                            end: u64,
+                            size: u64| {
+                    process_range(
+                        job,
+                        state,
+                        buf,
+                        input,
+                        file,
+                        start,
+                        end,
+                        size,
+                        opts.read_size,
+                        opts.sep,
+                    )
+                    .unwrap_or_else(|e| {
+                        shared.error(input, e);
+                        end - start
+                    })
+                };
+                let account = |n: u64| {
+                    bytes.fetch_add(n, Ordering::Relaxed);
+                    if let Some(p) = progress {
+                        p.done.fetch_add(n, Ordering::Relaxed);
+                    }
+                };
                 for w in rx.iter() {
                     let n = match w {
                         Work::Regions(r) => {
-                            let mut n = 0;
                             let own = r.own_file();
                             let mut region = None;
                             while let Some((start, end)) = r.take(&mut region) {
-                                let done = match process_range(
-                                    job,
-                                    &mut state,
-                                    &mut buf,
-                                    r.input,
-                                    &own,
-                                    start,
-                                    end,
-                                    r.size,
-                                    opts.read_size,
-                                    opts.sep,
-                                ) {
-                                    Ok(n) => n,
-                                    Err(e) => {
-                                        shared.error(r.input, e);
-                                        end - start
-                                    }
-                                };
-                                n += done;
-                                if let Some(p) = progress {
-                                    p.done.fetch_add(done, Ordering::Relaxed);
-                                }
+                                account(read(
+                                    &mut state, &mut buf, r.input, &own, start, end, r.size,
+                                ));
                             }
-                            bytes.fetch_add(n, Ordering::Relaxed);
                             continue;
                         }
                         Work::Range {
@@ -319,24 +330,7 @@ pub fn run<J: Job>(
                             start,
                             end,
                             size,
-                        } => match process_range(
-                            job,
-                            &mut state,
-                            &mut buf,
-                            input,
-                            &file,
-                            start,
-                            end,
-                            size,
-                            opts.read_size,
-                            opts.sep,
-                        ) {
-                            Ok(n) => n,
-                            Err(e) => {
-                                shared.error(input, e);
-                                end - start
-                            }
-                        },
+                        } => read(&mut state, &mut buf, input, &file, start, end, size),
                         Work::Mapped {
                             input,
                             map,
@@ -363,10 +357,7 @@ pub fn run<J: Job>(
                             len as u64
                         }
                     };
-                    bytes.fetch_add(n, Ordering::Relaxed);
-                    if let Some(p) = progress {
-                        p.done.fetch_add(n, Ordering::Relaxed);
-                    }
+                    account(n);
                 }
                 state
             }));
@@ -661,30 +652,28 @@ impl Regions {
                     return Some((a, e));
                 }
             }
-            match l.unclaimed.next() {
-                Some(r) => *region = Some(r),
-                None => break,
+            if let Some(r) = l.unclaimed.next() {
+                *region = Some(r);
+                continue;
             }
+            // The back half of the region with the most left, in whole chunks (its
+            // one chunk, when only one is left), becomes the caller's region, read
+            // front to back: one more sequential stream, not one per chunk.
+            let r = (0..l.ranges.len()).max_by_key(|&r| l.ranges[r].1 - l.ranges[r].0)?;
+            let (a, b) = l.ranges[r];
+            if a >= b {
+                return None;
+            }
+            let n = (b - a).div_ceil(self.chunk);
+            let s = if n == 1 {
+                a
+            } else {
+                a + n.div_ceil(2) * self.chunk
+            };
+            l.ranges[r].1 = s;
+            l.ranges.push((s, b));
+            *region = Some(l.ranges.len() - 1);
         }
-        let r = (0..l.ranges.len()).max_by_key(|&r| l.ranges[r].1 - l.ranges[r].0)?;
-        let (a, b) = l.ranges[r];
-        if a >= b {
-            return None;
-        }
-        // The back half of what is left, in whole chunks (the one chunk left,
-        // when there is only one), becomes the caller's region, read front to
-        // back: one more sequential stream, not one per chunk.
-        let n = (b - a).div_ceil(self.chunk);
-        let s = if n == 1 {
-            a
-        } else {
-            a + n.div_ceil(2) * self.chunk
-        };
-        let e = (s + self.chunk).min(b);
-        l.ranges[r].1 = s;
-        l.ranges.push((e, b));
-        *region = Some(l.ranges.len() - 1);
-        Some((s, e))
     }
 }
 
