@@ -270,6 +270,13 @@ struct ScanArgs {
     /// default because it measured slower on a cold cache here (see README).
     #[arg(long)]
     readahead: bool,
+    /// How far a helper thread per worker reads a big file ahead of the worker, into
+    /// the page cache and without copying (sendfile to /dev/null); the worker reads
+    /// what the helper has read, so a cold disk sees one stream of large requests per
+    /// worker and never waits for a busy one. 0 turns the helpers off (the kernel's
+    /// own readahead behind each worker).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size_or_zero)]
+    ahead: u64,
     /// Show a progress bar on stderr even when it is not a terminal.
     #[arg(long, overrides_with = "no_progress")]
     progress: bool,
@@ -284,6 +291,15 @@ struct ScanArgs {
     json: bool,
 }
 
+/// A size as [`scan::parse_size`] reads it, or 0 (off).
+fn size_or_zero(s: &str) -> Result<u64, String> {
+    if s.trim() == "0" {
+        Ok(0)
+    } else {
+        scan::parse_size(s)
+    }
+}
+
 impl ScanArgs {
     fn options(&self) -> ScanOptions {
         let mut o = ScanOptions::default();
@@ -294,6 +310,7 @@ impl ScanArgs {
         o.inflight = self.io.unwrap_or(0);
         o.readahead = self.readahead;
         o.mmap = self.mmap;
+        o.ahead = self.ahead;
         o
     }
 }

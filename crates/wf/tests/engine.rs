@@ -82,7 +82,13 @@ fn same_state_for_every_thread_count_and_chunk_size() {
     let mut reference = None;
     for threads in [1, 2, 3, 8] {
         for chunk_size in [1, 2, 7, 64, 1000, 1 << 20] {
-            for (read_size, mmap) in [(64, false), (100, false), (32 << 10, false), (0, true)] {
+            for (read_size, mmap, ahead) in [
+                (64, false, 0),
+                (100, false, 1),
+                (32 << 10, false, 64 << 20),
+                (32 << 10, false, 0),
+                (0, true, 0),
+            ] {
                 let collected = InputSpec {
                     paths: vec![f.clone()],
                     ..Default::default()
@@ -93,6 +99,7 @@ fn same_state_for_every_thread_count_and_chunk_size() {
                     chunk_size,
                     read_size: read_size.max(64),
                     mmap,
+                    ahead,
                     ..Default::default()
                 };
                 let out = scan::run(&want, collected.inputs, &opts, None);
@@ -100,7 +107,7 @@ fn same_state_for_every_thread_count_and_chunk_size() {
                 let r = reference.get_or_insert(out.state);
                 assert_eq!(
                     *r, out.state,
-                    "threads {threads} chunk {chunk_size} read {read_size}"
+                    "threads {threads} chunk {chunk_size} read {read_size} ahead {ahead}"
                 );
             }
         }

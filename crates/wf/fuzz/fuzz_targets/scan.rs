@@ -53,6 +53,7 @@ fuzz_target!(|input: &[u8]| {
         inflight: rng.below(4) as usize,
         readahead: rng.next_u64() & 1 == 1,
         mmap: rng.next_u64() & 1 == 1,
+        ahead: rng.below(3) * chunk_size,
         spool_streams: false,
     };
     let out = scan::run(&Record, inputs.clone(), &opts, None);
