@@ -113,3 +113,105 @@ fn same_state_for_every_thread_count_and_chunk_size() {
         }
     }
 }
+
+/// Cold, the read-ahead helpers do the disk reads and the workers wait for them:
+/// the counts still equal a plain count, at several thread counts, chunk sizes
+/// and distances, with regions stolen at the end. Skips, saying so, where the
+/// page cache cannot be emptied (tmpfs).
+#[test]
+fn cold_reads_through_the_read_ahead_helpers_give_the_same_counts() {
+    let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"))
+        .or_else(|_| tempfile::tempdir())
+        .unwrap();
+    let f = dir.path().join("f");
+    let mut data = Vec::with_capacity(24 << 20);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    while data.len() < 24 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        data.extend(std::iter::repeat_n(
+            b'a' + (x % 26) as u8,
+            (x >> 8) as usize % 300,
+        ));
+        data.push(b'\n');
+    }
+    data.extend(b"an unterminated last record");
+    std::fs::write(&f, &data).unwrap();
+    let records = bytecount_records(&data);
+    let evict = || {
+        let file = std::fs::File::open(&f).unwrap();
+        file.sync_all().unwrap();
+        // SAFETY: a plain descriptor; advice only.
+        unsafe {
+            libc::posix_fadvise(
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                0,
+                0,
+                libc::POSIX_FADV_DONTNEED,
+            )
+        };
+        resident(&file) < data.len() as u64 / 2
+    };
+    if !evict() {
+        eprintln!("skipped: the page cache cannot be emptied here");
+        return;
+    }
+    let job = Count { sep: b'\n' };
+    for (threads, chunk_size, ahead) in [
+        (1, 8 << 20, 64 << 20),
+        (2, 1 << 20, 64 << 20),
+        (2, 3 << 20, 2 << 20),
+        (3, (1 << 20) + 7, 5 << 20),
+        (8, 1 << 20, 1 << 20),
+    ] {
+        assert!(evict(), "evicted before threads {threads}");
+        let collected = InputSpec {
+            paths: vec![f.clone()],
+            ..Default::default()
+        }
+        .collect();
+        let opts = ScanOptions {
+            threads,
+            chunk_size,
+            ahead,
+            ..Default::default()
+        };
+        let out = scan::run(&job, collected.inputs, &opts, None);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let what = format!("threads {threads} chunk {chunk_size} ahead {ahead}");
+        assert_eq!(out.state.records, records, "{what}");
+        assert_eq!(out.state.bytes, data.len() as u64, "{what}");
+    }
+}
+
+/// Records as a plain loop sees them: separators, plus an unterminated last one.
+fn bytecount_records(data: &[u8]) -> u64 {
+    let mut n = 0;
+    for &b in data {
+        if b == b'\n' {
+            n += 1;
+        }
+    }
+    n + u64::from(data.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Bytes of `file` in the page cache (`mincore` over a read-only map).
+fn resident(file: &std::fs::File) -> u64 {
+    // SAFETY: read-only map of a file nobody changes during the test; only
+    // `mincore` looks at it.
+    let map = unsafe { memmap2::Mmap::map(file) }.unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let mut vec = vec![0u8; map.len().div_ceil(page)];
+    // SAFETY: the map is page-aligned and `vec` has one byte per page.
+    let r = unsafe {
+        libc::mincore(
+            map.as_ptr() as *mut libc::c_void,
+            map.len(),
+            vec.as_mut_ptr(),
+        )
+    };
+    assert_eq!(r, 0);
+    vec.iter().filter(|&&v| v & 1 != 0).count() as u64 * page as u64
+}
