@@ -78,7 +78,6 @@ fn same_state_for_every_thread_count_and_chunk_size() {
     }
     let f = t.path().join("f");
     std::fs::write(&f, &data).unwrap();
-    let want = Count { sep: b'\n' };
     let mut reference = None;
     for threads in [1, 2, 3, 8] {
         for chunk_size in [1, 2, 7, 64, 1000, 1 << 20] {
@@ -89,11 +88,6 @@ fn same_state_for_every_thread_count_and_chunk_size() {
                 (32 << 10, false, 0),
                 (0, true, 0),
             ] {
-                let collected = InputSpec {
-                    paths: vec![f.clone()],
-                    ..Default::default()
-                }
-                .collect();
                 let opts = ScanOptions {
                     threads,
                     chunk_size,
@@ -102,11 +96,10 @@ fn same_state_for_every_thread_count_and_chunk_size() {
                     ahead,
                     ..Default::default()
                 };
-                let out = scan::run(&want, collected.inputs, &opts, None);
-                assert!(out.errors.is_empty());
-                let r = reference.get_or_insert(out.state);
+                let state = count(&f, &opts);
+                let r = reference.get_or_insert(state);
                 assert_eq!(
-                    *r, out.state,
+                    *r, state,
                     "threads {threads} chunk {chunk_size} read {read_size} ahead {ahead}"
                 );
             }
@@ -157,7 +150,6 @@ fn cold_reads_through_the_read_ahead_helpers_give_the_same_counts() {
         eprintln!("skipped: the page cache cannot be emptied here");
         return;
     }
-    let job = Count { sep: b'\n' };
     for (threads, chunk_size, ahead) in [
         (1, 8 << 20, 64 << 20),
         (2, 1 << 20, 64 << 20),
@@ -166,22 +158,16 @@ fn cold_reads_through_the_read_ahead_helpers_give_the_same_counts() {
         (8, 1 << 20, 1 << 20),
     ] {
         assert!(evict(), "evicted before threads {threads}");
-        let collected = InputSpec {
-            paths: vec![f.clone()],
-            ..Default::default()
-        }
-        .collect();
         let opts = ScanOptions {
             threads,
             chunk_size,
             ahead,
             ..Default::default()
         };
-        let out = scan::run(&job, collected.inputs, &opts, None);
-        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let state = count(&f, &opts);
         let what = format!("threads {threads} chunk {chunk_size} ahead {ahead}");
-        assert_eq!(out.state.records, records, "{what}");
-        assert_eq!(out.state.bytes, data.len() as u64, "{what}");
+        assert_eq!(state.records, records, "{what}");
+        assert_eq!(state.bytes, data.len() as u64, "{what}");
     }
 }
 
@@ -214,4 +200,16 @@ fn resident(file: &std::fs::File) -> u64 {
     };
     assert_eq!(r, 0);
     vec.iter().filter(|&&v| v & 1 != 0).count() as u64 * page as u64
+}
+
+/// `Count` over one file with these options; no input may fail.
+fn count(f: &std::path::Path, opts: &ScanOptions) -> CountState {
+    let collected = InputSpec {
+        paths: vec![f.to_path_buf()],
+        ..Default::default()
+    }
+    .collect();
+    let out = scan::run(&Count { sep: b'\n' }, collected.inputs, opts, None);
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    out.state
 }

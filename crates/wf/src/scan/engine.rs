@@ -879,10 +879,6 @@ impl<'scope> ReadAhead<'scope> {
     }
 }
 
-/// The helper's loop: keep the worker's epoch read from where it jumped to
-/// `ahead` bytes past what it last asked for, `AHEAD_STEP` at a time, and publish
-/// each step in `link.ready`. Any failure only ends the helper (the worker's own
-/// reads report errors); the caller then opens the gate for good.
 /// Dropped (the worker is done, or its job panicked): the helper stops, and the
 /// scope it runs in can end.
 impl Drop for ReadAhead<'_> {
@@ -892,6 +888,10 @@ impl Drop for ReadAhead<'_> {
     }
 }
 
+/// The helper's loop: keep the worker's epoch read from where it jumped to
+/// `ahead` bytes past what it last asked for, `AHEAD_STEP` at a time, and publish
+/// each step in `link.ready`. Any failure only ends the helper (the worker's own
+/// reads report errors); the caller then opens the gate for good.
 #[cfg(target_os = "linux")]
 fn read_ahead(
     file: &File,
