@@ -131,21 +131,9 @@ fn cold_reads_through_the_read_ahead_helpers_give_the_same_counts() {
     }
     data.extend(b"an unterminated last record");
     std::fs::write(&f, &data).unwrap();
-    let records = bytecount_records(&data);
-    let evict = || {
-        let file = std::fs::File::open(&f).unwrap();
-        file.sync_all().unwrap();
-        // SAFETY: a plain descriptor; advice only.
-        unsafe {
-            libc::posix_fadvise(
-                std::os::fd::AsRawFd::as_raw_fd(&file),
-                0,
-                0,
-                libc::POSIX_FADV_DONTNEED,
-            )
-        };
-        resident(&file) < data.len() as u64 / 2
-    };
+    let records = plain_records(&data);
+    // The eviction `wf bench` uses; it answers the fraction still resident.
+    let evict = || wf::bench::evict(std::slice::from_ref(&f), false).unwrap() < 0.5;
     if !evict() {
         eprintln!("skipped: the page cache cannot be emptied here");
         return;
@@ -172,7 +160,7 @@ fn cold_reads_through_the_read_ahead_helpers_give_the_same_counts() {
 }
 
 /// Records as a plain loop sees them: separators, plus an unterminated last one.
-fn bytecount_records(data: &[u8]) -> u64 {
+fn plain_records(data: &[u8]) -> u64 {
     let mut n = 0;
     for &b in data {
         if b == b'\n' {
@@ -180,26 +168,6 @@ fn bytecount_records(data: &[u8]) -> u64 {
         }
     }
     n + u64::from(data.last().is_some_and(|&b| b != b'\n'))
-}
-
-/// Bytes of `file` in the page cache (`mincore` over a read-only map).
-fn resident(file: &std::fs::File) -> u64 {
-    // SAFETY: read-only map of a file nobody changes during the test; only
-    // `mincore` looks at it.
-    let map = unsafe { memmap2::Mmap::map(file) }.unwrap();
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
-    let mut vec = vec![0u8; map.len().div_ceil(page)];
-    // SAFETY: the map is page-aligned and `vec` has one byte per page.
-    let r = unsafe {
-        libc::mincore(
-            map.as_ptr() as *mut libc::c_void,
-            map.len(),
-            vec.as_mut_ptr(),
-        )
-    };
-    assert_eq!(r, 0);
-    vec.iter().filter(|&&v| v & 1 != 0).count() as u64 * page as u64
 }
 
 /// `Count` over one file with these options; no input may fail.

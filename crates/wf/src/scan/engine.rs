@@ -852,13 +852,8 @@ impl<'scope> ReadAhead<'scope> {
             self.link.ready.load(Ordering::Acquire) >= want
                 || self.link.gone.load(Ordering::Acquire)
         };
-        if want >= self.asked.get().saturating_add(self.every) {
-            self.publish(want);
-        }
-        if open() {
-            return;
-        }
-        if want > self.asked.get() {
+        let asked = self.asked.get();
+        if want >= asked.saturating_add(self.every) || (want > asked && !open()) {
             self.publish(want);
         }
         let mut spun = 0;
