@@ -8,7 +8,10 @@
 
 pub mod bench;
 pub mod feed;
+pub mod formats;
 pub mod gen;
 pub mod jobs;
+pub mod onebrc;
 pub mod report;
 pub mod scan;
+pub mod sql;

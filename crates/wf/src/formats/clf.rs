@@ -1,0 +1,631 @@
+//! Web server access logs: Apache `LogFormat` strings, nginx `log_format`
+//! strings, and the named formats built from them (`combined`, `common`,
+//! `vcombined`).
+//!
+//! A format string compiles to a list of literals and fields. A record is read
+//! left to right: a literal must match exactly; a field runs to the next
+//! occurrence of the literal after it (found with memchr on its first byte), or
+//! to the end of the record when it is last. A field between quotes (the literal
+//! before it ends with `"` and the one after starts with `"`) skips
+//! backslash-escaped bytes, so `\"` inside a request or user agent does not end
+//! it; its value is the bytes between the quotes, escapes kept as written.
+//! Apache's `%t` carries its own brackets. Every field is found and every typed
+//! field converted for every record, so malformed records are the same whatever
+//! the query projects; only projected columns are built.
+//!
+//! Values: `-` is NULL in numeric columns (`bytes`, `%D`, `$request_time`) and
+//! stays `-` in text columns. `request` is split at its first and last space
+//! into `method`, `path` and `protocol`; a request without two spaces (`-`, or
+//! junk from scanners) gives NULL for the three, and only the whole `request`.
+
+use std::sync::Arc;
+
+use super::time::{parse_clf, parse_iso};
+use super::{columns, Columns, Field, Format, Kind, Parser};
+
+/// How one field's text becomes columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conv {
+    Str,
+    /// An integer; `-` is NULL; anything else that is not a number is malformed.
+    Int,
+    /// A float; `-` is NULL; anything else that is not a number is malformed.
+    Float,
+    /// A float where anything unreadable is NULL (`$upstream_response_time` may
+    /// list several upstreams: `0.010, 0.004`).
+    LenientFloat,
+    /// `10/Oct/2000:13:55:36 -0700`; `bracketed` when the field includes `[...]`.
+    Clf { bracketed: bool },
+    Iso,
+    /// The request line: four columns, method, path, protocol, request.
+    Request,
+    /// Read but not kept (e.g. `%{...}t` custom times).
+    Skip,
+}
+
+#[derive(Debug, Clone)]
+struct Directive {
+    conv: Conv,
+    /// Index of its (first) column in the format's fields.
+    col: usize,
+    /// Between quotes: backslash escapes are skipped while looking for its end.
+    quoted: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Item {
+    Lit(Vec<u8>),
+    Field(Directive),
+}
+
+/// A compiled Apache or nginx log format.
+#[derive(Debug, Clone)]
+pub struct LogFormat {
+    name: String,
+    items: Arc<[Item]>,
+    fields: Vec<Field>,
+}
+
+pub const COMMON: &str = r#"%h %l %u %t "%r" %>s %b"#;
+pub const COMBINED: &str = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+pub const VCOMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+
+impl LogFormat {
+    /// `combined`, `common` or `vcombined`.
+    pub fn named(name: &str) -> Result<Self, String> {
+        let f = match name {
+            "combined" => COMBINED,
+            "common" => COMMON,
+            "vcombined" => VCOMBINED,
+            _ => return Err(format!("no log format named '{name}'")),
+        };
+        let mut lf = Self::apache(f)?;
+        lf.name = name.to_string();
+        Ok(lf)
+    }
+
+    /// An Apache `LogFormat` string, e.g. `%h %l %u %t "%r" %>s %b %D`.
+    pub fn apache(format: &str) -> Result<Self, String> {
+        let mut b = Builder::default();
+        let f = format.as_bytes();
+        let mut i = 0;
+        while i < f.len() {
+            if f[i] != b'%' {
+                b.lit(f[i]);
+                i += 1;
+                continue;
+            }
+            let (directive, arg, next) = apache_directive(f, i + 1)?;
+            i = next;
+            if directive == b'%' {
+                b.lit(b'%');
+                continue;
+            }
+            let (name, conv) = apache_column(directive, arg.as_deref())?;
+            b.field(&name, conv);
+        }
+        Ok(b.build(format!("apache:'{format}'")))
+    }
+
+    /// An nginx `log_format` string, e.g. `$remote_addr - $remote_user [$time_local] ...`.
+    pub fn nginx(format: &str) -> Result<Self, String> {
+        let mut b = Builder::default();
+        let f = format.as_bytes();
+        let mut i = 0;
+        while i < f.len() {
+            if f[i] != b'$' {
+                b.lit(f[i]);
+                i += 1;
+                continue;
+            }
+            let (var, next) = nginx_variable(f, i + 1)?;
+            i = next;
+            let (name, conv) = nginx_column(&var);
+            b.field(&name, conv);
+        }
+        Ok(b.build(format!("nginx:'{format}'")))
+    }
+}
+
+/// Collects items and columns while a format string is read.
+#[derive(Default)]
+struct Builder {
+    items: Vec<Item>,
+    fields: Vec<Field>,
+}
+
+impl Builder {
+    fn lit(&mut self, c: u8) {
+        match self.items.last_mut() {
+            Some(Item::Lit(l)) => l.push(c),
+            _ => self.items.push(Item::Lit(vec![c])),
+        }
+    }
+
+    fn field(&mut self, name: &str, conv: Conv) {
+        let quoted = matches!(self.items.last(), Some(Item::Lit(l)) if l.ends_with(b"\""));
+        let col = self.fields.len();
+        match conv {
+            Conv::Request => {
+                for n in ["method", "path", "protocol", "request"] {
+                    self.column(n, Kind::Str);
+                }
+            }
+            Conv::Skip => {}
+            _ => self.column(name, conv_kind(conv)),
+        }
+        self.items.push(Item::Field(Directive { conv, col, quoted }));
+    }
+
+    /// Add a column, renaming a repeated name `name_2`, `name_3`...
+    fn column(&mut self, name: &str, kind: Kind) {
+        let mut n = name.to_string();
+        let mut k = 2;
+        while self.fields.iter().any(|f| f.name == n) {
+            n = format!("{name}_{k}");
+            k += 1;
+        }
+        self.fields.push(Field::new(n, kind));
+    }
+
+    fn build(self, name: String) -> LogFormat {
+        LogFormat {
+            name,
+            items: self.items.into(),
+            fields: self.fields,
+        }
+    }
+}
+
+fn conv_kind(c: Conv) -> Kind {
+    match c {
+        Conv::Int => Kind::Int,
+        Conv::Float | Conv::LenientFloat => Kind::Float,
+        Conv::Clf { .. } | Conv::Iso => Kind::Time,
+        _ => Kind::Str,
+    }
+}
+
+/// Read one directive after `%`: modifiers (`>`, `<`, status lists, `!`) are
+/// skipped, `{arg}` is kept. Returns the directive letter, its argument and the
+/// index after it.
+fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize), String> {
+    let mut arg = None;
+    loop {
+        match f.get(i) {
+            None => return Err("LogFormat: '%' at the end of the format".into()),
+            Some(b'<' | b'>' | b'!' | b',' | b'0'..=b'9') => i += 1,
+            Some(b'{') => {
+                let end = f[i..]
+                    .iter()
+                    .position(|&c| c == b'}')
+                    .ok_or("LogFormat: '%{' without '}'")?;
+                arg = Some(String::from_utf8_lossy(&f[i + 1..i + end]).into_owned());
+                i += end + 1;
+            }
+            Some(&c) => return Ok((c, arg, i + 1)),
+        }
+    }
+}
+
+/// The column an Apache directive makes.
+fn apache_column(d: u8, arg: Option<&str>) -> Result<(String, Conv), String> {
+    let s = |n: &str| Ok((n.to_string(), Conv::Str));
+    let int = |n: &str| Ok((n.to_string(), Conv::Int));
+    match (d, arg) {
+        (b'h', _) => s("client"),
+        (b'a', _) => s("client_ip"),
+        (b'A', _) => s("local_ip"),
+        (b'l', _) => s("ident"),
+        (b'u', _) => s("user"),
+        (b't', None) => Ok(("time".into(), Conv::Clf { bracketed: true })),
+        (b't', Some(_)) => Ok((String::new(), Conv::Skip)),
+        (b'r', _) => Ok((String::new(), Conv::Request)),
+        (b's', _) => int("status"),
+        (b'b', _) | (b'B', _) => int("bytes"),
+        (b'O', _) => int("bytes_sent"),
+        (b'I', _) => int("bytes_received"),
+        (b'S', _) => int("bytes_transferred"),
+        (b'D', _) => int("duration_us"),
+        (b'T', Some("ms")) => int("duration_ms"),
+        (b'T', Some("us")) => int("duration_us"),
+        (b'T', _) => int("duration_s"),
+        (b'v', _) => s("vhost"),
+        (b'V', _) => s("server_name"),
+        (b'p', _) => int("port"),
+        (b'P', _) => int("pid"),
+        (b'k', _) => int("keepalive"),
+        (b'U', _) => s("url_path"),
+        (b'q', _) => s("query"),
+        (b'm', _) => s("method"),
+        (b'H', _) => s("protocol"),
+        (b'X', _) => s("conn_status"),
+        (b'L', _) => s("log_id"),
+        (b'R', _) => s("handler"),
+        (b'f', _) => s("filename"),
+        (b'i', Some(h)) => s(&header_column(h)),
+        (b'o', Some(h)) => s(&format!("resp_{}", snake(h))),
+        (b'e', Some(h)) => s(&format!("env_{}", snake(h))),
+        (b'n', Some(h)) => s(&format!("note_{}", snake(h))),
+        (b'C', Some(h)) => s(&format!("cookie_{}", snake(h))),
+        (b'x', Some(h)) => s(&snake(h)),
+        (c, _) => Err(format!(
+            "LogFormat: directive '%{}' is not supported",
+            c as char
+        )),
+    }
+}
+
+/// A request header's column: `referrer` and `user_agent` as in `combined`,
+/// others by name (`X-Forwarded-For` -> `x_forwarded_for`).
+fn header_column(h: &str) -> String {
+    match snake(h).as_str() {
+        "referer" | "referrer" => "referrer".into(),
+        other => other.to_string(),
+    }
+}
+
+fn snake(s: &str) -> String {
+    s.trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Read an nginx variable after `$` (`name` or `{name}`).
+fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), String> {
+    if f.get(i) == Some(&b'{') {
+        let end = f[i..]
+            .iter()
+            .position(|&c| c == b'}')
+            .ok_or("log_format: '${' without '}'")?;
+        return Ok((String::from_utf8_lossy(&f[i + 1..i + end]).into_owned(), i + end + 1));
+    }
+    let n = f[i..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    if n == 0 {
+        return Err("log_format: '$' without a variable name".into());
+    }
+    Ok((String::from_utf8_lossy(&f[i..i + n]).into_owned(), i + n))
+}
+
+/// The column an nginx variable makes.
+fn nginx_column(var: &str) -> (String, Conv) {
+    let c = |n: &str, conv| (n.to_string(), conv);
+    match var {
+        "remote_addr" => c("client", Conv::Str),
+        "remote_user" => c("user", Conv::Str),
+        "time_local" => c("time", Conv::Clf { bracketed: false }),
+        "time_iso8601" => c("time", Conv::Iso),
+        "request" => c("", Conv::Request),
+        "status" => c("status", Conv::Int),
+        "body_bytes_sent" => c("bytes", Conv::Int),
+        "http_referer" => c("referrer", Conv::Str),
+        "http_user_agent" => c("user_agent", Conv::Str),
+        "request_time" | "msec" => c(var, Conv::Float),
+        v if v.starts_with("upstream_") && v.ends_with("_time") => c(v, Conv::LenientFloat),
+        "bytes_sent" | "request_length" | "connection" | "connection_requests" | "pid"
+        | "server_port" | "remote_port" => c(var, Conv::Int),
+        v => c(v, Conv::Str),
+    }
+}
+
+impl Format for LogFormat {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
+        let mut want = vec![None; self.fields.len()];
+        for (out, &col) in projection.iter().enumerate() {
+            want[col] = Some(out);
+        }
+        let n = self.items.iter().filter(|i| matches!(i, Item::Field(_))).count();
+        Box::new(LogParser {
+            items: self.items.clone(),
+            want,
+            spans: vec![(0, 0); n],
+            values: Vec::with_capacity(n),
+        })
+    }
+}
+
+/// A typed value of one field, checked before anything is appended.
+#[derive(Clone, Copy)]
+enum Value {
+    Text,
+    Int(Option<i64>),
+    Float(Option<f64>),
+    Time(i64),
+    Request(Option<(usize, usize)>),
+    None,
+}
+
+struct LogParser {
+    items: Arc<[Item]>,
+    /// For each format column, its index in the batch, if projected.
+    want: Vec<Option<usize>>,
+    spans: Vec<(usize, usize)>,
+    values: Vec<Value>,
+}
+
+impl Parser for LogParser {
+    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
+        if !self.split(record) {
+            return false;
+        }
+        if !self.convert(record) {
+            return false;
+        }
+        self.append(record, out);
+        out.end_row();
+        true
+    }
+}
+
+impl LogParser {
+    /// Find every field's span; false when a literal does not match.
+    fn split(&mut self, r: &[u8]) -> bool {
+        let mut pos = 0;
+        let mut k = 0;
+        for (i, item) in self.items.iter().enumerate() {
+            match item {
+                Item::Lit(l) => {
+                    if !r[pos..].starts_with(l) {
+                        return false;
+                    }
+                    pos += l.len();
+                }
+                Item::Field(d) => {
+                    let next = match self.items.get(i + 1) {
+                        Some(Item::Lit(l)) => Some(&l[..]),
+                        _ => None,
+                    };
+                    let Some((start, end, after)) = field_span(r, pos, d, next) else {
+                        return false;
+                    };
+                    self.spans[k] = (start, end);
+                    k += 1;
+                    pos = after;
+                }
+            }
+        }
+        r[pos..].iter().all(|&c| c == b' ' || c == b'\t')
+    }
+
+    /// Convert every typed field; false when one is malformed.
+    fn convert(&mut self, r: &[u8]) -> bool {
+        self.values.clear();
+        let mut k = 0;
+        for item in self.items.iter() {
+            let Item::Field(d) = item else { continue };
+            let (s, e) = self.spans[k];
+            k += 1;
+            let v = &r[s..e];
+            let value = match d.conv {
+                Conv::Str => Value::Text,
+                Conv::Skip => Value::None,
+                Conv::Int => match dash_or(v, columns::parse_int) {
+                    Some(x) => Value::Int(x),
+                    None => return false,
+                },
+                Conv::Float => match dash_or(v, columns::parse_float) {
+                    Some(x) => Value::Float(x),
+                    None => return false,
+                },
+                Conv::LenientFloat => Value::Float(columns::parse_float(v)),
+                Conv::Clf { .. } => match parse_clf(v) {
+                    Some(t) => Value::Time(t),
+                    None => return false,
+                },
+                Conv::Iso => match parse_iso(v) {
+                    Some(t) => Value::Time(t),
+                    None => return false,
+                },
+                Conv::Request => Value::Request(split_request(v)),
+            };
+            self.values.push(value);
+        }
+        true
+    }
+
+    /// Append the projected columns of a record that split and converted.
+    fn append(&self, r: &[u8], out: &mut Columns) {
+        let mut k = 0;
+        for item in self.items.iter() {
+            let Item::Field(d) = item else { continue };
+            let (s, e) = self.spans[k];
+            let value = self.values[k];
+            k += 1;
+            let want = |c: usize| self.want[c];
+            match value {
+                Value::Text => {
+                    if let Some(o) = want(d.col) {
+                        out.str(o, &r[s..e]);
+                    }
+                }
+                Value::Int(x) => want(d.col).into_iter().for_each(|o| out.int(o, x)),
+                Value::Float(x) => want(d.col).into_iter().for_each(|o| out.float(o, x)),
+                Value::Time(t) => want(d.col).into_iter().for_each(|o| out.time(o, Some(t))),
+                Value::Request(parts) => append_request(&r[s..e], parts, d.col, &self.want, out),
+                Value::None => {}
+            }
+        }
+    }
+}
+
+/// `-` is `Some(None)`; a value `parse` reads is `Some(Some(x))`; else `None`.
+fn dash_or<T>(v: &[u8], parse: impl Fn(&[u8]) -> Option<T>) -> Option<Option<T>> {
+    if v == b"-" || v.is_empty() {
+        Some(None)
+    } else {
+        parse(v).map(Some)
+    }
+}
+
+/// The first and last space of a request line, when it has two.
+fn split_request(v: &[u8]) -> Option<(usize, usize)> {
+    let a = memchr::memchr(b' ', v)?;
+    let b = memchr::memrchr(b' ', v)?;
+    (b > a).then_some((a, b))
+}
+
+fn append_request(
+    v: &[u8],
+    parts: Option<(usize, usize)>,
+    col: usize,
+    want: &[Option<usize>],
+    out: &mut Columns,
+) {
+    let pieces: [Option<&[u8]>; 4] = match parts {
+        Some((a, b)) => [Some(&v[..a]), Some(&v[a + 1..b]), Some(&v[b + 1..]), Some(v)],
+        None => [None, None, None, Some(v)],
+    };
+    for (j, piece) in pieces.iter().enumerate() {
+        if let Some(o) = want[col + j] {
+            match piece {
+                Some(p) => out.str(o, p),
+                None => out.null(o),
+            }
+        }
+    }
+}
+
+/// Where a field starting at `pos` ends: `(start, end, next position)`.
+fn field_span(
+    r: &[u8],
+    pos: usize,
+    d: &Directive,
+    next: Option<&[u8]>,
+) -> Option<(usize, usize, usize)> {
+    if let Conv::Clf { bracketed: true } = d.conv {
+        if r.get(pos) != Some(&b'[') {
+            return None;
+        }
+        let close = pos + 1 + memchr::memchr(b']', &r[pos + 1..])?;
+        return Some((pos + 1, close, close + 1));
+    }
+    let Some(lit) = next else {
+        return Some((pos, r.len(), r.len()));
+    };
+    let end = if d.quoted && lit[0] == b'"' {
+        find_unescaped(r, pos, lit)?
+    } else {
+        find(r, pos, lit)?
+    };
+    Some((pos, end, end))
+}
+
+/// The first occurrence of `lit` at or after `pos`.
+fn find(r: &[u8], mut pos: usize, lit: &[u8]) -> Option<usize> {
+    loop {
+        let at = pos + memchr::memchr(lit[0], &r[pos..])?;
+        if r[at..].starts_with(lit) {
+            return Some(at);
+        }
+        pos = at + 1;
+    }
+}
+
+/// Like [`find`], skipping a `"` that a backslash escapes.
+fn find_unescaped(r: &[u8], mut pos: usize, lit: &[u8]) -> Option<usize> {
+    loop {
+        let at = pos + memchr::memchr(lit[0], &r[pos..])?;
+        let slashes = r[..at].iter().rev().take_while(|&&c| c == b'\\').count();
+        if slashes % 2 == 0 && r[at..].starts_with(lit) {
+            return Some(at);
+        }
+        pos = at + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::{Int64Type, TimestampMicrosecondType};
+
+    fn parse_all(f: &LogFormat, lines: &[&str]) -> (datafusion::arrow::record_batch::RecordBatch, usize) {
+        let proj: Vec<usize> = (0..f.fields().len()).collect();
+        let mut p = f.parser(&proj);
+        let kinds: Vec<Kind> = f.fields().iter().map(|x| x.kind).collect();
+        let mut cols = Columns::new(&kinds);
+        let bad = lines.iter().filter(|l| !p.parse(l.as_bytes(), &mut cols)).count();
+        (cols.finish(&super::super::schema(f.fields())).unwrap(), bad)
+    }
+
+    #[test]
+    fn combined_columns_and_values() {
+        let f = LogFormat::named("combined").unwrap();
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "client", "ident", "user", "time", "method", "path", "protocol", "request",
+                "status", "bytes", "referrer", "user_agent"
+            ]
+        );
+        let (b, bad) = parse_all(
+            &f,
+            &[
+                r#"127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a b.gif HTTP/1.0" 200 2326 "http://x/\"q\"" "Mozilla/4.08 [en]""#,
+                r#"1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "-" 408 - "-" "-""#,
+                r#"short line"#,
+                r#"1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" OK - "-" "-""#,
+            ],
+        );
+        assert_eq!(bad, 2);
+        assert_eq!(b.num_rows(), 2);
+        let path = b.column(5).as_string_view();
+        assert_eq!(path.value(0), "/a b.gif");
+        assert!(path.is_null(1));
+        assert_eq!(b.column(7).as_string_view().value(1), "-");
+        assert_eq!(b.column(8).as_primitive::<Int64Type>().value(0), 200);
+        assert!(b.column(9).as_primitive::<Int64Type>().is_null(1));
+        assert_eq!(b.column(10).as_string_view().value(0), r#"http://x/\"q\""#);
+        assert_eq!(b.column(11).as_string_view().value(0), "Mozilla/4.08 [en]");
+        let t = b.column(3).as_primitive::<TimestampMicrosecondType>();
+        assert_eq!(t.value(0), 971_211_336_000_000);
+    }
+
+    #[test]
+    fn nginx_format_with_numbers() {
+        let f = LogFormat::nginx(
+            r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent $request_time $upstream_response_time"#,
+        )
+        .unwrap();
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names[..4], ["client", "user", "time", "method"]);
+        assert_eq!(names[names.len() - 2..], ["request_time", "upstream_response_time"]);
+        let (b, bad) = parse_all(
+            &f,
+            &[
+                r#"10.0.0.1 - - [01/Jan/2026:00:00:00 +0000] "GET /api HTTP/1.1" 502 0 0.250 0.100, 0.150"#,
+                r#"10.0.0.1 - - [01/Jan/2026:00:00:00 +0000] "GET /api HTTP/1.1" 200 10 x 0.1"#,
+            ],
+        );
+        assert_eq!((b.num_rows(), bad), (1, 1));
+        let n = b.num_columns();
+        assert!(b.column(n - 1).is_null(0));
+    }
+
+    #[test]
+    fn apache_directives_with_modifiers() {
+        let f = LogFormat::apache(r#"%h %{X-Forwarded-For}i %>s %D %400,501{User-agent}i"#).unwrap();
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["client", "x_forwarded_for", "status", "duration_us", "user_agent"]);
+        assert!(LogFormat::apache("%h %Z").is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! `--format auto`: look at the first lines of the first input and take the
+//! first format that reads them all (at most one odd line in twenty), in this
+//! order: the named web logs (combined, vcombined, common), JSON lines, logfmt,
+//! CSV/TSV (a delimiter among `,` tab `;` `|` that splits every line into the
+//! same number of fields, more than one), and else `fields`. The choice is said
+//! on stderr by the caller, so a surprise is visible.
+
+use std::sync::Arc;
+
+use super::clf::LogFormat;
+use super::{csv, jsonl, logfmt, Columns, Format, FormatOptions, Kind};
+
+pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, String> {
+    let lines = super::sample_lines(sample, 20);
+    if lines.is_empty() {
+        return Ok(Arc::new(super::fields::Fields::new(opts, sample)?));
+    }
+    for name in ["combined", "vcombined", "common"] {
+        let f = LogFormat::named(name)?;
+        if reads_most(&f, &lines) {
+            return Ok(Arc::new(f));
+        }
+    }
+    if lines.iter().all(|l| l.first() == Some(&b'{')) {
+        if let Ok(f) = jsonl::JsonLines::new(opts, sample) {
+            if reads_most(&f, &lines) {
+                return Ok(Arc::new(f));
+            }
+        }
+    }
+    if lines.iter().all(|l| looks_logfmt(l)) {
+        return Ok(Arc::new(logfmt::Logfmt::new(opts, sample)?));
+    }
+    if let Some(d) = csv_delimiter(&lines) {
+        let mut o = opts.clone();
+        o.delimiter = Some(d);
+        if !opts.no_header && !csv_has_header(sample, d) {
+            o.no_header = true;
+        }
+        return Ok(Arc::new(csv::Csv::new(d, &o, sample)?));
+    }
+    Ok(Arc::new(super::fields::Fields::new(opts, sample)?))
+}
+
+/// The format reads every sampled line but at most one in twenty.
+fn reads_most(f: &dyn Format, lines: &[&[u8]]) -> bool {
+    let kinds: Vec<Kind> = f.fields().iter().map(|x| x.kind).collect();
+    let mut cols = Columns::new(&kinds);
+    let mut p = f.parser(&[]);
+    let bad = lines.iter().filter(|l| !p.parse(l, &mut cols)).count();
+    bad * 20 <= lines.len() && bad < lines.len()
+}
+
+fn looks_logfmt(l: &[u8]) -> bool {
+    match logfmt::pairs(l) {
+        Some(p) => p.len() >= 2 && p.iter().all(|(k, _)| !k.is_empty() && !k.contains(&b'"')),
+        None => false,
+    }
+}
+
+fn csv_delimiter(lines: &[&[u8]]) -> Option<u8> {
+    [b',', b'\t', b';', b'|'].into_iter().find(|&d| {
+        let n = count_outside_quotes(lines[0], d);
+        n > 0 && lines.iter().all(|l| count_outside_quotes(l, d) == n)
+    })
+}
+
+fn count_outside_quotes(l: &[u8], d: u8) -> usize {
+    let mut quoted = false;
+    l.iter()
+        .filter(|&&c| {
+            if c == b'"' {
+                quoted = !quoted;
+            }
+            c == d && !quoted
+        })
+        .count()
+}
+
+/// A header is assumed unless the first line types like the lines after it
+/// (some column numeric in every line, the first included).
+fn csv_has_header(sample: &[u8], d: u8) -> bool {
+    let o = FormatOptions {
+        no_header: true,
+        ..Default::default()
+    };
+    let Ok(all) = csv::Csv::new(d, &o, sample) else {
+        return true;
+    };
+    !all.fields().iter().any(|f| f.kind != Kind::Str)
+        || super::sample_lines(sample, 2).len() < 2
+}

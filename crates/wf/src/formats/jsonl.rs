@@ -1,0 +1,122 @@
+//! `jsonl`: one JSON object per line. The top-level keys seen in the first 1000
+//! records of the first input become columns, in the order first seen (or
+//! `--schema` names them). Types: a key whose sampled values are all integers is
+//! `int`, all numbers `float`, all booleans `bool`, anything else (strings,
+//! mixes, nested objects and arrays) text; nested values and numbers in a text
+//! column are kept as their JSON text. A missing key or `null` is NULL; a value
+//! that does not fit its column's type is NULL; a line that is not a JSON object
+//! is malformed.
+
+use serde_json::{Map, Value};
+
+use super::{Columns, Field, Format, FormatOptions, Kind, Parser};
+
+#[derive(Debug, Clone)]
+pub struct JsonLines {
+    fields: Vec<Field>,
+}
+
+impl JsonLines {
+    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+        if let Some(s) = &opts.schema {
+            return Ok(JsonLines { fields: s.clone() });
+        }
+        let mut fields: Vec<Field> = Vec::new();
+        let mut kinds: Vec<Option<Kind>> = Vec::new();
+        for line in super::sample_lines(sample, 1000) {
+            let Ok(obj) = serde_json::from_slice::<Map<String, Value>>(line) else {
+                continue;
+            };
+            for (k, v) in &obj {
+                let i = match fields.iter().position(|f| &f.name == k) {
+                    Some(i) => i,
+                    None => {
+                        fields.push(Field::new(k.clone(), Kind::Str));
+                        kinds.push(None);
+                        fields.len() - 1
+                    }
+                };
+                kinds[i] = widen(kinds[i], v);
+            }
+        }
+        if fields.is_empty() {
+            return Err("jsonl: no JSON object in the first lines".into());
+        }
+        for (f, k) in fields.iter_mut().zip(kinds) {
+            f.kind = k.unwrap_or(Kind::Str);
+        }
+        Ok(JsonLines { fields })
+    }
+}
+
+/// The kind of a column after seeing one more value (`None`: only nulls yet).
+fn widen(k: Option<Kind>, v: &Value) -> Option<Kind> {
+    let this = match v {
+        Value::Null => return k,
+        Value::Bool(_) => Kind::Bool,
+        Value::Number(n) if n.is_i64() => Kind::Int,
+        Value::Number(_) => Kind::Float,
+        _ => Kind::Str,
+    };
+    Some(match (k, this) {
+        (None, t) => t,
+        (Some(a), b) if a == b => a,
+        (Some(Kind::Int), Kind::Float) | (Some(Kind::Float), Kind::Int) => Kind::Float,
+        _ => Kind::Str,
+    })
+}
+
+impl Format for JsonLines {
+    fn name(&self) -> String {
+        "jsonl".into()
+    }
+
+    fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
+        Box::new(JsonParser {
+            names: projection.iter().map(|&c| self.fields[c].name.clone()).collect(),
+        })
+    }
+}
+
+struct JsonParser {
+    /// The projected keys, in batch order.
+    names: Vec<String>,
+}
+
+impl Parser for JsonParser {
+    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
+        let Ok(obj) = serde_json::from_slice::<Map<String, Value>>(record) else {
+            return false;
+        };
+        for (o, name) in self.names.iter().enumerate() {
+            append(out, o, obj.get(name));
+        }
+        out.end_row();
+        true
+    }
+}
+
+fn append(out: &mut Columns, o: usize, v: Option<&Value>) {
+    let v = match v {
+        None | Some(Value::Null) => return out.null(o),
+        Some(v) => v,
+    };
+    match out.kind(o) {
+        Kind::Str => match v {
+            Value::String(s) => out.str(o, s.as_bytes()),
+            other => out.str(o, other.to_string().as_bytes()),
+        },
+        Kind::Int => out.int(o, v.as_i64()),
+        Kind::Float => out.float(o, v.as_f64()),
+        Kind::Bool => out.bool(o, v.as_bool()),
+        Kind::Time => match v {
+            Value::String(s) => out.time(o, super::time::parse_any(s.as_bytes())),
+            Value::Number(n) => out.time(o, n.as_f64().map(|s| (s * 1e6) as i64)),
+            _ => out.null(o),
+        },
+    }
+}

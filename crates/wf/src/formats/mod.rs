@@ -1,0 +1,217 @@
+//! formats: parsers from records (whole lines) to typed Arrow columns, used by
+//! `wf sql` and, later, the Python package.
+//!
+//! Why this shape: a format only says which columns it has ([`Format::fields`])
+//! and turns one record into one row ([`Parser::parse`]); it never sees files,
+//! chunks or threads (the scan engine and `sql::job` do), so the same parser runs
+//! on every core over any chunking. A parser is made for a *projection*: it still
+//! checks every field of a record (so the number of rows never depends on which
+//! columns a query uses), but it builds only the projected columns, and those are
+//! the expensive part (string copies, timestamp and number conversion).
+//!
+//! A parser must validate a whole record before appending anything to its
+//! [`Columns`], so a malformed record leaves no half row behind: it returns
+//! `false` and the caller counts it.
+
+pub mod clf;
+pub mod columns;
+pub mod csv;
+pub mod detect;
+pub mod fields;
+pub mod jsonl;
+pub mod logfmt;
+pub mod regex;
+pub mod time;
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
+
+pub use columns::Columns;
+
+/// The type of one column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Text (Arrow `Utf8View`); invalid UTF-8 is replaced and counted.
+    Str,
+    /// A signed 64-bit integer.
+    Int,
+    /// A 64-bit float.
+    Float,
+    /// A UTC timestamp in microseconds.
+    Time,
+    /// true/false.
+    Bool,
+}
+
+impl Kind {
+    pub fn data_type(self) -> DataType {
+        match self {
+            Kind::Str => DataType::Utf8View,
+            Kind::Int => DataType::Int64,
+            Kind::Float => DataType::Float64,
+            Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            Kind::Bool => DataType::Boolean,
+        }
+    }
+
+    /// The name used in `--schema 'name:type'` and `--help`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Str => "string",
+            Kind::Int => "int",
+            Kind::Float => "float",
+            Kind::Time => "timestamp",
+            Kind::Bool => "bool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "string" | "str" | "text" | "varchar" | "utf8" => Kind::Str,
+            "int" | "integer" | "bigint" | "int64" | "long" => Kind::Int,
+            "float" | "double" | "real" | "float64" => Kind::Float,
+            "timestamp" | "time" | "datetime" => Kind::Time,
+            "bool" | "boolean" => Kind::Bool,
+            _ => return None,
+        })
+    }
+}
+
+/// One column of a format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub kind: Kind,
+}
+
+impl Field {
+    pub fn new(name: impl Into<String>, kind: Kind) -> Self {
+        Field {
+            name: name.into(),
+            kind,
+        }
+    }
+}
+
+/// A record format: its columns, and parsers that build some of them.
+pub trait Format: Send + Sync + std::fmt::Debug {
+    /// What `--format` names it (e.g. `combined`, `csv`), for messages.
+    fn name(&self) -> String;
+    /// Every column, in table order.
+    fn fields(&self) -> &[Field];
+    /// A parser that builds the columns `projection` (indices into `fields`, in
+    /// the order the batch wants them). One per worker thread.
+    fn parser(&self, projection: &[usize]) -> Box<dyn Parser>;
+    /// Records are cut at this byte (a trailing `\r` is removed by the caller).
+    fn separator(&self) -> u8 {
+        b'\n'
+    }
+    /// True when a record may span lines (CSV with quoted line breaks), so the
+    /// caller must cut records with [`Format::record_end`] from the file's start.
+    fn multiline(&self) -> bool {
+        false
+    }
+    /// Lines to skip at the start of every file (a CSV header).
+    fn header_lines(&self) -> usize {
+        0
+    }
+}
+
+/// Turns one record into one row of the projected columns.
+pub trait Parser: Send {
+    /// Parse `record` (no separator, no trailing `\r`). On success append one
+    /// value to every column of `out` and return true; on a malformed record
+    /// append nothing and return false.
+    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool;
+}
+
+/// The Arrow schema of `fields`.
+pub fn schema(fields: &[Field]) -> SchemaRef {
+    Arc::new(Schema::new(
+        fields
+            .iter()
+            .map(|f| ArrowField::new(&f.name, f.kind.data_type(), true))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Parse `--format` (without a table name). `sample` is the start of the first
+/// input, for `auto` and for CSV type inference.
+pub fn from_spec(spec: &str, opts: &FormatOptions, sample: &[u8]) -> Result<Arc<dyn Format>, String> {
+    let (name, arg) = match spec.split_once(':') {
+        Some((n, a)) => (n, Some(unquote(a))),
+        None => (spec, None),
+    };
+    Ok(match (name, arg) {
+        ("auto", None) => detect::detect(sample, opts)?,
+        ("combined" | "common" | "vcombined", None) => Arc::new(clf::LogFormat::named(name)?),
+        ("apache", Some(f)) => Arc::new(clf::LogFormat::apache(f)?),
+        ("nginx", Some(f)) => Arc::new(clf::LogFormat::nginx(f)?),
+        ("csv", None) => Arc::new(csv::Csv::new(opts.delimiter.unwrap_or(b','), opts, sample)?),
+        ("tsv", None) => Arc::new(csv::Csv::new(opts.delimiter.unwrap_or(b'\t'), opts, sample)?),
+        ("jsonl" | "json" | "ndjson", None) => Arc::new(jsonl::JsonLines::new(opts, sample)?),
+        ("logfmt", None) => Arc::new(logfmt::Logfmt::new(opts, sample)?),
+        ("fields", None) => Arc::new(fields::Fields::new(opts, sample)?),
+        ("regex", Some(re)) => Arc::new(regex::RegexFormat::new(re)?),
+        _ => {
+            return Err(format!(
+                "unknown format '{spec}' (formats: auto, combined, common, vcombined, \
+                 apache:'FORMAT', nginx:'FORMAT', csv, tsv, jsonl, logfmt, fields, regex:'RE')"
+            ))
+        }
+    })
+}
+
+fn unquote(s: &str) -> &str {
+    let t = s.trim();
+    for q in ['\'', '"'] {
+        if t.len() >= 2 && t.starts_with(q) && t.ends_with(q) {
+            return &t[1..t.len() - 1];
+        }
+    }
+    s
+}
+
+/// Options that shape a format (from the command line).
+#[derive(Debug, Clone, Default)]
+pub struct FormatOptions {
+    /// CSV/TSV field delimiter.
+    pub delimiter: Option<u8>,
+    /// CSV/TSV: the first line is data, columns are c1..cN.
+    pub no_header: bool,
+    /// Columns and types given by the user (`name:type,...`), instead of inferred.
+    pub schema: Option<Vec<Field>>,
+}
+
+/// Parse `--schema 'name:type,name:type'`.
+pub fn parse_schema(s: &str) -> Result<Vec<Field>, String> {
+    s.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let (n, t) = p
+                .split_once(':')
+                .ok_or_else(|| format!("--schema: '{p}' is not name:type"))?;
+            let kind = Kind::parse(t).ok_or_else(|| {
+                format!("--schema: unknown type '{t}' (string, int, float, timestamp, bool)")
+            })?;
+            Ok(Field::new(n.trim(), kind))
+        })
+        .collect()
+}
+
+/// Records of a sample: its first lines (without `\r`), at most `n`.
+pub fn sample_lines(sample: &[u8], n: usize) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = sample.split(|&b| b == b'\n').take(n + 1).collect();
+    // The last piece may be cut by the sample's end; keep it only if the sample
+    // ended the input (no way to know here), so drop it when more came before.
+    if lines.len() > 1 {
+        lines.pop();
+    }
+    lines
+        .into_iter()
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .take(n)
+        .collect()
+}

@@ -1,0 +1,244 @@
+//! `wf sql`: SQL over the user's own logs and delimited files.
+//!
+//! Apache DataFusion plans and runs the query (filters, GROUP BY, aggregates,
+//! windows, joins, spilling within `--memory`); wf supplies the input side: each
+//! table is a [`table::LogTable`] whose scan is wf's scan engine feeding the
+//! format parsers of [`crate::formats`] on every core, building only the columns
+//! the query uses. `output` prints or writes the result.
+
+pub mod job;
+pub mod output;
+pub mod table;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::StreamExt;
+
+use crate::formats::{self, Format, FormatOptions};
+use crate::scan::{Input, InputError, Progress, ScanOptions, Source};
+
+pub use output::Output;
+pub use table::{LogTable, ScanReport};
+
+/// One table of a query: its name, `--format` and inputs.
+pub struct TableSpec {
+    pub name: String,
+    pub format: String,
+    pub inputs: Vec<Input>,
+}
+
+/// How to run a query.
+#[derive(Debug, Clone, Default)]
+pub struct SqlOptions {
+    pub scan: ScanOptions,
+    pub format: FormatOptions,
+    /// Memory pool limit in bytes; beyond it, aggregations and sorts spill.
+    pub memory: Option<u64>,
+    /// Where spill files go (default: the system's temporary directory).
+    pub temp_dir: Option<PathBuf>,
+}
+
+/// A table after the run: what was scanned and found.
+pub struct TableRun {
+    pub name: String,
+    pub format: String,
+    pub report: Arc<Mutex<ScanReport>>,
+}
+
+/// Why a query failed.
+#[derive(Debug)]
+pub enum SqlError {
+    /// Bad arguments: unknown format, unreadable sample, bad `--schema`.
+    Usage(String),
+    /// DataFusion's planning or execution error (with the columns when one is unknown).
+    Query(String),
+    /// Writing the result failed.
+    Output(String),
+}
+
+impl std::fmt::Display for SqlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SqlError::Usage(m) | SqlError::Query(m) | SqlError::Output(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Bytes read from the start of the first input to detect a format or infer types.
+const SAMPLE: usize = 256 << 10;
+
+/// Run `query` over `tables`, sending the rows to `out`. Streams given as inputs
+/// are first copied to unlinked temporary files (so their start can be sampled
+/// and they can be cut into chunks like files); `notes` receives what stderr
+/// should say (the formats chosen by `auto`).
+pub fn run(
+    query: &str,
+    tables: Vec<TableSpec>,
+    opts: &SqlOptions,
+    out: &Output,
+    progress: Option<Arc<Progress>>,
+    notes: &mut dyn FnMut(String),
+) -> Result<Vec<TableRun>, SqlError> {
+    let mut spooled = Vec::new();
+    let mut runs = Vec::new();
+    let ctx = context(opts)?;
+    for mut t in tables {
+        spool_streams(&mut t.inputs, &mut spooled).map_err(SqlError::Usage)?;
+        let format = table_format(&t, &opts.format)?;
+        if t.format == "auto" {
+            notes(format!("{}: format {} (detected)", t.name, format.name()));
+        }
+        let table = LogTable::new(format.clone(), t.inputs, opts.scan.clone(), progress.clone());
+        runs.push(TableRun {
+            name: t.name.clone(),
+            format: format.name(),
+            report: table.report(),
+        });
+        ctx.register_table(t.name.as_str(), Arc::new(table))
+            .map_err(|e| SqlError::Usage(e.to_string()))?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(opts.scan.threads.max(1))
+        .enable_all()
+        .build()
+        .map_err(|e| SqlError::Usage(format!("starting the query runtime: {e}")))?;
+    rt.block_on(execute(&ctx, query, out))?;
+    Ok(runs)
+}
+
+/// A DataFusion session with wf's threads, batch size and memory limit.
+fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
+    let config = SessionConfig::new()
+        .with_target_partitions(opts.scan.threads.max(1))
+        .with_information_schema(true);
+    let mut rt = RuntimeEnvBuilder::new();
+    if let Some(m) = opts.memory {
+        rt = rt.with_memory_limit(m as usize, 1.0);
+    }
+    if let Some(d) = &opts.temp_dir {
+        rt = rt.with_temp_file_path(d);
+    }
+    let rt = rt.build_arc().map_err(|e| SqlError::Usage(e.to_string()))?;
+    Ok(SessionContext::new_with_config_rt(config, rt))
+}
+
+async fn execute(ctx: &SessionContext, query: &str, out: &Output) -> Result<(), SqlError> {
+    let df = ctx.sql(query).await.map_err(|e| query_error(ctx, e))?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let stdout = Box::new(std::io::BufWriter::with_capacity(
+        1 << 16,
+        output::Stdout::new(),
+    ));
+    let mut sink = output::sink(out, schema, stdout).map_err(SqlError::Output)?;
+    let mut stream = df.execute_stream().await.map_err(|e| query_error(ctx, e))?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| query_error(ctx, e))?;
+        sink.write(&batch).map_err(SqlError::Output)?;
+    }
+    sink.finish().map_err(SqlError::Output)
+}
+
+/// DataFusion's message; for an unknown column, the tables' columns after it.
+fn query_error(ctx: &SessionContext, e: datafusion::error::DataFusionError) -> SqlError {
+    let msg = e.to_string();
+    if !(msg.contains("No field named") || msg.contains("not found")) {
+        return SqlError::Query(msg);
+    }
+    let mut hint = String::new();
+    for name in ctx.catalog_names() {
+        let Some(cat) = ctx.catalog(&name) else { continue };
+        for sname in cat.schema_names() {
+            let Some(schema) = cat.schema(&sname) else { continue };
+            for t in schema.table_names() {
+                if let Some(cols) = table_columns(ctx, &t) {
+                    hint.push_str(&format!("\ncolumns of {t}: {cols}"));
+                }
+            }
+        }
+    }
+    SqlError::Query(msg + &hint)
+}
+
+fn table_columns(ctx: &SessionContext, t: &str) -> Option<String> {
+    let provider = futures::executor::block_on(ctx.table_provider(t)).ok()?;
+    let cols: Vec<String> = provider
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    Some(cols.join(", "))
+}
+
+/// The format of a table: `--format` read against a sample of its first input.
+fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>, SqlError> {
+    let sample = match t.inputs.first() {
+        Some(i) => read_sample(i).map_err(|e| SqlError::Usage(format!("{}: {e}", i.name)))?,
+        None => Vec::new(),
+    };
+    formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)
+}
+
+fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
+    let Source::File { path, .. } = &i.source else {
+        return Ok(Vec::new());
+    };
+    let mut buf = Vec::with_capacity(SAMPLE);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SAMPLE as u64).read_to_end(&mut buf))
+        .map_err(|e| crate::scan::io_message(&e))?;
+    Ok(buf)
+}
+
+/// Copy stream inputs (stdin, pipes) to unlinked temporary files, kept open in
+/// `keep` and named by `/proc/self/fd`, so every input can be sampled and split.
+fn spool_streams(inputs: &mut [Input], keep: &mut Vec<std::fs::File>) -> Result<(), String> {
+    use std::os::unix::io::AsRawFd;
+    for inp in inputs.iter_mut() {
+        let Source::Stream { path } = &inp.source else { continue };
+        let mut src: Box<dyn Read> = match path {
+            Some(p) => Box::new(std::fs::File::open(p).map_err(|e| format!("{}: {e}", inp.name))?),
+            None => Box::new(std::io::stdin().lock()),
+        };
+        let mut f = tempfile::tempfile().map_err(|e| format!("spooling {}: {e}", inp.name))?;
+        let size = std::io::copy(&mut src, &mut f).map_err(|e| format!("{}: {e}", inp.name))?;
+        inp.source = Source::File {
+            path: PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd())),
+            size,
+        };
+        keep.push(f);
+    }
+    Ok(())
+}
+
+/// The input errors, parse counts and serial files of all tables, for the CLI.
+pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
+    runs.iter()
+        .flat_map(|r| r.report.lock().unwrap().errors.clone())
+        .collect()
+}
+
+/// `--stats` lines for one table.
+pub fn stats_text(t: &TableRun) -> String {
+    let r = t.report.lock().unwrap();
+    let mut s = format!("table {} ({}):\n", t.name, t.format);
+    s.push_str(&format!("  rows:           {}\n", r.stats.rows));
+    s.push_str(&format!("  malformed lines: {}\n", r.stats.malformed));
+    for (name, off) in &r.first_bad {
+        s.push_str(&format!("    at {name}:{off}\n"));
+    }
+    if r.stats.blank > 0 {
+        s.push_str(&format!("  blank lines:    {}\n", r.stats.blank));
+    }
+    if r.stats.invalid_utf8 > 0 {
+        s.push_str(&format!("  invalid UTF-8 values (replaced): {}\n", r.stats.invalid_utf8));
+    }
+    for f in &r.serial_files {
+        s.push_str(&format!("  read serially (quoted line breaks): {f}\n"));
+    }
+    s
+}

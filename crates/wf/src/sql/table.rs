@@ -1,0 +1,338 @@
+//! A DataFusion table over the scan engine: [`LogTable`] is the
+//! `TableProvider`, [`ScanExec`] the leaf of the physical plan.
+//!
+//! DataFusion asks the table for the columns a query uses (projection push-down)
+//! and [`ScanExec`] passes exactly those to the format's parser, so
+//! `SELECT status, count(*) ... GROUP BY status` never builds the user agent.
+//! Its output partitions (one per worker thread) all read from one channel fed
+//! by one run of the scan engine (see `sql::job`), started on a thread of its own
+//! when the first partition is executed. When the scan ends it leaves its input
+//! errors and parse counts in the table's [`ScanReport`] *before* it closes the
+//! channel, so once a query's streams are done the report is complete.
+
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{Field as ArrowField, Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::Result;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{
+    Boundedness, ChildrenPropertiesMode, EmissionType, ReplaceChildrenOptions,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+};
+
+use super::job::{BatchJob, BatchResult, Out, ParseStats, Virtual, SHOW_BAD};
+use crate::formats::{self, Format};
+use crate::scan::{self, Input, InputError, Progress, ScanOptions, Source};
+
+/// What the scans of a table found, for `--stats`, `--strict` and the exit status.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    pub errors: Vec<InputError>,
+    pub stats: ParseStats,
+    /// The first malformed records: input name and byte offset.
+    pub first_bad: Vec<(String, u64)>,
+    /// Bytes handed to the parsers.
+    pub bytes: u64,
+    /// Files read whole and serially because quoted fields hold line breaks.
+    pub serial_files: Vec<String>,
+}
+
+/// A table: inputs, their format, and how to scan them.
+#[derive(Debug)]
+pub struct LogTable {
+    inner: Arc<TableInner>,
+}
+
+struct TableInner {
+    format: Arc<dyn Format>,
+    inputs: Vec<Input>,
+    opts: ScanOptions,
+    schema: SchemaRef,
+    progress: Option<Arc<Progress>>,
+    report: Arc<Mutex<ScanReport>>,
+}
+
+impl fmt::Debug for TableInner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} over {} inputs", self.format.name(), self.inputs.len())
+    }
+}
+
+impl LogTable {
+    pub fn new(
+        format: Arc<dyn Format>,
+        inputs: Vec<Input>,
+        opts: ScanOptions,
+        progress: Option<Arc<Progress>>,
+    ) -> Self {
+        let mut fields: Vec<ArrowField> = formats::schema(format.fields())
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for (name, _, kind) in Virtual::ALL {
+            fields.push(ArrowField::new(name, kind.data_type(), true));
+        }
+        LogTable {
+            inner: Arc::new(TableInner {
+                format,
+                inputs,
+                opts,
+                schema: Arc::new(Schema::new(fields)),
+                progress,
+                report: Arc::default(),
+            }),
+        }
+    }
+
+    /// What the scans of this table found (complete once its queries are done).
+    pub fn report(&self) -> Arc<Mutex<ScanReport>> {
+        self.inner.report.clone()
+    }
+
+    pub fn format(&self) -> &Arc<dyn Format> {
+        &self.inner.format
+    }
+}
+
+#[async_trait]
+impl TableProvider for LogTable {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let all: Vec<usize> = (0..self.inner.schema.fields().len()).collect();
+        let projection = projection.cloned().unwrap_or(all);
+        let batch_rows = state.config().batch_size();
+        Ok(Arc::new(ScanExec::new(self.inner.clone(), projection, batch_rows)))
+    }
+}
+
+/// The physical scan: `threads` partitions fed by one scan of the table.
+pub struct ScanExec {
+    table: Arc<TableInner>,
+    projection: Vec<usize>,
+    schema: SchemaRef,
+    batch_rows: usize,
+    props: Arc<PlanProperties>,
+    rx: Mutex<Option<async_channel::Receiver<BatchResult>>>,
+}
+
+impl fmt::Debug for ScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ScanExec({:?})", self.table)
+    }
+}
+
+impl ScanExec {
+    fn new(table: Arc<TableInner>, projection: Vec<usize>, batch_rows: usize) -> Self {
+        let schema = Arc::new(table.schema.project(&projection).expect("valid projection"));
+        let props = PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(table.opts.threads.max(1)),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        ScanExec {
+            table,
+            projection,
+            schema,
+            batch_rows: batch_rows.max(1),
+            props: Arc::new(props),
+            rx: Mutex::new(None),
+        }
+    }
+
+    /// The receiver of the batch channel; the first call starts the scan.
+    fn receiver(&self) -> async_channel::Receiver<BatchResult> {
+        let mut rx = self.rx.lock().unwrap();
+        if let Some(r) = rx.as_ref() {
+            return r.clone();
+        }
+        let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
+        let scans = self.jobs(tx);
+        let table = self.table.clone();
+        std::thread::spawn(move || run_scans(&table, scans));
+        *rx = Some(r.clone());
+        r
+    }
+
+    /// One job per way of cutting records: inputs cut at separators on every
+    /// core, and CSV files whose quoted fields hold line breaks, read whole.
+    fn jobs(&self, tx: async_channel::Sender<BatchResult>) -> Vec<(BatchJob, Vec<Input>)> {
+        let t = &self.table;
+        let (quoted, plain): (Vec<Input>, Vec<Input>) = t
+            .inputs
+            .iter()
+            .cloned()
+            .partition(|i| t.format.multiline() && has_quoted_newline(i));
+        let mut out = Vec::new();
+        for (quoted, inputs) in [(false, plain), (true, quoted)] {
+            if !inputs.is_empty() {
+                out.push((self.job(tx.clone(), &inputs, quoted), inputs));
+            }
+        }
+        out
+    }
+
+    fn job(&self, tx: async_channel::Sender<BatchResult>, inputs: &[Input], quoted: bool) -> BatchJob {
+        let nformat = self.table.format.fields().len();
+        let mut format_cols = Vec::new();
+        let mut virtuals = Vec::new();
+        let order = self
+            .projection
+            .iter()
+            .map(|&c| {
+                if c < nformat {
+                    format_cols.push(c);
+                    Out::Format(format_cols.len() - 1)
+                } else {
+                    virtuals.push(Virtual::ALL[c - nformat].1);
+                    Out::Virtual(virtuals.len() - 1)
+                }
+            })
+            .collect();
+        BatchJob {
+            format: self.table.format.clone(),
+            format_cols,
+            virtuals,
+            order,
+            schema: self.schema.clone(),
+            names: Arc::new(inputs.iter().map(|i| i.name.clone()).collect()),
+            quoted,
+            batch_rows: self.batch_rows,
+            tx,
+            closed: AtomicBool::new(false),
+        }
+    }
+}
+
+/// True for a regular file that holds a line break inside quotes.
+fn has_quoted_newline(input: &Input) -> bool {
+    let Source::File { path, .. } = &input.source else {
+        return false;
+    };
+    let Ok(f) = std::fs::File::open(path) else {
+        return false; // the scan reports the error
+    };
+    // SAFETY: read-only map of a file this process does not write; a file
+    // truncated meanwhile could fault, as with `--mmap`.
+    match unsafe { memmap2::Mmap::map(&f) } {
+        Ok(m) => formats::csv::has_quoted_newline(&m),
+        Err(_) => false,
+    }
+}
+
+/// Run the scans, record what they found, then close the channel (by dropping
+/// the jobs, which hold its senders).
+fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
+    for (job, inputs) in scans {
+        let mut opts = table.opts.clone();
+        opts.sep = table.format.separator();
+        if job.quoted {
+            opts.chunk_size = u64::MAX;
+            opts.mmap = true;
+        }
+        let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+        let out = scan::run(&job, inputs, &opts, table.progress.as_deref());
+        let mut r = table.report.lock().unwrap();
+        r.errors.extend(out.errors.iter().cloned());
+        r.bytes += out.bytes;
+        let mut stats = out.state.stats;
+        // Name the malformed records' inputs from this scan's own input list.
+        for (i, off) in std::mem::take(&mut stats.first_bad) {
+            r.first_bad.push((names[i].clone(), off));
+        }
+        r.first_bad.truncate(SHOW_BAD);
+        r.stats.merge(stats);
+        if job.quoted {
+            r.serial_files.extend(names);
+        }
+    }
+}
+
+impl DisplayAs for ScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let cols: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        write!(
+            f,
+            "WfScan: format={}, inputs={}, columns=[{}]",
+            self.table.format.name(),
+            self.table.inputs.len(),
+            cols.join(", ")
+        )
+    }
+}
+
+impl ExecutionPlan for ScanExec {
+    fn name(&self) -> &'static str {
+        "WfScan"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.props
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+        _: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    }
+
+    fn execute(
+        &self,
+        _partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let rx = self.receiver();
+        let stream = futures::stream::unfold(rx, |rx| async move {
+            rx.recv().await.ok().map(|b| (b, rx))
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream)))
+    }
+}
