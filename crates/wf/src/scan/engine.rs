@@ -24,13 +24,12 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
-use super::ahead::{AheadLink, ReadAhead};
 use super::inputs::{Input, InputError, Source};
 use super::plan::plan;
-use super::range::{process_mapped, process_range};
 use super::read_full_at;
 use super::regions::Regions;
-use crate::jobs::{Chunk, Job};
+use super::worker::Worker;
+use crate::jobs::Job;
 
 /// How to run a scan.
 #[derive(Debug, Clone)]
@@ -180,13 +179,24 @@ pub(super) enum Work {
     },
 }
 
-pub(super) struct Shared {
-    pub(super) errors: Mutex<Vec<(usize, String)>>,
+/// What the planner and the workers share: the inputs' errors and the bytes done.
+pub(super) struct Shared<'a> {
+    errors: Mutex<Vec<(usize, String)>>,
+    bytes: AtomicU64,
+    progress: Option<&'a Progress>,
 }
 
-impl Shared {
+impl Shared<'_> {
     pub(super) fn error(&self, input: usize, msg: String) {
         self.errors.lock().unwrap().push((input, msg));
+    }
+
+    /// `n` more bytes handed to the job.
+    pub(super) fn account(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+        if let Some(p) = self.progress {
+            p.done.fetch_add(n, Ordering::Relaxed);
+        }
     }
 }
 
@@ -208,159 +218,26 @@ pub fn run<J: Job>(
     let (pool_tx, pool_rx) = chan::unbounded::<Vec<u8>>();
     let shared = Shared {
         errors: Mutex::new(Vec::new()),
+        bytes: AtomicU64::new(0),
+        progress,
     };
     let spooled: Vec<Mutex<Option<Arc<File>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
-    let bytes = AtomicU64::new(0);
-
     if let Some(p) = progress {
-        let total: u64 = inputs
-            .iter()
-            .map(|i| match i.source {
-                Source::File { size, .. } => size,
-                _ => 0,
-            })
-            .sum();
-        p.total.store(total, Ordering::Relaxed);
+        p.total.store(file_bytes(&inputs), Ordering::Relaxed);
     }
 
-    let mut merged: Option<J::State> = None;
-    std::thread::scope(|s| {
-        // Planner.
-        let shared_ref = &shared;
-        let spooled_ref = &spooled;
-        let inputs_ref = &inputs;
-        s.spawn(move || {
-            plan(
-                inputs_ref,
-                opts,
-                chunk,
-                &tx,
-                &pool_rx,
-                shared_ref,
-                spooled_ref,
-            );
-            drop(tx);
-        });
-        let mut handles = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            let rx = rx.clone();
-            let pool_tx = pool_tx.clone();
-            let shared = &shared;
-            let bytes = &bytes;
-            handles.push(s.spawn(move || {
-                let mut state = job.new_state();
-                let mut buf: Vec<u8> = Vec::new();
-                // Read the records a range owns; a failure is the file's error, and
-                // its range counts as done.
-                let read = |state: &mut J::State,
-                            buf: &mut Vec<u8>,
-                            input: usize,
-                            file: &File,
-                            start: u64,
-                            end: u64,
-                            size: u64,
-                            reach: &dyn Fn(u64)| {
-                    process_range(
-                        job,
-                        state,
-                        buf,
-                        input,
-                        file,
-                        (start, end, size),
-                        opts.read_size,
-                        opts.sep,
-                        reach,
-                    )
-                    .unwrap_or_else(|e| {
-                        shared.error(input, e);
-                        end - start
-                    })
-                };
-                let account = |n: u64| {
-                    bytes.fetch_add(n, Ordering::Relaxed);
-                    if let Some(p) = progress {
-                        p.done.fetch_add(n, Ordering::Relaxed);
-                    }
-                };
-                for w in rx.iter() {
-                    let n = match w {
-                        Work::Regions(r) => {
-                            let own = r.own_file();
-                            let mut region = None;
-                            let link = AheadLink::new();
-                            std::thread::scope(|hs| {
-                                let ahead = ReadAhead::start(hs, &r, &link, opts.ahead);
-                                let reach = |end: u64| {
-                                    if let Some(a) = &ahead {
-                                        a.reach(end);
-                                    }
-                                };
-                                let mut next = None;
-                                while let Some((start, end)) = r.take(&mut region) {
-                                    if let Some(a) = &ahead {
-                                        if next != Some(start) {
-                                            a.jump(start);
-                                        }
-                                    }
-                                    next = Some(end);
-                                    account(read(
-                                        &mut state, &mut buf, r.input, &own, start, end, r.size,
-                                        &reach,
-                                    ));
-                                }
-                                // The helper stops when dropped; the scope waits for it.
-                                drop(ahead);
-                            });
-                            continue;
-                        }
-                        Work::Range {
-                            input,
-                            file,
-                            start,
-                            end,
-                            size,
-                        } => read(
-                            &mut state,
-                            &mut buf,
-                            input,
-                            &file,
-                            start,
-                            end,
-                            size,
-                            &|_| {},
-                        ),
-                        Work::Mapped {
-                            input,
-                            map,
-                            start,
-                            end,
-                        } => process_mapped(job, &mut state, input, &map, start, end, opts.sep),
-                        Work::Block {
-                            input,
-                            offset,
-                            buf: b,
-                            len,
-                        } => {
-                            if len > 0 {
-                                job.process(
-                                    &mut state,
-                                    &Chunk {
-                                        input,
-                                        offset,
-                                        data: &b[..len],
-                                    },
-                                );
-                            }
-                            let _ = pool_tx.send(b);
-                            len as u64
-                        }
-                    };
-                    account(n);
-                }
-                state
-            }));
-        }
+    let merged = std::thread::scope(|s| {
+        let (inputs, shared, spooled) = (&inputs, &shared, &spooled);
+        s.spawn(move || plan(inputs, opts, chunk, &tx, &pool_rx, shared, spooled));
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let worker = Worker::new(job, opts, shared, pool_tx.clone());
+                let rx = rx.clone();
+                s.spawn(move || worker.run(rx))
+            })
+            .collect();
         drop(rx);
+        let mut merged: Option<J::State> = None;
         for h in handles {
             let st = h.join().expect("worker thread panicked");
             match merged.as_mut() {
@@ -368,8 +245,35 @@ pub fn run<J: Job>(
                 Some(m) => job.merge(m, st),
             }
         }
+        merged
     });
+    outcome(
+        merged.unwrap_or_else(|| job.new_state()),
+        shared,
+        inputs,
+        spooled,
+    )
+}
 
+/// Bytes of the regular files among `inputs` (known up front).
+fn file_bytes(inputs: &[Input]) -> u64 {
+    inputs
+        .iter()
+        .map(|i| match i.source {
+            Source::File { size, .. } => size,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The finished scan: the merged state, one error per input that had any (the
+/// first reported), and the files read without error.
+fn outcome<S>(
+    state: S,
+    shared: Shared,
+    inputs: Vec<Input>,
+    spooled: Vec<Mutex<Option<Arc<File>>>>,
+) -> Outcome<S> {
     let mut bad = vec![false; inputs.len()];
     let mut errs = shared.errors.into_inner().unwrap();
     errs.sort_by_key(|e| e.0);
@@ -385,9 +289,9 @@ pub fn run<J: Job>(
         })
         .collect();
     Outcome {
-        state: merged.unwrap_or_else(|| job.new_state()),
+        state,
         errors,
-        bytes: bytes.into_inner(),
+        bytes: shared.bytes.into_inner(),
         files: bad.iter().filter(|b| !**b).count() as u64,
         spooled: spooled
             .into_iter()

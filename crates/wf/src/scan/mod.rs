@@ -14,6 +14,7 @@ mod plan;
 mod range;
 mod regions;
 mod stream;
+mod worker;
 
 use std::fs::File;
 use std::io;
