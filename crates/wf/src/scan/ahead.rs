@@ -191,60 +191,91 @@ fn read_ahead(
     link: &AheadLink,
     ahead: u64,
 ) {
-    // Read up to `done` in the region of `epoch`; `cold`: a step of this region
-    // was not in the page cache, so `mincore` is no longer asked.
-    let (mut epoch, mut done, mut cold) = (u64::MAX, 0u64, false);
+    let mut h = Helper {
+        epoch: u64::MAX,
+        done: 0,
+        cold: false,
+    };
     loop {
         let asked = link.asked.load(Ordering::Acquire);
         if asked == AHEAD_STOP {
             return;
         }
-        // Loaded after `asked`, and stored before it: an epoch at least as new.
-        let start = link.start.load(Ordering::Acquire);
-        if start >> AHEAD_OFFSET_BITS != epoch {
-            // A new region: start at the page the worker starts in (not at what
-            // it has asked for since: that skipped the region's first steps).
-            epoch = start >> AHEAD_OFFSET_BITS;
-            done = start & AHEAD_OFFSET_MASK & !4095;
-            cold = false;
-            link.ready
-                .store(epoch << AHEAD_OFFSET_BITS | done, Ordering::Release);
-        }
+        h.follow(link);
         // What the worker needs in this epoch (nothing yet, if it has not asked).
-        let at = if asked >> AHEAD_OFFSET_BITS == epoch {
+        let at = if asked >> AHEAD_OFFSET_BITS == h.epoch {
             asked & AHEAD_OFFSET_MASK
         } else {
-            done
+            h.done
         };
         let target = at.saturating_add(ahead).min(size);
-        if done >= target {
+        if h.done >= target {
             std::thread::park_timeout(std::time::Duration::from_millis(10));
             continue;
         }
-        let n = (target - done).min(AHEAD_STEP);
+        let n = (target - h.done).min(AHEAD_STEP);
+        if !h.step(file, null, map, n) {
+            return;
+        }
+        // Tagged with the helper's epoch: if the worker has jumped meanwhile, its
+        // gate waits for the next epoch's progress instead.
+        let pos = h.epoch << AHEAD_OFFSET_BITS | h.done.min(size);
+        link.ready.store(pos, Ordering::Release);
+        link.worker.unpark();
+    }
+}
+
+/// Where a helper is: read up to `done` in the region of `epoch`; `cold`: a step
+/// of this region was not in the page cache, so `mincore` is no longer asked.
+#[cfg(target_os = "linux")]
+struct Helper {
+    epoch: u64,
+    done: u64,
+    cold: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl Helper {
+    /// Follow the worker to a new region, if it jumped.
+    fn follow(&mut self, link: &AheadLink) {
+        // Loaded after `asked`, and stored before it: an epoch at least as new.
+        let start = link.start.load(Ordering::Acquire);
+        if start >> AHEAD_OFFSET_BITS == self.epoch {
+            return;
+        }
+        // A new region: start at the page the worker starts in (not at what
+        // it has asked for since: that skipped the region's first steps).
+        self.epoch = start >> AHEAD_OFFSET_BITS;
+        self.done = start & AHEAD_OFFSET_MASK & !4095;
+        self.cold = false;
+        link.ready.store(
+            self.epoch << AHEAD_OFFSET_BITS | self.done,
+            Ordering::Release,
+        );
+    }
+
+    /// Read the next `n` bytes into the page cache (unless they are there
+    /// already). False if reading failed or the file ended.
+    fn step(&mut self, file: &File, null: &File, map: Option<&[u8]>, n: u64) -> bool {
         // Pages under readahead are resident before they are read, so asking
         // `mincore` on a cold stream would skip the steps in flight, and with
         // them the pages that start the kernel's next readahead window: the
         // stream broke into 1 MiB requests (against 4 MiB), so once a step
         // misses, the rest of the region is read without asking.
-        cold = cold || !map.is_some_and(|m| cached(m, done, n));
-        if cold {
-            let mut off = done as libc::off_t;
-            // SAFETY: plain descriptors; `off` is a valid offset variable.
-            let got =
-                unsafe { libc::sendfile(null.as_raw_fd(), file.as_raw_fd(), &mut off, n as usize) };
-            if got <= 0 {
-                return;
-            }
-            done += got as u64;
-        } else {
-            done += n;
+        self.cold = self.cold || !map.is_some_and(|m| cached(m, self.done, n));
+        if !self.cold {
+            self.done += n;
+            return true;
         }
-        // Tagged with the helper's epoch: if the worker has jumped meanwhile, its
-        // gate waits for the next epoch's progress instead.
-        let pos = epoch << AHEAD_OFFSET_BITS | done.min(size);
-        link.ready.store(pos, Ordering::Release);
-        link.worker.unpark();
+        let mut off = self.done as libc::off_t;
+        // SAFETY: plain descriptors; `off` is a valid offset variable.
+        let got =
+            unsafe { libc::sendfile(null.as_raw_fd(), file.as_raw_fd(), &mut off, n as usize) };
+        if got <= 0 {
+            return false;
+        }
+        self.done += got as u64;
+        true
     }
 }
 

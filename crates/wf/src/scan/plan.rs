@@ -14,18 +14,22 @@
 //! - A file of more than one chunk goes out as regions (`regions.rs`), one
 //!   message per worker; streams are read here into blocks (`stream.rs`).
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
+use std::iter::Peekable;
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
 use super::engine::{ScanOptions, Shared, Work};
-use super::fadvise;
 use super::inputs::{Input, Source};
 use super::regions::Regions;
 use super::stream::{spool, stream_blocks};
+use super::{fadvise, io_message};
 
+/// Plan every input: regular files largest first, then spooled streams, then
+/// streams in the order given. Returns early if the workers are gone.
 pub(super) fn plan(
     inputs: &[Input],
     opts: &ScanOptions,
@@ -35,8 +39,35 @@ pub(super) fn plan(
     shared: &Shared,
     spooled: &[Mutex<Option<Arc<File>>>],
 ) {
-    let threads = opts.threads.max(1);
-    // Regular files, largest first; then streams in the order given.
+    let p = Planner {
+        inputs,
+        opts,
+        chunk,
+        threads: opts.threads.max(1),
+        tx,
+        shared,
+    };
+    let (files, mut streams) = by_kind(inputs);
+    let mut spooled_files = Vec::new();
+    if opts.spool_streams {
+        spooled_files = p.spool(&streams, spooled);
+        streams.clear();
+    }
+    if !p.files(&files) {
+        return;
+    }
+    for (i, f) in spooled_files {
+        if !p.file(i, f) {
+            return;
+        }
+    }
+    for i in streams {
+        p.stream(i, pool);
+    }
+}
+
+/// Regular files (index, size), largest first; streams (index) in the order given.
+fn by_kind(inputs: &[Input]) -> (Vec<(usize, u64)>, Vec<usize>) {
     let mut files: Vec<(usize, u64)> = Vec::new();
     let mut streams: Vec<usize> = Vec::new();
     for (i, inp) in inputs.iter().enumerate() {
@@ -46,96 +77,194 @@ pub(super) fn plan(
         }
     }
     files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    (files, streams)
+}
 
-    let mut spooled_files: Vec<(usize, Arc<File>)> = Vec::new();
-    if opts.spool_streams {
-        for &i in &streams {
-            match spool(&inputs[i].source) {
+struct Planner<'a> {
+    inputs: &'a [Input],
+    opts: &'a ScanOptions,
+    chunk: u64,
+    threads: usize,
+    tx: &'a chan::Sender<Work>,
+    shared: &'a Shared<'a>,
+}
+
+/// Files opened before their turn (see [`Planner::open_ahead`]).
+#[derive(Default)]
+struct Opened {
+    queue: VecDeque<(usize, u64, io::Result<File>)>,
+    /// Bytes of the small files in `queue`.
+    small_bytes: u64,
+}
+
+impl Planner<'_> {
+    /// Copy streams to unlinked temporary files (noted in `spooled`, for
+    /// reading back); returns them, to be planned like files.
+    fn spool(
+        &self,
+        streams: &[usize],
+        spooled: &[Mutex<Option<Arc<File>>>],
+    ) -> Vec<(usize, Arc<File>)> {
+        let mut files = Vec::new();
+        for &i in streams {
+            match spool(&self.inputs[i].source) {
                 Ok(f) => {
                     let f = Arc::new(f);
                     *spooled[i].lock().unwrap() = Some(f.clone());
-                    spooled_files.push((i, f));
+                    files.push((i, f));
                 }
-                Err(e) => shared.error(i, e.to_string()),
+                Err(e) => self.shared.error(i, e.to_string()),
             }
         }
-        streams.clear();
+        files
     }
 
-    let send_file = |i: usize, file: Arc<File>| -> bool {
+    /// Send the regular files' work, in order, opening (and hinting) small files
+    /// ahead of their turn. False if the workers are gone.
+    fn files(&self, files: &[(usize, u64)]) -> bool {
+        let mut opened = Opened::default();
+        let mut next = files.iter().copied().peekable();
+        loop {
+            self.open_ahead(&mut opened, &mut next);
+            let Some((i, size, f)) = opened.queue.pop_front() else {
+                return true;
+            };
+            if self.small(size) {
+                opened.small_bytes -= size;
+            }
+            match f {
+                Ok(f) => {
+                    if !self.file(i, Arc::new(f)) {
+                        return false;
+                    }
+                }
+                Err(e) => self.shared.error(i, io_message(&e)),
+            }
+        }
+    }
+
+    /// Is a file of `size` bytes hinted ahead of its turn?
+    fn small(&self, size: u64) -> bool {
+        !self.opts.readahead && !self.opts.mmap && size > 0 && size <= self.chunk
+    }
+
+    /// Open the next files before their turn: small files (one chunk each) are
+    /// opened and hinted (`POSIX_FADV_WILLNEED`) up to SMALL_AHEAD_BYTES /
+    /// SMALL_AHEAD_FILES ahead, so that a cold device has many requests queued;
+    /// the kernel's own readahead has no time to ramp up within a file of a few
+    /// hundred KB. A big file is opened only when nothing is queued, and its
+    /// chunks are not hinted (see the module comment). `--readahead` hints every
+    /// chunk instead.
+    fn open_ahead(
+        &self,
+        opened: &mut Opened,
+        next: &mut Peekable<impl Iterator<Item = (usize, u64)>>,
+    ) {
+        while opened.queue.len() < SMALL_AHEAD_FILES && opened.small_bytes < SMALL_AHEAD_BYTES {
+            let Some(&(i, size)) = next.peek() else { break };
+            let small = self.small(size);
+            if !small && !opened.queue.is_empty() {
+                break;
+            }
+            next.next();
+            let f = match &self.inputs[i].source {
+                Source::File { path, .. } => File::open(path),
+                Source::Stream { .. } => unreachable!(),
+            };
+            if small {
+                if let Ok(f) = &f {
+                    fadvise(f, 0, 0, libc::POSIX_FADV_WILLNEED);
+                }
+                opened.small_bytes += size;
+            }
+            opened.queue.push_back((i, size, f));
+            if !small {
+                break;
+            }
+        }
+    }
+
+    /// Send the work for one open file: regions for a big file, else its chunks
+    /// (mapped with `--mmap`). False if the workers are gone; an error with the
+    /// file is recorded and planning goes on.
+    fn file(&self, i: usize, file: Arc<File>) -> bool {
         let size = match file.metadata() {
             Ok(md) => md.len(),
             Err(e) => {
-                shared.error(i, e.to_string());
+                self.shared.error(i, e.to_string());
                 return true;
             }
         };
-        if opts.readahead {
+        if self.opts.readahead {
             fadvise(&file, 0, 0, libc::POSIX_FADV_SEQUENTIAL);
         }
         if size == 0 {
-            return tx
-                .send(Work::Range {
-                    input: i,
-                    file,
-                    start: 0,
-                    end: 0,
-                    size,
-                })
-                .is_ok();
+            return self.range(i, &file, 0, 0, size);
         }
-        let map = if opts.mmap {
+        if self.opts.mmap {
             // Safety: the map is read-only; a concurrent truncation is the documented
             // risk of --mmap.
-            match unsafe { memmap2::Mmap::map(&*file) } {
-                Ok(m) => Some(Arc::new(m)),
+            return match unsafe { memmap2::Mmap::map(&*file) } {
+                Ok(m) => self.mapped_chunks(i, &Arc::new(m), size),
                 Err(e) => {
-                    shared.error(i, crate::scan::io_message(&e));
-                    return true;
+                    self.shared.error(i, io_message(&e));
+                    true
                 }
-            }
-        } else {
-            None
-        };
-        if map.is_none() && !opts.readahead && threads > 1 && size > chunk {
-            let r = Arc::new(Regions::new(i, file, size, chunk, threads));
-            return (0..threads).all(|_| tx.send(Work::Regions(r.clone())).is_ok());
+            };
         }
+        if !self.opts.readahead && self.threads > 1 && size > self.chunk {
+            let r = Arc::new(Regions::new(i, file, size, self.chunk, self.threads));
+            return (0..self.threads).all(|_| self.tx.send(Work::Regions(r.clone())).is_ok());
+        }
+        self.chunks(i, &file, size)
+    }
+
+    /// The chunks of a file, in order (each hinted with `--readahead`).
+    fn chunks(&self, i: usize, file: &Arc<File>, size: u64) -> bool {
         let mut start = 0;
         while start < size {
-            let end = (start + chunk).min(size);
-            if let Some(m) = &map {
-                if opts.readahead {
-                    let _ = m.advise_range(
-                        memmap2::Advice::WillNeed,
-                        start as usize,
-                        (end - start) as usize,
-                    );
-                }
-                if tx
-                    .send(Work::Mapped {
-                        input: i,
-                        map: m.clone(),
-                        start,
-                        end,
-                    })
-                    .is_err()
-                {
-                    return false;
-                }
-                start = end;
-                continue;
+            let end = (start + self.chunk).min(size);
+            if self.opts.readahead {
+                fadvise(file, start, end - start, libc::POSIX_FADV_WILLNEED);
             }
-            if opts.readahead {
-                fadvise(&file, start, end - start, libc::POSIX_FADV_WILLNEED);
+            if !self.range(i, file, start, end, size) {
+                return false;
             }
-            if tx
-                .send(Work::Range {
-                    input: i,
-                    file: file.clone(),
+            start = end;
+        }
+        true
+    }
+
+    /// Send one chunk `[start, end)` of a file of `size` bytes.
+    fn range(&self, input: usize, file: &Arc<File>, start: u64, end: u64, size: u64) -> bool {
+        let file = file.clone();
+        let w = Work::Range {
+            input,
+            file,
+            start,
+            end,
+            size,
+        };
+        self.tx.send(w).is_ok()
+    }
+
+    /// The chunks of a mapped file.
+    fn mapped_chunks(&self, input: usize, map: &Arc<memmap2::Mmap>, size: u64) -> bool {
+        let mut start = 0;
+        while start < size {
+            let end = (start + self.chunk).min(size);
+            if self.opts.readahead {
+                let len = (end - start) as usize;
+                let _ = map.advise_range(memmap2::Advice::WillNeed, start as usize, len);
+            }
+            let map = map.clone();
+            if self
+                .tx
+                .send(Work::Mapped {
+                    input,
+                    map,
                     start,
                     end,
-                    size,
                 })
                 .is_err()
             {
@@ -144,64 +273,13 @@ pub(super) fn plan(
             start = end;
         }
         true
-    };
+    }
 
-    // Small files (one chunk each) are opened and hinted (`POSIX_FADV_WILLNEED`)
-    // up to SMALL_AHEAD_BYTES / SMALL_AHEAD_FILES before their turn, so that a cold
-    // device has many requests queued; the kernel's own readahead has no time to
-    // ramp up within a file of a few hundred KB. Big files' chunks are not hinted
-    // (see the module comment). `--readahead` hints every chunk instead.
-    let small = |size: u64| !opts.readahead && !opts.mmap && size > 0 && size <= chunk;
-    let open = |i: usize| match &inputs[i].source {
-        Source::File { path, .. } => File::open(path),
-        Source::Stream { .. } => unreachable!(),
-    };
-    let mut ahead: std::collections::VecDeque<(usize, u64, io::Result<File>)> =
-        std::collections::VecDeque::new();
-    let mut ahead_bytes = 0u64;
-    let mut next = files.iter().copied().peekable();
-    loop {
-        while ahead.len() < SMALL_AHEAD_FILES && ahead_bytes < SMALL_AHEAD_BYTES {
-            let Some(&(i, size)) = next.peek() else { break };
-            if !small(size) && !ahead.is_empty() {
-                break;
-            }
-            next.next();
-            let f = open(i);
-            if small(size) {
-                if let Ok(f) = &f {
-                    fadvise(f, 0, 0, libc::POSIX_FADV_WILLNEED);
-                }
-                ahead_bytes += size;
-            }
-            ahead.push_back((i, size, f));
-            if !small(size) {
-                break;
-            }
-        }
-        let Some((i, size, f)) = ahead.pop_front() else {
-            break;
-        };
-        if small(size) {
-            ahead_bytes -= size;
-        }
-        match f {
-            Ok(f) => {
-                if !send_file(i, Arc::new(f)) {
-                    return;
-                }
-            }
-            Err(e) => shared.error(i, crate::scan::io_message(&e)),
-        }
-    }
-    for (i, f) in spooled_files {
-        if !send_file(i, f) {
-            return;
-        }
-    }
-    for i in streams {
-        if let Err(e) = stream_blocks(i, &inputs[i].source, chunk, opts.sep, tx, pool) {
-            shared.error(i, crate::scan::io_message(&e));
+    /// Read a stream into blocks for the workers.
+    fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
+        let (chunk, sep) = (self.chunk, self.opts.sep);
+        if let Err(e) = stream_blocks(i, &self.inputs[i].source, chunk, sep, self.tx, pool) {
+            self.shared.error(i, io_message(&e));
         }
     }
 }

@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io;
 
-use super::read_full_at;
+use super::{io_message, read_full_at};
 use crate::jobs::{Chunk, Job};
 
 /// Read the records owned by `[start, end)` of a file of `size` bytes and pass
@@ -39,105 +39,138 @@ pub(super) fn process_range<J: Job>(
     if buf.len() < piece {
         buf.resize(piece, 0);
     }
-    let eio = |e: io::Error| crate::scan::io_message(&e);
-    let shrank = |at: u64| {
-        format!("file shrank while being read (expected {size} bytes, read ended at {at})")
+    let mut r = Pieces {
+        file,
+        buf,
+        size,
+        piece,
+        sep,
+        reach,
+        pos: 0,
+        base: 0,
+        len: 0,
     };
-    // `pos`: file offset of the next byte to read; buf[..len] holds the bytes
-    // from file offset `base`.
-    let mut pos;
-    let mut base;
-    let mut len;
-    // Phase 1: find the first record that starts in [start, end): the first
-    // separator among bytes start-1 ..= end-2, plus one.
-    if start == 0 {
-        pos = 0;
-        base = 0;
-        len = 0;
-    } else {
-        pos = start - 1;
+    if start > 0 && !r.find_first(start, end)? {
+        return Ok(0); // no record starts in this chunk
+    }
+    let first = r.base;
+    let last = r.pass_records(end, |offset, data| {
+        job.process(
+            state,
+            &Chunk {
+                input,
+                offset,
+                data,
+            },
+        )
+    })?;
+    Ok(last - first)
+}
+
+/// A file read piece by piece into one buffer: `buf[..len]` holds the bytes
+/// from file offset `base`, and `pos` is the file offset of the next byte to
+/// read.
+struct Pieces<'a> {
+    file: &'a File,
+    buf: &'a mut Vec<u8>,
+    size: u64,
+    piece: usize,
+    sep: u8,
+    reach: &'a dyn Fn(u64),
+    pos: u64,
+    base: u64,
+    len: usize,
+}
+
+impl Pieces<'_> {
+    /// Phase 1: find the first record that starts in `[start, end)` (start > 0):
+    /// the first separator among bytes start-1 ..= end-2, plus one; keep what
+    /// follows it. False if no record starts there.
+    fn find_first(&mut self, start: u64, end: u64) -> Result<bool, String> {
+        self.pos = start - 1;
         loop {
-            let want = (piece as u64).min(end - 1 - pos) as usize;
+            let want = (self.piece as u64).min(end - 1 - self.pos) as usize;
             if want == 0 {
-                return Ok(0); // no record starts in this chunk
+                return Ok(false);
             }
-            reach(pos + want as u64);
-            let got = read_full_at(file, &mut buf[..want], pos).map_err(eio)?;
-            if got < want {
-                return Err(shrank(pos + got as u64));
-            }
-            if let Some(p) = memchr::memchr(sep, &buf[..want]) {
+            self.read(0, want)?;
+            if let Some(p) = memchr::memchr(self.sep, &self.buf[..want]) {
                 // Keep what follows the separator.
-                buf.copy_within(p + 1..want, 0);
-                base = pos + p as u64 + 1;
-                len = want - p - 1;
-                pos += want as u64;
-                break;
+                self.buf.copy_within(p + 1..want, 0);
+                self.base = self.pos + p as u64 + 1;
+                self.len = want - p - 1;
+                self.pos += want as u64;
+                return Ok(true);
             }
-            pos += want as u64;
+            self.pos += want as u64;
         }
     }
-    let first = base;
-    // Phase 2: pass whole records to the job until the record holding byte end-1
-    // is complete: the owned range ends just after the first separator at or
-    // after end-1, or at the end of the file.
-    loop {
-        // Is the end of the owned range in the buffer?
-        if base + len as u64 > end - 1 {
-            let from = (end - 1).saturating_sub(base) as usize;
-            if let Some(p) = memchr::memchr(sep, &buf[from..len]) {
-                let stop = from + p + 1;
-                job.process(
-                    state,
-                    &Chunk {
-                        input,
-                        offset: base,
-                        data: &buf[..stop],
-                    },
-                );
-                return Ok(base + stop as u64 - first);
+
+    /// Phase 2: pass whole records (file offset, bytes) to `emit` until the
+    /// record holding byte end-1 is complete: the owned range ends just after
+    /// the first separator at or after end-1, or at the end of the file.
+    /// Returns the file offset where it ends.
+    fn pass_records(&mut self, end: u64, mut emit: impl FnMut(u64, &[u8])) -> Result<u64, String> {
+        loop {
+            if let Some(stop) = self.owned_end(end) {
+                emit(self.base, &self.buf[..stop]);
+                return Ok(self.base + stop as u64);
             }
-        }
-        if pos >= size {
-            if len > 0 {
-                job.process(
-                    state,
-                    &Chunk {
-                        input,
-                        offset: base,
-                        data: &buf[..len],
-                    },
-                );
+            if self.pos >= self.size {
+                if self.len > 0 {
+                    emit(self.base, &self.buf[..self.len]);
+                }
+                return Ok(self.base + self.len as u64);
             }
-            return Ok(base + len as u64 - first);
+            // Hand over the whole records we have, keep the partial one.
+            if let Some(p) = memchr::memrchr(self.sep, &self.buf[..self.len]) {
+                let stop = p + 1;
+                emit(self.base, &self.buf[..stop]);
+                self.buf.copy_within(stop..self.len, 0);
+                self.base += stop as u64;
+                self.len -= stop;
+            }
+            self.read_next()?;
         }
-        // Hand over the whole records we have, keep the partial one.
-        if let Some(p) = memchr::memrchr(sep, &buf[..len]) {
-            let stop = p + 1;
-            job.process(
-                state,
-                &Chunk {
-                    input,
-                    offset: base,
-                    data: &buf[..stop],
-                },
-            );
-            buf.copy_within(stop..len, 0);
-            base += stop as u64;
-            len -= stop;
+    }
+
+    /// Where in the buffer the owned range ends, if the buffer holds its end
+    /// (the first separator at or after byte end-1).
+    fn owned_end(&self, end: u64) -> Option<usize> {
+        if self.base + (self.len as u64) < end {
+            return None;
         }
-        // Read the next piece after what is left.
-        if buf.len() < len + piece {
-            buf.resize(len + piece, 0);
+        let from = (end - 1).saturating_sub(self.base) as usize;
+        let p = memchr::memchr(self.sep, &self.buf[from..self.len])?;
+        Some(from + p + 1)
+    }
+
+    /// Read the next piece after what the buffer holds.
+    fn read_next(&mut self) -> Result<(), String> {
+        let len = self.len;
+        if self.buf.len() < len + self.piece {
+            self.buf.resize(len + self.piece, 0);
         }
-        let want = (piece as u64).min(size - pos) as usize;
-        reach(pos + want as u64);
-        let got = read_full_at(file, &mut buf[len..len + want], pos).map_err(eio)?;
+        let want = (self.piece as u64).min(self.size - self.pos) as usize;
+        self.read(len, want)?;
+        self.pos += want as u64;
+        self.len += want;
+        Ok(())
+    }
+
+    /// Read `want` bytes at `pos` into `buf[at..]`, once the read-ahead gate lets
+    /// them through; a short read means the file shrank.
+    fn read(&mut self, at: usize, want: usize) -> Result<(), String> {
+        (self.reach)(self.pos + want as u64);
+        let got = read_full_at(self.file, &mut self.buf[at..at + want], self.pos)
+            .map_err(|e| io_message(&e))?;
         if got < want {
-            return Err(shrank(pos + got as u64));
+            let (size, at) = (self.size, self.pos + got as u64);
+            return Err(format!(
+                "file shrank while being read (expected {size} bytes, read ended at {at})"
+            ));
         }
-        pos += want as u64;
-        len += want;
+        Ok(())
     }
 }
 
