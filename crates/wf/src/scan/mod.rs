@@ -13,7 +13,7 @@ pub mod inputs;
 mod plan;
 mod range;
 mod regions;
-mod stream;
+pub(crate) mod stream;
 mod worker;
 
 use std::fs::File;

@@ -12,7 +12,8 @@
 //!   430 KB, `wf pangram` took 1.25x the time of the best `xargs -P N cat` with
 //!   no hints and 0.92x with them; warm, no difference.
 //! - A file of more than one chunk goes out as regions (`regions.rs`), one
-//!   message per worker; streams are read here into blocks (`stream.rs`).
+//!   message per worker; streams are read here into record-aligned blocks
+//!   (`stream.rs`).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -25,7 +26,7 @@ use crossbeam_channel as chan;
 use super::engine::{ScanOptions, Shared, Work};
 use super::inputs::{Input, Source};
 use super::regions::Regions;
-use super::stream::{spool, stream_blocks};
+use super::stream::{open_stream, read_blocks, spool, End, Refused};
 use super::{fadvise, io_message};
 
 /// Plan every input: regular files largest first, then spooled streams, then
@@ -275,11 +276,28 @@ impl Planner<'_> {
         true
     }
 
-    /// Read a stream into blocks for the workers.
+    /// Read a stream into blocks for the workers (up to 64 MiB each; see
+    /// `stream.rs`).
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
-        let (chunk, sep) = (self.chunk, self.opts.sep);
-        if let Err(e) = stream_blocks(i, &self.inputs[i].source, chunk, sep, self.tx, pool) {
-            self.shared.error(i, io_message(&e));
+        let mut src = match open_stream(&self.inputs[i].source) {
+            Ok(src) => src,
+            Err(e) => return self.shared.error(i, io_message(&e)),
+        };
+        let size = self.chunk.min(64 << 20) as usize;
+        let end = read_blocks(&mut src, size, self.opts.sep, pool, |b| {
+            let (offset, buf, len) = (b.offset, b.buf, b.len);
+            let w = Work::Block {
+                input: i,
+                offset,
+                buf,
+                len,
+            };
+            self.tx.send(w).map_err(|_| Refused)
+        });
+        match end {
+            End::Done => {}
+            End::Failed(e) => self.shared.error(i, io_message(&e)),
+            End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
         }
     }
 }
