@@ -19,7 +19,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +27,7 @@ use crossbeam_channel as chan;
 
 use super::Ctl;
 use crate::scan::stream::{self, End, Polled, Refused};
-use crate::scan::{io_message, Input, Source};
+use crate::scan::{io_message, read_full_at, Input, Source};
 
 /// Where a block's bytes are.
 pub(crate) enum Data {
@@ -257,15 +256,7 @@ impl Window {
     fn fill(&mut self, f: &File, at: u64, size: u64) -> io::Result<()> {
         // Small reads: a boundary is usually a few bytes after the cut point.
         let want = (self.buf.len() as u64).min(size - at) as usize;
-        let mut got = 0;
-        while got < want {
-            match f.read_at(&mut self.buf[got..want], at + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let got = read_full_at(f, &mut self.buf[..want], at)?;
         if got < want {
             return Err(io::Error::other(format!(
                 "file shrank while being read (expected {size} bytes, read ended at {})",
