@@ -47,14 +47,14 @@ pub struct ScanOptions {
     /// Chunks queued (and read ahead) beyond the ones being processed.
     pub inflight: usize,
     /// Ask the kernel to read queued chunks ahead (`POSIX_FADV_WILLNEED`); off by
-    /// default, since it measured slower here (see the module comment).
+    /// default, since it measured slower here (see `scan/plan.rs`).
     pub readahead: bool,
     /// Map regular files (`mmap`) instead of reading them with `pread`. Saves the
     /// copy, but a file truncated while mapped would kill the process (SIGBUS),
     /// so it is opt-in (`--mmap`).
     pub mmap: bool,
     /// Bytes a helper thread per worker reads ahead of the worker in a file split
-    /// into regions (see [`ReadAhead`]); 0 turns the helpers off.
+    /// into regions (see [`ReadAhead`](super::ahead::ReadAhead)); 0 turns the helpers off.
     pub ahead: u64,
     /// Copy streams to an unlinked temporary file first, so the job can read
     /// ranges back afterwards (see [`Outcome::read_range`]).
@@ -86,7 +86,7 @@ pub const DEFAULT_CHUNK: u64 = 8 << 20;
 /// Default read size within a chunk: 32 KiB.
 pub const DEFAULT_READ: usize = 32 << 10;
 
-/// Default distance a [`ReadAhead`] helper keeps ahead of its worker: 64 MiB.
+/// Default distance a [`ReadAhead`](super::ahead::ReadAhead) helper keeps ahead of its worker: 64 MiB.
 pub const DEFAULT_AHEAD: u64 = 64 << 20;
 
 /// Live counters a progress display can read.
