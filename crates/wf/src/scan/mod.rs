@@ -4,8 +4,9 @@
 //! data is read); `engine` splits them into record-aligned chunks, reads them on
 //! worker threads and feeds whole records to a [`crate::jobs::Job`]. Its parts:
 //! `plan` (the chunk plan), `regions` (per-worker regions of a big file and
-//! stealing), `ahead` (the read-ahead helper and its gate), `range` (the records
-//! a chunk owns) and `stream` (streams into record-aligned blocks).
+//! stealing), `ahead` (the read-ahead helper and its gate), `worker` (a worker
+//! thread), `range` (the records a chunk owns) and `stream` (streams into
+//! record-aligned blocks, for the engine and for `feed`).
 
 mod ahead;
 pub mod engine;
