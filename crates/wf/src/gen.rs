@@ -29,7 +29,12 @@ const SITE: &[u8] = b"http://www.tbray.org";
 /// shorter than `size` plus one line. `odd_lines` (0..=1) is the fraction of lines replaced
 /// by malformed ones. The same `seed` and `size` give the same bytes on any machine.
 /// Returns the number of bytes written.
-pub fn wf2<W: Write>(out: &mut W, size: u64, seed: u64, odd_lines: f64) -> io::Result<u64> {
+pub fn wf2<W: Write + ?Sized>(
+    out: &mut W,
+    size: u64,
+    seed: u64,
+    odd_lines: f64,
+) -> io::Result<u64> {
     if size == 0 {
         return Ok(0);
     }
@@ -43,20 +48,11 @@ pub fn wf2<W: Write>(out: &mut W, size: u64, seed: u64, odd_lines: f64) -> io::R
     } else {
         (odd * 18_446_744_073_709_551_616.0) as u64
     };
-    // Small outputs are not worth the threads (and the blocks they would make in vain).
-    let threads = if size < 4 << 20 {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 4)
-    };
-    generate(out, size, seed, odd_thresh, threads)
+    generate(out, size, seed, odd_thresh, threads_for(size))
 }
 
 /// The generator proper; the bytes do not depend on `threads`.
-fn generate<W: Write>(
+fn generate<W: Write + ?Sized>(
     out: &mut W,
     size: u64,
     seed: u64,
@@ -69,19 +65,54 @@ fn generate<W: Write>(
         seed,
         odd_thresh,
     };
-    if threads <= 1 {
-        let mut w = Writer::new(out, size);
+    // Every thread walks the clock through every block, so a block's times do not
+    // depend on which thread makes it.
+    let cfg = &cfg;
+    let maker = || {
         let mut clock = Clock::new();
-        let mut buf = Vec::with_capacity(LINES_PER_BLOCK * 256);
-        for b in 0.. {
+        move |b: u64, buf: Option<&mut Vec<u8>>| {
             let (t0, dur) = clock.next();
-            buf.clear();
-            cfg.block(b, t0, dur, &mut buf);
-            if w.put(&buf)? {
-                break;
+            if let Some(buf) = buf {
+                cfg.block(b, t0, dur, buf);
             }
         }
-        return Ok(w.written);
+    };
+    write_blocks(out, size, threads, LINES_PER_BLOCK * 256, maker)
+}
+
+/// Threads for an output of `size` bytes: small outputs are not worth the threads
+/// (and the blocks they would make in vain).
+fn threads_for(size: u64) -> usize {
+    if size < 4 << 20 {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4)
+    }
+}
+
+/// Write blocks 0, 1, 2, ... to `out` up to the first line end at or after `size`
+/// bytes, made on `threads` threads and written in order. `maker` gives each
+/// thread its block maker, which is called with every block index in order and
+/// appends the block to the buffer when it is given one (the blocks of other
+/// threads it only steps past), so a block may depend on state carried from block
+/// to block and still be the same at any thread count. `capacity` is a block's
+/// usual size.
+fn write_blocks<W, F>(
+    out: &mut W,
+    size: u64,
+    threads: usize,
+    capacity: usize,
+    maker: impl Fn() -> F + Sync,
+) -> io::Result<u64>
+where
+    W: Write + ?Sized,
+    F: FnMut(u64, Option<&mut Vec<u8>>),
+{
+    if threads <= 1 {
+        return write_serial(out, size, capacity, maker());
     }
     std::thread::scope(|s| {
         let mut full: Vec<Receiver<Vec<u8>>> = Vec::new();
@@ -91,51 +122,93 @@ fn generate<W: Write>(
             let (etx, erx) = bounded::<Vec<u8>>(4);
             full.push(frx);
             empty.push(etx);
-            let cfg = &cfg;
-            s.spawn(move || {
-                let mut clock = Clock::new();
-                for b in 0u64.. {
-                    let (t0, dur) = clock.next();
-                    if b % threads as u64 != wid as u64 {
-                        continue;
-                    }
-                    let mut buf = erx
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(LINES_PER_BLOCK * 256));
-                    buf.clear();
-                    cfg.block(b, t0, dur, &mut buf);
-                    if ftx.send(buf).is_err() {
-                        return;
-                    }
-                }
-            });
+            let maker = &maker;
+            s.spawn(move || make_blocks(wid, threads, capacity, maker(), ftx, erx));
         }
-        let mut w = Writer::new(out, size);
-        for b in 0usize.. {
-            let buf = match full[b % threads].recv() {
-                Ok(buf) => buf,
-                Err(_) => return Err(io::Error::other("generator thread failed")),
-            };
-            let done = w.put(&buf)?;
-            let _ = empty[b % threads].try_send(buf);
-            if done {
-                break;
-            }
-        }
+        let written = write_in_order(out, size, &full, &empty);
         // Dropping the receivers makes the workers' next send fail, so they stop.
         drop(full);
-        Ok(w.written)
+        written
     })
 }
 
+/// All blocks made and written on the caller's thread.
+fn write_serial<W: Write + ?Sized>(
+    out: &mut W,
+    size: u64,
+    capacity: usize,
+    mut make: impl FnMut(u64, Option<&mut Vec<u8>>),
+) -> io::Result<u64> {
+    let mut w = Writer::new(out, size);
+    let mut buf = Vec::with_capacity(capacity);
+    for b in 0.. {
+        buf.clear();
+        make(b, Some(&mut buf));
+        if w.put(&buf)? {
+            break;
+        }
+    }
+    Ok(w.written)
+}
+
+/// Worker `wid` of `threads`: makes blocks wid, wid + threads, ... into buffers
+/// the writer sends back (or new ones) until the writer stops taking them.
+fn make_blocks<F: FnMut(u64, Option<&mut Vec<u8>>)>(
+    wid: usize,
+    threads: usize,
+    capacity: usize,
+    mut make: F,
+    full: Sender<Vec<u8>>,
+    empty: Receiver<Vec<u8>>,
+) {
+    for b in 0u64.. {
+        if b % threads as u64 != wid as u64 {
+            make(b, None);
+            continue;
+        }
+        let mut buf = empty
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(capacity));
+        buf.clear();
+        make(b, Some(&mut buf));
+        if full.send(buf).is_err() {
+            return;
+        }
+    }
+}
+
+/// Take block b from worker b % threads, write it and send its buffer back, until
+/// the output is complete.
+fn write_in_order<W: Write + ?Sized>(
+    out: &mut W,
+    size: u64,
+    full: &[Receiver<Vec<u8>>],
+    empty: &[Sender<Vec<u8>>],
+) -> io::Result<u64> {
+    let threads = full.len();
+    let mut w = Writer::new(out, size);
+    for b in 0usize.. {
+        let buf = match full[b % threads].recv() {
+            Ok(buf) => buf,
+            Err(_) => return Err(io::Error::other("generator thread failed")),
+        };
+        let done = w.put(&buf)?;
+        let _ = empty[b % threads].try_send(buf);
+        if done {
+            break;
+        }
+    }
+    Ok(w.written)
+}
+
 /// Writes whole blocks until `size` is reached, then the part up to the next line end.
-struct Writer<'a, W: Write> {
+struct Writer<'a, W: Write + ?Sized> {
     out: &'a mut W,
     size: u64,
     written: u64,
 }
 
-impl<'a, W: Write> Writer<'a, W> {
+impl<'a, W: Write + ?Sized> Writer<'a, W> {
     fn new(out: &'a mut W, size: u64) -> Self {
         Writer {
             out,
@@ -646,15 +719,27 @@ const AGGREGATORS: &[(&str, &str)] = &[
 /// Reverse-DNS templates for ordinary clients. a.b.c.d are the octets.
 fn client_host(r: &mut R, s: &mut String) {
     use std::fmt::Write as _;
-    let (a, b, c, d) = (
+    let octets = [
         r.range(12, 223),
         r.below(256),
         r.below(256),
         r.range(1, 254),
-    );
+    ];
     s.clear();
-    let _ = match r.below(20) {
-        0..=6 => write!(s, "{a}.{b}.{c}.{d}"),
+    match r.below(20) {
+        0..=6 => {
+            let [a, b, c, d] = octets;
+            let _ = write!(s, "{a}.{b}.{c}.{d}");
+        }
+        k @ 7..=13 => cable_dsl_host(r, s, k, octets),
+        k => other_host(r, s, k, octets),
+    }
+}
+
+/// Template `k` of the big cable and DSL providers (US and UK).
+fn cable_dsl_host(r: &mut R, s: &mut String, k: u32, [a, b, c, d]: [u32; 4]) {
+    use std::fmt::Write as _;
+    let _ = match k {
         7 => write!(
             s,
             "c-{a}-{b}-{c}-{d}.hsd1.{}.comcast.net",
@@ -698,11 +783,19 @@ fn client_host(r: &mut R, s: &mut String) {
             "{a}-{b}-{c}-{d:03}.dhcp.{}.charter.com",
             r.pick(&["spbg.sc", "mdsn.wi", "stls.mo", "ftwo.tx", "rvsd.ca"])
         ),
-        13 => write!(
+        _ => write!(
             s,
             "cpe-{a}-{b}-{c}-{d}.{}.res.rr.com",
             r.pick(&["austin", "nyc", "socal", "carolina", "kc", "hawaii", "maine"])
         ),
+    };
+}
+
+/// Template `k` of other providers (Canada, New Zealand, Germany) and of
+/// corporate and university proxies.
+fn other_host(r: &mut R, s: &mut String, k: u32, [a, b, c, d]: [u32; 4]) {
+    use std::fmt::Write as _;
+    let _ = match k {
         14 => write!(s, "modemcable{:03}.{c}-{b}-{a}.mc.videotron.ca", d),
         15 => write!(s, "{a}-{b}-{c}-{d}.jetstream.xtra.co.nz"),
         16 => write!(s, "p{:08X}.dip.t-dialin.net", r.u() as u32),
@@ -752,6 +845,9 @@ struct Article {
     nimg: u32,
 }
 
+/// A picture: its uri, its -big uri, its bytes.
+type Image = (u32, u32, u32);
+
 struct Client {
     host: u32,
     agent: u32,
@@ -763,8 +859,7 @@ struct Pools {
     articles: Vec<Article>,
     art_pop: Alias,
     art_crawl: Alias,
-    /// Images: uri, -big uri, bytes.
-    images: Vec<(u32, u32, u32)>,
+    images: Vec<Image>,
     statics: Vec<u32>,
     categories: Vec<u32>,
     bad: Vec<u32>,
@@ -792,284 +887,34 @@ const FEEDS: &[(&str, u16, u32)] = &[
 ];
 
 impl Pools {
+    /// Build every pool from the seed. The steps draw from one random stream, in
+    /// this order: changing the order changes the bytes.
     fn build(seed: u64) -> Pools {
-        use std::fmt::Write as _;
-        let mut r = R::new(seed, 0x9001);
-        let mut strs = Strs::default();
-        let mut s = String::new();
-
-        // Articles: dated 2003-01-01 .. 2007-06-16, slugs from the vocabulary.
-        let day_lo = days_from_civil(2003, 1, 1);
-        let day_hi = days_from_civil(2007, 6, 16);
-        let n_art = 2600;
-        let mut days: Vec<i64> = (0..n_art)
-            .map(|_| day_lo + r.below((day_hi - day_lo + 1) as u32) as i64)
-            .collect();
-        days.sort_unstable();
-        let mut seen = std::collections::HashSet::new();
-        let mut articles = Vec::with_capacity(n_art);
-        let mut images = Vec::new();
-        let mut ages = Vec::new();
-        for &day in &days {
-            let (y, m, d) = civil_from_days(day);
-            let prefix = format!("/ongoing/When/{}x/{y:04}/{m:02}/{d:02}/", y / 10);
-            let slug = loop {
-                let slug = make_slug(&mut r);
-                if seen.insert(format!("{prefix}{slug}")) {
-                    break slug;
-                }
-            };
-            let uri = strs.push(format!("{prefix}{slug}").as_bytes());
-            let nimg = if r.bp(5500) { 0 } else { r.range(1, 6) };
-            let img0 = images.len() as u32;
-            for _ in 0..nimg {
-                let name = match r.below(4) {
-                    0 => format!("IMGP{:04}", r.below(10_000)),
-                    1 => format!("IMG_{:04}", r.below(10_000)),
-                    2 => r.pick(WORDS).to_string(),
-                    _ => format!("{}{}", r.pick(WORDS), r.pick(WORDS)),
-                };
-                let ext = if r.bp(6000) { "png" } else { "jpg" };
-                let u = strs.push(format!("{prefix}{name}.{ext}").as_bytes());
-                let big = strs.push(format!("{prefix}-big/{name}.jpg").as_bytes());
-                images.push((
-                    u,
-                    big,
-                    r.range(4_000, 40_000) + r.below(4) * r.below(60_000),
-                ));
-            }
-            let bytes = 3_000 + r.below(9_000) + r.below(4) * r.below(12_000);
-            articles.push(Article {
-                uri,
-                bytes,
-                img0,
-                nimg,
-            });
-            ages.push(day_hi - day);
-        }
-        // Popularity ranks: random, but newer articles tend to rank higher.
-        let mut order: Vec<usize> = (0..n_art).collect();
-        let keys: Vec<u64> = ages
-            .iter()
-            .map(|&age| r.below(1000) as u64 * (age as u64 + 90))
-            .collect();
-        order.sort_by_key(|&i| (keys[i], i));
-        let art_pop = ranked_alias(&order, 4);
-        r.shuffle(&mut order);
-        let art_crawl = ranked_alias(&order, 2);
-
+        let mut b = Builder {
+            r: R::new(seed, 0x9001),
+            strs: Strs::default(),
+            s: String::new(),
+        };
+        let (articles, images, ages) = b.articles();
+        let (art_pop, art_crawl) = b.article_ranks(&ages);
         let statics = STATIC
             .iter()
-            .map(|(p, _)| strs.push(p.as_bytes()))
+            .map(|(p, _)| b.strs.push(p.as_bytes()))
             .collect();
         let categories = CATEGORIES
             .iter()
-            .map(|c| strs.push(format!("/ongoing/What/{c}/").as_bytes()))
+            .map(|c| b.strs.push(format!("/ongoing/What/{c}/").as_bytes()))
             .collect();
-        let words = WORDS.iter().map(|w| strs.push(w.as_bytes())).collect();
-
-        // 404s: fixed junk plus mangled article links, skewed.
-        let mut bad: Vec<u32> = FIXED_404.iter().map(|p| strs.push(p.as_bytes())).collect();
-        for _ in 0..1800 {
-            let a = &articles[art_pop.sample(r.u())];
-            let u = String::from_utf8(strs.get(a.uri as usize).to_vec()).unwrap();
-            let (dir, slug) = u.rsplit_once('/').unwrap();
-            s.clear();
-            let _ = match r.below(10) {
-                0 => write!(s, "{u}/"),
-                1 => write!(s, "{u})"),
-                2 => write!(s, "{u}."),
-                3 => write!(s, "{u},"),
-                4 => write!(s, "{u}%20"),
-                5 => write!(s, "{u}.html"),
-                6 if slug.len() > 2 => {
-                    write!(s, "{dir}/{}", &slug[..slug.len() - 1 - r.below(2) as usize])
-                }
-                7 => write!(s, "{dir}/{}", slug.to_lowercase()),
-                8 => write!(s, "{}/{}", &dir[..dir.len() - 3], r.pick(WORDS)),
-                _ => write!(s, "{u}/feed/"),
-            };
-            if s.is_empty() {
-                s.push_str(&u);
-                s.push_str("%22");
-            }
-            bad.push(strs.push(s.as_bytes()));
-        }
-        r.shuffle(&mut bad);
-        let bad_pop = Alias::zipf(bad.len(), 4);
-
-        // Agents, then clients that each keep one agent.
-        let ba: Vec<u32> = BROWSER_AGENTS
-            .iter()
-            .map(|a| strs.push(a.as_bytes()))
-            .collect();
-        let ba_pop = Alias::zipf(ba.len(), 4);
-        let fa: Vec<u32> = FEED_AGENTS
-            .iter()
-            .map(|a| strs.push(a.as_bytes()))
-            .collect();
-        let fa_pop = Alias::zipf(fa.len(), 4);
-
-        let mut browsers = Vec::new();
-        for _ in 0..160_000 {
-            client_host(&mut r, &mut s);
-            browsers.push(Client {
-                host: strs.push(s.as_bytes()),
-                agent: ba[ba_pop.sample(r.u())],
-                http10: r.bp(400),
-            });
-        }
-        let browser_pop = Alias::zipf(browsers.len(), 3);
-
-        let mut feeders = Vec::new();
-        let mut feed_of = Vec::new();
-        for (host, agent) in AGGREGATORS {
-            let agent = agent.replace('#', &r.range(2, 900).to_string());
-            feeders.push(Client {
-                host: strs.push(host.as_bytes()),
-                agent: strs.push(agent.as_bytes()),
-                http10: false,
-            });
-            feed_of.push(if r.bp(7000) { 0 } else { 1 });
-        }
-        for _ in 0..40_000 {
-            client_host(&mut r, &mut s);
-            feeders.push(Client {
-                host: strs.push(s.as_bytes()),
-                agent: fa[fa_pop.sample(r.u())],
-                http10: r.bp(600),
-            });
-            feed_of.push(match r.below(100) {
-                0..=79 => 0,
-                80..=92 => 1,
-                93..=96 => 2,
-                97 => 3,
-                _ => 4,
-            });
-        }
-        let feeder_pop = Alias::zipf(feeders.len(), 4);
-
-        let cw: Vec<f64> = CRAWLERS.iter().map(|c| c.3 as f64).collect();
-        let cw = Alias::new(&cw);
-        let mut crawlers = Vec::new();
-        for _ in 0..3_000 {
-            let (tmpl, agent, http10, _) = CRAWLERS[cw.sample(r.u())];
-            let n = match tmpl.find('#') {
-                Some(_) if tmpl.starts_with("crawl-") || tmpl.starts_with("livebot") => {
-                    format!("{}-{}", r.below(256), r.range(1, 254))
-                }
-                Some(_) if tmpl.starts_with("220") => {
-                    format!("{}.{}", r.below(256), r.range(1, 254))
-                }
-                _ => format!("{:02}", r.below(100_000)),
-            };
-            crawlers.push(Client {
-                host: strs.push(tmpl.replace('#', &n).as_bytes()),
-                agent: strs.push(agent.as_bytes()),
-                http10,
-            });
-        }
-        let crawler_pop = Alias::zipf(crawlers.len(), 4);
-
-        // External referrers: aggregators and planets first (most popular), then a long tail
-        // of searches, blogs and webmail.
-        let mut refs: Vec<u32> = [
-            "http://www.google.com/reader/view/",
-            "http://planetsun.org/",
-            "http://planetjava.org/",
-            "http://planet.intertwingly.net/",
-            "http://www.netvibes.com/",
-            "http://programming.reddit.com/",
-            "http://www.techmeme.com/",
-            "http://del.icio.us/popular/",
-            "http://www.textuality.com/",
-            "http://slashdot.org/",
-            "http://www.xml.com/",
-            "http://news.ycombinator.com/",
-        ]
-        .iter()
-        .map(|x| strs.push(x.as_bytes()))
-        .collect();
-        for _ in 0..60_000 {
-            s.clear();
-            let mut q = String::new();
-            for i in 0..r.range(1, 4) {
-                if i > 0 {
-                    q.push('+');
-                }
-                q.push_str(&r.pick(WORDS).to_lowercase());
-            }
-            let _ = match r.below(20) {
-                0..=6 => write!(
-                    s,
-                    "http://www.google.{}/search?q={q}&hl={}&start={}&sa=N",
-                    r.pick(&["com", "com", "com", "co.uk", "ca", "com.au", "de", "fr", "co.jp", "com.br", "co.in"]),
-                    r.pick(&["en", "en", "en", "de", "fr", "ja", "pt-BR", "es"]),
-                    r.below(4) * 10
-                ),
-                8 => write!(
-                    s,
-                    "http://www.google.com/search?q={q}&ie=utf-8&oe=utf-8&aq=t&rls=org.mozilla:en-US:official&client=firefox-a"
-                ),
-                9 => write!(
-                    s,
-                    "http://search.yahoo.com/search?p={q}&fr=yfp-t-501&toggle=1&cop=mss&ei=UTF-8"
-                ),
-                10 => write!(s, "http://search.live.com/results.aspx?q={q}&form=QBRE"),
-                11 => write!(
-                    s,
-                    "http://www.bloglines.com/myblogs_display?sub={}&site={}",
-                    r.below(40_000_000),
-                    r.below(3_000_000)
-                ),
-                12 | 13 => write!(
-                    s,
-                    "http://{}.blogspot.com/{}/{:02}/{}.html",
-                    make_name(&mut r),
-                    r.range(2004, 2007),
-                    r.range(1, 12),
-                    q.replace('+', "-")
-                ),
-                14 | 15 => write!(
-                    s,
-                    "http://www.{}.{}/blog/{}/{:02}/{:02}/{}",
-                    make_name(&mut r),
-                    r.pick(&["com", "org", "net", "de", "co.uk"]),
-                    r.range(2004, 2007),
-                    r.range(1, 12),
-                    r.range(1, 28),
-                    q.replace('+', "-")
-                ),
-                16 => write!(
-                    s,
-                    "http://{}.livejournal.com/{}.html",
-                    make_name(&mut r),
-                    r.below(900_000)
-                ),
-                17 => write!(
-                    s,
-                    "http://us.f{}.mail.yahoo.com/ym/ShowLetter?Idx={}&YY={}&order=down&sort=date&pos=0",
-                    r.range(100, 999),
-                    r.below(300),
-                    r.below(100_000)
-                ),
-                18 => write!(s, "http://digg.com/programming/{}", q.replace('+', "_")),
-                _ => write!(
-                    s,
-                    "http://{}.typepad.com/{}/{}/{:02}/{}.html",
-                    make_name(&mut r),
-                    make_name(&mut r),
-                    r.range(2004, 2007),
-                    r.range(1, 12),
-                    q.replace('+', "_")
-                ),
-            };
-            refs.push(strs.push(s.as_bytes()));
-        }
-        let ref_pop = Alias::zipf(refs.len(), 4);
-
+        let words = b.push_all(WORDS);
+        let (bad, bad_pop) = b.not_found(&articles, &art_pop);
+        let browser_agents = b.push_all(BROWSER_AGENTS);
+        let feed_agents = b.push_all(FEED_AGENTS);
+        let (browsers, browser_pop) = b.browsers(&browser_agents);
+        let (feeders, feeder_pop, feed_of) = b.feeders(&feed_agents);
+        let (crawlers, crawler_pop) = b.crawlers();
+        let (refs, ref_pop) = b.referrers();
         Pools {
-            strs,
+            strs: b.strs,
             articles,
             art_pop,
             art_crawl,
@@ -1095,6 +940,341 @@ impl Pools {
     fn s(&self, i: u32) -> &[u8] {
         self.strs.get(i as usize)
     }
+}
+
+/// What the pools are built with: the seed's random stream, the strings so far
+/// and a scratch string.
+struct Builder {
+    r: R,
+    strs: Strs,
+    s: String,
+}
+
+impl Builder {
+    fn push_all(&mut self, xs: &[&str]) -> Vec<u32> {
+        xs.iter().map(|x| self.strs.push(x.as_bytes())).collect()
+    }
+
+    /// Articles dated 2003-01-01 .. 2007-06-16 with slugs from the vocabulary, in
+    /// date order, each with its pictures; and each article's age in days.
+    fn articles(&mut self) -> (Vec<Article>, Vec<Image>, Vec<i64>) {
+        let day_lo = days_from_civil(2003, 1, 1);
+        let day_hi = days_from_civil(2007, 6, 16);
+        let n_art = 2600;
+        let mut days: Vec<i64> = (0..n_art)
+            .map(|_| day_lo + self.r.below((day_hi - day_lo + 1) as u32) as i64)
+            .collect();
+        days.sort_unstable();
+        let mut seen = std::collections::HashSet::new();
+        let mut articles = Vec::with_capacity(n_art);
+        let mut images = Vec::new();
+        let mut ages = Vec::new();
+        for &day in &days {
+            let (y, m, d) = civil_from_days(day);
+            let prefix = format!("/ongoing/When/{}x/{y:04}/{m:02}/{d:02}/", y / 10);
+            let slug = loop {
+                let slug = make_slug(&mut self.r);
+                if seen.insert(format!("{prefix}{slug}")) {
+                    break slug;
+                }
+            };
+            let uri = self.strs.push(format!("{prefix}{slug}").as_bytes());
+            let nimg = if self.r.bp(5500) {
+                0
+            } else {
+                self.r.range(1, 6)
+            };
+            let img0 = images.len() as u32;
+            for _ in 0..nimg {
+                images.push(self.image(&prefix));
+            }
+            let r = &mut self.r;
+            let bytes = 3_000 + r.below(9_000) + r.below(4) * r.below(12_000);
+            articles.push(Article {
+                uri,
+                bytes,
+                img0,
+                nimg,
+            });
+            ages.push(day_hi - day);
+        }
+        (articles, images, ages)
+    }
+
+    /// One picture of the article whose URIs start with `prefix`.
+    fn image(&mut self, prefix: &str) -> Image {
+        let r = &mut self.r;
+        let name = match r.below(4) {
+            0 => format!("IMGP{:04}", r.below(10_000)),
+            1 => format!("IMG_{:04}", r.below(10_000)),
+            2 => r.pick(WORDS).to_string(),
+            _ => format!("{}{}", r.pick(WORDS), r.pick(WORDS)),
+        };
+        let ext = if r.bp(6000) { "png" } else { "jpg" };
+        let u = self.strs.push(format!("{prefix}{name}.{ext}").as_bytes());
+        let big = self
+            .strs
+            .push(format!("{prefix}-big/{name}.jpg").as_bytes());
+        let r = &mut self.r;
+        (
+            u,
+            big,
+            r.range(4_000, 40_000) + r.below(4) * r.below(60_000),
+        )
+    }
+
+    /// Popularity ranks for readers (random, but newer articles tend to rank
+    /// higher) and for crawlers (a shuffle of those).
+    fn article_ranks(&mut self, ages: &[i64]) -> (Alias, Alias) {
+        let r = &mut self.r;
+        let mut order: Vec<usize> = (0..ages.len()).collect();
+        let keys: Vec<u64> = ages
+            .iter()
+            .map(|&age| r.below(1000) as u64 * (age as u64 + 90))
+            .collect();
+        order.sort_by_key(|&i| (keys[i], i));
+        let art_pop = ranked_alias(&order, 4);
+        r.shuffle(&mut order);
+        let art_crawl = ranked_alias(&order, 2);
+        (art_pop, art_crawl)
+    }
+
+    /// 404s: fixed junk plus mangled links to popular articles, skewed.
+    fn not_found(&mut self, articles: &[Article], art_pop: &Alias) -> (Vec<u32>, Alias) {
+        let mut bad = self.push_all(FIXED_404);
+        for _ in 0..1800 {
+            let a = &articles[art_pop.sample(self.r.u())];
+            let u = String::from_utf8(self.strs.get(a.uri as usize).to_vec()).unwrap();
+            mangled_link(&mut self.r, &mut self.s, &u);
+            bad.push(self.strs.push(self.s.as_bytes()));
+        }
+        self.r.shuffle(&mut bad);
+        let bad_pop = Alias::zipf(bad.len(), 4);
+        (bad, bad_pop)
+    }
+
+    /// Browsing clients, each keeping one of the browser `agents`.
+    fn browsers(&mut self, agents: &[u32]) -> (Vec<Client>, Alias) {
+        let agent_pop = Alias::zipf(agents.len(), 4);
+        let mut browsers = Vec::new();
+        for _ in 0..160_000 {
+            client_host(&mut self.r, &mut self.s);
+            browsers.push(Client {
+                host: self.strs.push(self.s.as_bytes()),
+                agent: agents[agent_pop.sample(self.r.u())],
+                http10: self.r.bp(400),
+            });
+        }
+        let browser_pop = Alias::zipf(browsers.len(), 3);
+        (browsers, browser_pop)
+    }
+
+    /// Feed readers: the aggregators, then clients each keeping one of the feed
+    /// reader `agents`; and the feed each prefers (an index into FEEDS).
+    fn feeders(&mut self, agents: &[u32]) -> (Vec<Client>, Alias, Vec<u8>) {
+        let agent_pop = Alias::zipf(agents.len(), 4);
+        let mut feeders = Vec::new();
+        let mut feed_of = Vec::new();
+        for (host, agent) in AGGREGATORS {
+            let agent = agent.replace('#', &self.r.range(2, 900).to_string());
+            feeders.push(Client {
+                host: self.strs.push(host.as_bytes()),
+                agent: self.strs.push(agent.as_bytes()),
+                http10: false,
+            });
+            feed_of.push(if self.r.bp(7000) { 0 } else { 1 });
+        }
+        for _ in 0..40_000 {
+            client_host(&mut self.r, &mut self.s);
+            feeders.push(Client {
+                host: self.strs.push(self.s.as_bytes()),
+                agent: agents[agent_pop.sample(self.r.u())],
+                http10: self.r.bp(600),
+            });
+            feed_of.push(match self.r.below(100) {
+                0..=79 => 0,
+                80..=92 => 1,
+                93..=96 => 2,
+                97 => 3,
+                _ => 4,
+            });
+        }
+        let feeder_pop = Alias::zipf(feeders.len(), 4);
+        (feeders, feeder_pop, feed_of)
+    }
+
+    /// Crawler clients, by the weights in CRAWLERS.
+    fn crawlers(&mut self) -> (Vec<Client>, Alias) {
+        let r = &mut self.r;
+        let cw: Vec<f64> = CRAWLERS.iter().map(|c| c.3 as f64).collect();
+        let cw = Alias::new(&cw);
+        let mut crawlers = Vec::new();
+        for _ in 0..3_000 {
+            let (tmpl, agent, http10, _) = CRAWLERS[cw.sample(r.u())];
+            let n = match tmpl.find('#') {
+                Some(_) if tmpl.starts_with("crawl-") || tmpl.starts_with("livebot") => {
+                    format!("{}-{}", r.below(256), r.range(1, 254))
+                }
+                Some(_) if tmpl.starts_with("220") => {
+                    format!("{}.{}", r.below(256), r.range(1, 254))
+                }
+                _ => format!("{:02}", r.below(100_000)),
+            };
+            crawlers.push(Client {
+                host: self.strs.push(tmpl.replace('#', &n).as_bytes()),
+                agent: self.strs.push(agent.as_bytes()),
+                http10,
+            });
+        }
+        let crawler_pop = Alias::zipf(crawlers.len(), 4);
+        (crawlers, crawler_pop)
+    }
+
+    /// External referrers: aggregators and planets first (most popular), then a
+    /// long tail of searches, blogs and webmail.
+    fn referrers(&mut self) -> (Vec<u32>, Alias) {
+        let mut refs = self.push_all(&[
+            "http://www.google.com/reader/view/",
+            "http://planetsun.org/",
+            "http://planetjava.org/",
+            "http://planet.intertwingly.net/",
+            "http://www.netvibes.com/",
+            "http://programming.reddit.com/",
+            "http://www.techmeme.com/",
+            "http://del.icio.us/popular/",
+            "http://www.textuality.com/",
+            "http://slashdot.org/",
+            "http://www.xml.com/",
+            "http://news.ycombinator.com/",
+        ]);
+        for _ in 0..60_000 {
+            external_referrer(&mut self.r, &mut self.s);
+            refs.push(self.strs.push(self.s.as_bytes()));
+        }
+        let ref_pop = Alias::zipf(refs.len(), 4);
+        (refs, ref_pop)
+    }
+}
+
+/// A broken link to the article at `u`, into `s`: a trailing slash, bracket or
+/// punctuation, a cut or lower-cased slug, another word in the month, ...
+fn mangled_link(r: &mut R, s: &mut String, u: &str) {
+    use std::fmt::Write as _;
+    let (dir, slug) = u.rsplit_once('/').unwrap();
+    s.clear();
+    let _ = match r.below(10) {
+        0 => write!(s, "{u}/"),
+        1 => write!(s, "{u})"),
+        2 => write!(s, "{u}."),
+        3 => write!(s, "{u},"),
+        4 => write!(s, "{u}%20"),
+        5 => write!(s, "{u}.html"),
+        6 if slug.len() > 2 => {
+            write!(s, "{dir}/{}", &slug[..slug.len() - 1 - r.below(2) as usize])
+        }
+        7 => write!(s, "{dir}/{}", slug.to_lowercase()),
+        8 => write!(s, "{}/{}", &dir[..dir.len() - 3], r.pick(WORDS)),
+        _ => write!(s, "{u}/feed/"),
+    };
+    if s.is_empty() {
+        s.push_str(u);
+        s.push_str("%22");
+    }
+}
+
+/// One referrer of the long tail, into `s`: a search for one to four words of the
+/// vocabulary, or a blog, webmail or news page about them.
+fn external_referrer(r: &mut R, s: &mut String) {
+    s.clear();
+    let mut q = String::new();
+    for i in 0..r.range(1, 4) {
+        if i > 0 {
+            q.push('+');
+        }
+        q.push_str(&r.pick(WORDS).to_lowercase());
+    }
+    // There is no template 7: it falls to the last one (a typepad blog), like 19.
+    match r.below(20) {
+        k @ (0..=6 | 8..=10) => search_referrer(r, s, k, &q),
+        k => site_referrer(r, s, k, &q),
+    }
+}
+
+/// A search engine's results for the query `q` (template `k`).
+fn search_referrer(r: &mut R, s: &mut String, k: u32, q: &str) {
+    use std::fmt::Write as _;
+    let _ = match k {
+        0..=6 => write!(
+            s,
+            "http://www.google.{}/search?q={q}&hl={}&start={}&sa=N",
+            r.pick(&["com", "com", "com", "co.uk", "ca", "com.au", "de", "fr", "co.jp", "com.br", "co.in"]),
+            r.pick(&["en", "en", "en", "de", "fr", "ja", "pt-BR", "es"]),
+            r.below(4) * 10
+        ),
+        8 => write!(
+            s,
+            "http://www.google.com/search?q={q}&ie=utf-8&oe=utf-8&aq=t&rls=org.mozilla:en-US:official&client=firefox-a"
+        ),
+        9 => write!(
+            s,
+            "http://search.yahoo.com/search?p={q}&fr=yfp-t-501&toggle=1&cop=mss&ei=UTF-8"
+        ),
+        _ => write!(s, "http://search.live.com/results.aspx?q={q}&form=QBRE"),
+    };
+}
+
+/// A blog, webmail or news page about the words of `q` (template `k`).
+fn site_referrer(r: &mut R, s: &mut String, k: u32, q: &str) {
+    use std::fmt::Write as _;
+    let _ = match k {
+        11 => write!(
+            s,
+            "http://www.bloglines.com/myblogs_display?sub={}&site={}",
+            r.below(40_000_000),
+            r.below(3_000_000)
+        ),
+        12 | 13 => write!(
+            s,
+            "http://{}.blogspot.com/{}/{:02}/{}.html",
+            make_name(r),
+            r.range(2004, 2007),
+            r.range(1, 12),
+            q.replace('+', "-")
+        ),
+        14 | 15 => write!(
+            s,
+            "http://www.{}.{}/blog/{}/{:02}/{:02}/{}",
+            make_name(r),
+            r.pick(&["com", "org", "net", "de", "co.uk"]),
+            r.range(2004, 2007),
+            r.range(1, 12),
+            r.range(1, 28),
+            q.replace('+', "-")
+        ),
+        16 => write!(
+            s,
+            "http://{}.livejournal.com/{}.html",
+            make_name(r),
+            r.below(900_000)
+        ),
+        17 => write!(
+            s,
+            "http://us.f{}.mail.yahoo.com/ym/ShowLetter?Idx={}&YY={}&order=down&sort=date&pos=0",
+            r.range(100, 999),
+            r.below(300),
+            r.below(100_000)
+        ),
+        18 => write!(s, "http://digg.com/programming/{}", q.replace('+', "_")),
+        _ => write!(
+            s,
+            "http://{}.typepad.com/{}/{}/{:02}/{}.html",
+            make_name(r),
+            make_name(r),
+            r.range(2004, 2007),
+            r.range(1, 12),
+            q.replace('+', "_")
+        ),
+    };
 }
 
 /// Alias table where `order[rank]` is the item at that Zipf rank.
@@ -1183,10 +1363,28 @@ struct Session {
     /// Article index, or u32::MAX for the home page.
     page: u32,
     returning: bool,
-    items: [u32; 16],
-    n: usize,
+    items: Items,
+    /// The next item to fetch.
     pos: usize,
 }
+
+/// Up to 16 asset items (a STATIC index, or ITEM_IMG or ITEM_PICINFO with an
+/// index), in fetch order; more are dropped.
+#[derive(Default)]
+struct Items {
+    list: [u32; 16],
+    n: usize,
+}
+
+impl Items {
+    fn add(&mut self, x: u32) {
+        if self.n < 16 {
+            self.list[self.n] = x;
+            self.n += 1;
+        }
+    }
+}
+
 const SESSIONS: usize = 4;
 /// Chance (basis points) that a line continues a picked session rather than starting anew.
 const SESSION_POP_BP: u32 = 6500;
@@ -1265,7 +1463,7 @@ impl<'a> Gen<'a> {
     /// One well-formed line.
     fn line(&mut self) {
         let k = self.r.below(SESSIONS as u32) as usize;
-        if self.sess[k].pos < self.sess[k].n && self.r.bp(SESSION_POP_BP) {
+        if self.sess[k].pos < self.sess[k].items.n && self.r.bp(SESSION_POP_BP) {
             self.asset(k);
             return;
         }
@@ -1399,58 +1597,14 @@ impl<'a> Gen<'a> {
     }
 
     fn start_session(&mut self, client: u32, page: u32, returning: bool) {
-        let p = self.p;
-        let mut items = [0u32; 16];
-        let mut n = 0;
-        let mut add = |x: u32| {
-            if n < 16 {
-                items[n] = x;
-                n += 1;
-            }
-        };
+        let mut items = Items::default();
         if !returning || self.r.bp(3000) {
-            add(if self.r.bp(7000) { S_SERIF } else { S_SANS });
-            if self.r.bp(8000) {
-                add(S_JS);
-            }
-            if self.r.bp(5000) {
-                add(S_FEEDPNG);
-            }
-            if self.r.bp(2500) {
-                add(S_POTD);
-            }
-            if self.r.bp(1000) {
-                add(S_RSSLOGO);
-            }
-            if self.r.bp(3000) {
-                add(S_FAVICON);
-            } else if self.r.bp(500) {
-                add(S_OFAVICON);
-            }
-            if self.r.bp(4000) {
-                // The current picture-of-the-day thumbnail changes every few days.
-                let k = (self.secs / 300_000) as u32 % (STATIC.len() as u32 - S_THUMB0);
-                add(S_THUMB0 + k);
-            }
+            self.site_assets(&mut items);
         }
         if page != u32::MAX {
-            let a = &p.articles[page as usize];
-            for i in 0..a.nimg {
-                if self.r.bp(9000) {
-                    add(ITEM_IMG | (a.img0 + i));
-                }
-            }
-            if self.r.bp(3000) {
-                add(ITEM_PICINFO);
-            }
+            self.article_pictures(page, &mut items);
         } else if self.r.bp(4000) {
-            // The home page shows recent pictures.
-            for _ in 0..self.r.below(4) {
-                let a = &p.articles[p.articles.len() - 1 - self.r.below(20) as usize];
-                if a.nimg > 0 {
-                    add(ITEM_IMG | a.img0);
-                }
-            }
+            self.home_pictures(&mut items);
         }
         let k = self.r.below(SESSIONS as u32) as usize;
         self.sess[k] = Session {
@@ -1458,15 +1612,66 @@ impl<'a> Gen<'a> {
             page,
             returning,
             items,
-            n,
             pos: 0,
         };
+    }
+
+    /// The style sheet, script, icons and thumbnail that a page view fetches
+    /// unless the browser has them cached.
+    fn site_assets(&mut self, items: &mut Items) {
+        items.add(if self.r.bp(7000) { S_SERIF } else { S_SANS });
+        if self.r.bp(8000) {
+            items.add(S_JS);
+        }
+        if self.r.bp(5000) {
+            items.add(S_FEEDPNG);
+        }
+        if self.r.bp(2500) {
+            items.add(S_POTD);
+        }
+        if self.r.bp(1000) {
+            items.add(S_RSSLOGO);
+        }
+        if self.r.bp(3000) {
+            items.add(S_FAVICON);
+        } else if self.r.bp(500) {
+            items.add(S_OFAVICON);
+        }
+        if self.r.bp(4000) {
+            // The current picture-of-the-day thumbnail changes every few days.
+            let k = (self.secs / 300_000) as u32 % (STATIC.len() as u32 - S_THUMB0);
+            items.add(S_THUMB0 + k);
+        }
+    }
+
+    /// Most of the pictures of article `page`, sometimes their picture info.
+    fn article_pictures(&mut self, page: u32, items: &mut Items) {
+        let a = &self.p.articles[page as usize];
+        for i in 0..a.nimg {
+            if self.r.bp(9000) {
+                items.add(ITEM_IMG | (a.img0 + i));
+            }
+        }
+        if self.r.bp(3000) {
+            items.add(ITEM_PICINFO);
+        }
+    }
+
+    /// The home page shows recent pictures.
+    fn home_pictures(&mut self, items: &mut Items) {
+        let p = self.p;
+        for _ in 0..self.r.below(4) {
+            let a = &p.articles[p.articles.len() - 1 - self.r.below(20) as usize];
+            if a.nimg > 0 {
+                items.add(ITEM_IMG | a.img0);
+            }
+        }
     }
 
     fn asset(&mut self, k: usize) {
         let p = self.p;
         let sess = &mut self.sess[k];
-        let item = sess.items[sess.pos];
+        let item = sess.items.list[sess.pos];
         sess.pos += 1;
         let (client, page, returning) = (sess.client, sess.page, sess.returning);
         let c = &p.browsers[client as usize];
@@ -1498,19 +1703,7 @@ impl<'a> Gen<'a> {
             }
             _ => {
                 let (st, nb) = self.status_for_cached(returning);
-                if item == S_FEEDPNG || item == S_POTD || item >= S_THUMB0 {
-                    if self.r.bp(3000) {
-                        r1 = SITE;
-                        r2 = if item == S_FEEDPNG {
-                            b"/ongoing/serif.css"
-                        } else {
-                            b"/ongoing/sans.css"
-                        };
-                    }
-                } else if item == S_FAVICON && self.r.bp(5000) {
-                    r1 = b"-";
-                    r2 = b"";
-                }
+                (r1, r2) = self.static_referrer(item, page_uri);
                 let b = STATIC[item as usize].1;
                 (
                     p.s(p.statics[item as usize]),
@@ -1521,6 +1714,24 @@ impl<'a> Gen<'a> {
             }
         };
         self.emit(c, b"GET", u1, u2, status, bytes, r1, r2);
+    }
+
+    /// Who refers to static file `item` fetched for a page: the page, the style
+    /// sheet that shows a picture, or nobody for a favicon.
+    fn static_referrer(&mut self, item: u32, page_uri: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        if item == S_FEEDPNG || item == S_POTD || item >= S_THUMB0 {
+            if self.r.bp(3000) {
+                let css: &[u8] = if item == S_FEEDPNG {
+                    b"/ongoing/serif.css"
+                } else {
+                    b"/ongoing/sans.css"
+                };
+                return (SITE, css);
+            }
+        } else if item == S_FAVICON && self.r.bp(5000) {
+            return (b"-", b"");
+        }
+        (SITE, page_uri)
     }
 
     fn crawl(&mut self) {
@@ -1730,103 +1941,120 @@ impl<'a> Gen<'a> {
     /// Turn the well-formed line starting at `start` into a malformed one.
     fn oddify(&mut self, start: usize) {
         let end = self.out.len() - 1; // index of the '\n'
-        let len = end - start;
         match self.r.below(64) {
-            // Short junk.
-            0..=6 => {
-                let keep = self.r.range(1, 24.min(len as u32)) as usize;
-                self.out.truncate(start + keep);
-                // Keep it free of the quote that would make it look like a request.
-                for b in &mut self.out[start..] {
-                    if *b == b'"' {
-                        *b = b'x';
-                    }
-                }
-                self.out.push(b'\n');
-            }
-            // Empty line.
-            7..=13 => {
-                self.out.truncate(start);
-                self.out.push(b'\n');
-            }
-            // Tabs instead of spaces.
-            14..=20 => {
-                for b in &mut self.out[start..end] {
-                    if *b == b' ' {
-                        *b = b'\t';
-                    }
-                }
-            }
-            // Leading spaces.
-            21..=27 => {
-                let n = self.r.range(1, 4) as usize;
-                self.out.splice(start..start, std::iter::repeat_n(b' ', n));
-            }
-            // Invalid UTF-8.
-            28..=34 => {
-                let at = start + self.r.below(len as u32) as usize;
-                let bad: &[u8] = match self.r.below(4) {
-                    0 => b"\xff",
-                    1 => b"\xc3\x28",
-                    2 => b"\xe2\x82",
-                    _ => b"\xfe\xfe\xff",
-                };
-                self.out.splice(at..at, bad.iter().copied());
-            }
-            // Very long line: a well-formed request with a huge query string.
-            35..=36 => {
-                let q = self.out[start..end]
-                    .windows(2)
-                    .position(|w| w == b" H")
-                    .map(|i| start + i);
-                let at = q.unwrap_or(end);
-                let n = self.r.range(10_000, 50_000) as usize;
-                let mut pad = Vec::with_capacity(n + 3);
-                pad.extend_from_slice(b"?q=");
-                let w = self
-                    .p
-                    .s(self.p.words[self.r.below(self.p.words.len() as u32) as usize]);
-                while pad.len() < n {
-                    pad.extend_from_slice(w);
-                    pad.extend_from_slice(b"%20");
-                }
-                self.out.splice(at..at, pad);
-            }
-            // `"GET` but too few fields.
-            37..=43 => {
-                let line = &self.out[start..end];
-                let cut = line
-                    .windows(2)
-                    .position(|w| w == b" H")
-                    .map(|i| start + i)
-                    .unwrap_or(end);
-                self.out.truncate(cut);
-                if self.r.bp(5000) {
-                    self.out.extend_from_slice(b" HTTP/1.1\"");
-                }
-                self.out.push(b'\n');
-            }
+            0..=6 => self.odd_short(start, end),
+            7..=13 => self.odd_empty(start),
+            14..=20 => self.odd_tabs(start, end),
+            21..=27 => self.odd_leading_spaces(start),
+            28..=34 => self.odd_invalid_utf8(start, end),
+            35..=36 => self.odd_very_long(start, end),
+            37..=43 => self.odd_get_too_few_fields(start, end),
             // CRLF ending.
-            44..=50 => {
-                self.out.insert(end, b'\r');
-            }
-            // NUL bytes.
-            51..=57 => {
-                let at = start + self.r.below(len as u32) as usize;
-                let n = self.r.range(1, 3) as usize;
-                self.out.splice(at..at, std::iter::repeat_n(0u8, n));
-            }
-            // Fields out of order / garbage words.
-            _ => {
-                self.out.truncate(start);
-                let w = self
-                    .p
-                    .s(self.p.words[self.r.below(self.p.words.len() as u32) as usize]);
-                self.out.extend_from_slice(b"\"GET ");
-                self.out.extend_from_slice(w);
-                self.out.extend_from_slice(b" - -\n");
+            44..=50 => self.out.insert(end, b'\r'),
+            51..=57 => self.odd_nul(start, end),
+            _ => self.odd_garbage(start),
+        }
+    }
+
+    /// Short junk.
+    fn odd_short(&mut self, start: usize, end: usize) {
+        let len = end - start;
+        let keep = self.r.range(1, 24.min(len as u32)) as usize;
+        self.out.truncate(start + keep);
+        // Keep it free of the quote that would make it look like a request.
+        for b in &mut self.out[start..] {
+            if *b == b'"' {
+                *b = b'x';
             }
         }
+        self.out.push(b'\n');
+    }
+
+    /// Empty line.
+    fn odd_empty(&mut self, start: usize) {
+        self.out.truncate(start);
+        self.out.push(b'\n');
+    }
+
+    /// Tabs instead of spaces.
+    fn odd_tabs(&mut self, start: usize, end: usize) {
+        for b in &mut self.out[start..end] {
+            if *b == b' ' {
+                *b = b'\t';
+            }
+        }
+    }
+
+    /// Leading spaces.
+    fn odd_leading_spaces(&mut self, start: usize) {
+        let n = self.r.range(1, 4) as usize;
+        self.out.splice(start..start, std::iter::repeat_n(b' ', n));
+    }
+
+    /// Invalid UTF-8.
+    fn odd_invalid_utf8(&mut self, start: usize, end: usize) {
+        let at = start + self.r.below((end - start) as u32) as usize;
+        let bad: &[u8] = match self.r.below(4) {
+            0 => b"\xff",
+            1 => b"\xc3\x28",
+            2 => b"\xe2\x82",
+            _ => b"\xfe\xfe\xff",
+        };
+        self.out.splice(at..at, bad.iter().copied());
+    }
+
+    /// Very long line: a well-formed request with a huge query string.
+    fn odd_very_long(&mut self, start: usize, end: usize) {
+        let at = self.request_uri_end(start, end);
+        let n = self.r.range(10_000, 50_000) as usize;
+        let mut pad = Vec::with_capacity(n + 3);
+        pad.extend_from_slice(b"?q=");
+        let w = self.random_word();
+        while pad.len() < n {
+            pad.extend_from_slice(w);
+            pad.extend_from_slice(b"%20");
+        }
+        self.out.splice(at..at, pad);
+    }
+
+    /// `"GET` but too few fields.
+    fn odd_get_too_few_fields(&mut self, start: usize, end: usize) {
+        let cut = self.request_uri_end(start, end);
+        self.out.truncate(cut);
+        if self.r.bp(5000) {
+            self.out.extend_from_slice(b" HTTP/1.1\"");
+        }
+        self.out.push(b'\n');
+    }
+
+    /// NUL bytes.
+    fn odd_nul(&mut self, start: usize, end: usize) {
+        let at = start + self.r.below((end - start) as u32) as usize;
+        let n = self.r.range(1, 3) as usize;
+        self.out.splice(at..at, std::iter::repeat_n(0u8, n));
+    }
+
+    /// Fields out of order / garbage words.
+    fn odd_garbage(&mut self, start: usize) {
+        self.out.truncate(start);
+        let w = self.random_word();
+        self.out.extend_from_slice(b"\"GET ");
+        self.out.extend_from_slice(w);
+        self.out.extend_from_slice(b" - -\n");
+    }
+
+    /// Where the request's URI ends in the line `start..end`: before " HTTP/1.x"
+    /// (the first " H"), or at `end`.
+    fn request_uri_end(&self, start: usize, end: usize) -> usize {
+        self.out[start..end]
+            .windows(2)
+            .position(|w| w == b" H")
+            .map_or(end, |i| start + i)
+    }
+
+    fn random_word(&mut self) -> &'a [u8] {
+        let p = self.p;
+        p.s(p.words[self.r.below(p.words.len() as u32) as usize])
     }
 }
 

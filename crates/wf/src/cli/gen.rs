@@ -47,8 +47,8 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
                 eprintln!("wf: --odd-lines must be between 0 and 1");
                 return ExitCode::from(2);
             }
-            write_to(output.as_deref(), |mut w| {
-                wf::gen::wf2(&mut w, *size, *seed, *odd_lines)
+            write_to(output.as_deref(), |w| {
+                wf::gen::wf2(w, *size, *seed, *odd_lines)
             })
         }
     };
