@@ -91,7 +91,7 @@ impl<'a> Gen<'a> {
     /// One well-formed line.
     fn line(&mut self) {
         let k = self.r.below(SESSIONS as u32) as usize;
-        if self.sess[k].pos < self.sess[k].items.n && self.r.bp(SESSION_POP_BP) {
+        if self.sess[k].pending() && self.r.bp(SESSION_POP_BP) {
             self.asset(k);
             return;
         }

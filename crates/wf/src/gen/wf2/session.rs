@@ -10,9 +10,9 @@ pub(super) struct Session {
     /// Article index, or u32::MAX for the home page.
     page: u32,
     returning: bool,
-    pub(super) items: Items,
+    items: Items,
     /// The next item to fetch.
-    pub(super) pos: usize,
+    pos: usize,
 }
 
 /// Up to 16 asset items (a STATIC index, or ITEM_IMG or ITEM_PICINFO with an
@@ -20,7 +20,15 @@ pub(super) struct Session {
 #[derive(Default)]
 pub(super) struct Items {
     list: [u32; 16],
-    pub(super) n: usize,
+    n: usize,
+}
+
+impl Session {
+    /// Whether fetches are still to come.
+    #[inline]
+    pub(super) fn pending(&self) -> bool {
+        self.pos < self.items.n
+    }
 }
 
 impl Items {
@@ -43,6 +51,8 @@ const ITEM_PICINFO: u32 = 2 << 24;
 const ITEM_MASK: u32 = (1 << 24) - 1;
 
 impl<'a> Gen<'a> {
+    /// A page view by browser `client` of article `page` (u32::MAX: the home
+    /// page) starts a session of asset fetches, in a random slot.
     pub(super) fn start_session(&mut self, client: u32, page: u32, returning: bool) {
         let mut items = Items::default();
         if !returning || self.r.bp(3000) {
@@ -115,6 +125,7 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// The next asset fetch of session `k`.
     pub(super) fn asset(&mut self, k: usize) {
         let p = self.p;
         let sess = &mut self.sess[k];
