@@ -13,11 +13,13 @@
 //!   major faults and bytes read from storage (process-wide, `getrusage` and
 //!   `/proc/self/io`), and the device's counters from `/proc/diskstats`;
 //! - the runs of a setting are summarised (min/median/max wall, medians of the
-//!   rest) into a [`SettingResult`], which [`table`], [`json`] and [`svg`] print.
+//!   rest) into a [`SettingResult`], which [`table`], [`json`] and [`svg`] print
+//!   (`output.rs`; the chart in `plot.rs`).
 
 pub mod cache;
 pub mod disk;
 mod output;
+mod plot;
 
 use std::io;
 use std::path::PathBuf;
@@ -28,7 +30,8 @@ use crate::scan::ScanOptions;
 
 pub use cache::{evict, evict_with, memory_backed, resident_fraction, Eviction};
 pub use disk::{device_of, disk_delta, disk_snapshot, DiskDelta, DiskStat};
-pub use output::{json, svg, svg_titled, table};
+pub use output::{json, table};
+pub use plot::{svg, svg_titled};
 
 /// Page-cache state of the inputs at the start of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
