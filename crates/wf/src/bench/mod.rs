@@ -436,18 +436,7 @@ pub fn run(
     let device = device_of(files);
     let runs = opts.runs.max(1);
     if opts.caches.contains(&Cache::Cold) {
-        if let Some(p) = files.iter().find(|p| memory_backed(p).is_some()) {
-            eprintln!(
-                "wf bench: warning: {} is on {}, which keeps files in memory: its \"cold\" runs read it from memory",
-                p.display(),
-                memory_backed(p).unwrap_or("tmpfs")
-            );
-        }
-        if !files.is_empty() && resident_fraction(files).is_err() {
-            eprintln!(
-                "wf bench: note: cached% is n/a: mincore reports the page cache only for files this user owns or may write; \"storage MB\" shows whether cold runs read the disk"
-            );
-        }
+        warn_about_cold(files);
     }
     let mut results = Vec::new();
     for setting in opts.settings() {
@@ -492,6 +481,23 @@ pub fn run(
         ));
     }
     Ok(results)
+}
+
+/// Say on stderr when cold runs of `files` cannot be cold (a file system in
+/// memory) or their residency cannot be seen (`mincore` on others' files).
+fn warn_about_cold(files: &[PathBuf]) {
+    if let Some(p) = files.iter().find(|p| memory_backed(p).is_some()) {
+        eprintln!(
+            "wf bench: warning: {} is on {}, which keeps files in memory: its \"cold\" runs read it from memory",
+            p.display(),
+            memory_backed(p).unwrap_or("tmpfs")
+        );
+    }
+    if !files.is_empty() && resident_fraction(files).is_err() {
+        eprintln!(
+            "wf bench: note: cached% is n/a: mincore reports the page cache only for files this user owns or may write; \"storage MB\" shows whether cold runs read the disk"
+        );
+    }
 }
 
 fn context(s: &Setting, e: io::Error) -> io::Error {

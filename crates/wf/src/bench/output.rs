@@ -19,7 +19,23 @@ fn opt_f(v: Option<f64>, prec: usize) -> String {
 pub fn table(results: &[SettingResult]) -> String {
     let show_io = results.iter().any(|r| r.setting.io.is_some());
     let show_read = results.iter().any(|r| r.setting.read.is_some());
-    let mut head: Vec<&str> = vec!["cache", "-j"];
+    let head = table_head(show_io, show_read);
+    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    rows.extend(results.iter().map(|r| table_row(r, show_io, show_read)));
+    // Text columns (the cache state and the read strategy) to the left.
+    let left: Vec<bool> = head
+        .iter()
+        .enumerate()
+        .map(|(c, h)| c == 0 || *h == "read")
+        .collect();
+    let mut out = align(&rows, &left);
+    out.push('\n');
+    out.push_str(&table_notes(results));
+    out
+}
+
+fn table_head(show_io: bool, show_read: bool) -> Vec<&'static str> {
+    let mut head = vec!["cache", "-j"];
     if show_io {
         head.push("io");
     }
@@ -42,45 +58,51 @@ pub fn table(results: &[SettingResult]) -> String {
         "aqu-sz",
         "%util",
     ]);
-    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
-    for r in results {
-        let s = &r.setting;
-        let mut row = vec![s.cache.to_string(), s.threads.to_string()];
-        if show_io {
-            row.push(s.io.map_or("-".into(), |n| n.to_string()));
-        }
-        if show_read {
-            row.push(s.read.clone().unwrap_or_else(|| "-".into()));
-        }
-        row.extend([
-            r.runs.len().to_string(),
-            format!("{:.3}", r.wall_min),
-            format!("{:.3}", r.wall_median),
-            format!("{:.3}", r.wall_max),
-            format!("{:.1}", r.mb_s),
-            format!("{:.3}", r.user),
-            format!("{:.3}", r.system),
-            format!("{:.0}", r.cpu_util * 100.0),
-            opt_f(r.resident_before.map(|x| x * 100.0), 1),
-            opt_f(r.storage_read.map(|b| b as f64 / 1e6), 1),
-            r.major_faults.to_string(),
-            opt_f(r.disk_read_mb_s, 1),
-            opt_f(r.disk_avg_queue, 2),
-            opt_f(r.disk_util_pct, 1),
-        ]);
-        rows.push(row);
+    head
+}
+
+/// One setting's cells, in the order of [`table_head`].
+fn table_row(r: &SettingResult, show_io: bool, show_read: bool) -> Vec<String> {
+    let s = &r.setting;
+    let mut row = vec![s.cache.to_string(), s.threads.to_string()];
+    if show_io {
+        row.push(s.io.map_or("-".into(), |n| n.to_string()));
     }
-    let ncol = rows[0].len();
-    let widths: Vec<usize> = (0..ncol)
+    if show_read {
+        row.push(s.read.clone().unwrap_or_else(|| "-".into()));
+    }
+    row.extend([
+        r.runs.len().to_string(),
+        format!("{:.3}", r.wall_min),
+        format!("{:.3}", r.wall_median),
+        format!("{:.3}", r.wall_max),
+        format!("{:.1}", r.mb_s),
+        format!("{:.3}", r.user),
+        format!("{:.3}", r.system),
+        format!("{:.0}", r.cpu_util * 100.0),
+        opt_f(r.resident_before.map(|x| x * 100.0), 1),
+        opt_f(r.storage_read.map(|b| b as f64 / 1e6), 1),
+        r.major_faults.to_string(),
+        opt_f(r.disk_read_mb_s, 1),
+        opt_f(r.disk_avg_queue, 2),
+        opt_f(r.disk_util_pct, 1),
+    ]);
+    row
+}
+
+/// `rows` as lines of columns two spaces apart, each as wide as its widest
+/// cell; columns marked in `left` are aligned left, the others right.
+fn align(rows: &[Vec<String>], left: &[bool]) -> String {
+    let widths: Vec<usize> = (0..left.len())
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
-    for row in &rows {
+    for row in rows {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
             .map(|(c, v)| {
-                if c == 0 || (show_read && head[c] == "read") {
+                if left[c] {
                     format!("{v:<w$}", w = widths[c])
                 } else {
                     format!("{v:>w$}", w = widths[c])
@@ -90,17 +112,20 @@ pub fn table(results: &[SettingResult]) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    out.push('\n');
+    out
+}
+
+/// What the columns mean and where they come from: the eviction methods used
+/// and the device whose counters were read.
+fn table_notes(results: &[SettingResult]) -> String {
+    let mut out = String::new();
     out.push_str("MB/s: bytes processed / median wall time (10^6 B/s)\n");
     out.push_str("cpu%: (user + system CPU) / wall time, medians; 100% = one core busy\n");
-    let methods: Vec<&str> = {
-        let mut m: Vec<&str> = results
-            .iter()
-            .filter_map(|r| r.eviction.as_deref())
-            .collect();
-        m.dedup();
-        m
-    };
+    let mut methods: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.eviction.as_deref())
+        .collect();
+    methods.dedup();
     out.push_str(&format!(
         "cached%: inputs in the page cache just before a run (mincore; largest of the runs){}\n",
         if methods.is_empty() {
