@@ -274,10 +274,22 @@ fn read_strategies_and_reads_in_flight_are_swept() {
     let table = bench::table(&results);
     assert!(table.lines().next().unwrap().contains(" io "), "{table}");
     assert!(table.contains("mmap") && table.contains("pread"), "{table}");
+    let plot = Plot::parse(&bench::svg(&results));
+    for label in [
+        "cold io=1 pread",
+        "cold io=1 mmap",
+        "cold io=8 pread",
+        "cold io=8 mmap",
+    ] {
+        assert!(
+            plot.has_text(label),
+            "one line per io x read variant: {label:?} missing"
+        );
+    }
     assert_eq!(
-        svg_series(&bench::svg(&results)).len(),
-        4,
-        "one line per cache x io x read variant"
+        plot.dots_of(COLD).len(),
+        4 + 4,
+        "a dot per line and per legend entry"
     );
 }
 
@@ -442,96 +454,223 @@ fn json_has_every_field() {
     assert_eq!(s[0]["runs"].as_array().unwrap().len(), 3);
 }
 
-/// `(class, id)` of each polyline, after checking the SVG is well-formed XML.
-fn svg_series(svg: &str) -> Vec<(String, String)> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("plot.svg");
-    std::fs::write(&file, svg).unwrap();
-    check_svg_file(&file)
+/// What a person sees in a plot, read back from the SVG with a real XML parser
+/// (which fails the test if the document is not well-formed).
+struct Plot {
+    /// `width x height` of the `<svg>` root.
+    size: (f64, f64),
+    /// Every `<text>`, trimmed.
+    texts: Vec<String>,
+    /// `(stroke colour, points)` of every `<polyline>` 3 px wide: the series
+    /// lines, their legend samples and the dashes of dashed lines.
+    lines: Vec<(String, Vec<(f64, f64)>)>,
+    /// `(fill colour, opacity, centre)` of every `<circle>`: the dots at the
+    /// medians, the legend's dots and the bars' translucent centres.
+    dots: Vec<(String, f64, (f64, f64))>,
+    /// `(stroke colour, (x, y1, y2))` of every vertical translucent `<line>`:
+    /// the bars from the slowest to the fastest run.
+    bars: Vec<(String, (f64, f64, f64))>,
 }
 
-fn check_svg_file(file: &Path) -> Vec<(String, String)> {
-    let script = [
-        "import sys, xml.dom.minidom as m",
-        "d = m.parse(sys.argv[1])",
-        "assert d.documentElement.tagName == 'svg'",
-        "for p in d.getElementsByTagName('polyline'):",
-        "    print(p.getAttribute('class') + '\\t' + p.getAttribute('id'))",
-    ]
-    .join("\n");
-    let out = match Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(file)
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("python3 not available ({e}): checking the SVG only roughly");
-            let s = std::fs::read_to_string(file).unwrap();
-            assert!(s.contains("<svg") && s.trim_end().ends_with("</svg>"));
-            return s
-                .match_indices("<polyline class=\"")
-                .map(|(i, _)| {
-                    let rest = &s[i + 17..];
-                    (rest[..rest.find('"').unwrap()].to_string(), String::new())
+const COLD: &str = "#1F77B4";
+const WARM: &str = "#D62728";
+
+impl Plot {
+    fn parse(svg: &str) -> Plot {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plot.svg");
+        std::fs::write(&file, svg).unwrap();
+        Plot::read(&file)
+    }
+
+    fn read(file: &Path) -> Plot {
+        let script = r#"
+import json, sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1]).documentElement
+assert d.tagName == 'svg', d.tagName
+f = lambda e, a: float(e.getAttribute(a) or 'nan')
+pts = lambda e: [[float(v) for v in p.split(',')] for p in e.getAttribute('points').split()]
+print(json.dumps({
+  'size': [f(d, 'width'), f(d, 'height')],
+  'texts': [''.join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE).strip()
+            for t in d.getElementsByTagName('text')],
+  'lines': [[p.getAttribute('stroke'), pts(p)] for p in d.getElementsByTagName('polyline')
+            if p.getAttribute('stroke-width') == '3'],
+  'dots': [[c.getAttribute('fill'), f(c, 'opacity'), [f(c, 'cx'), f(c, 'cy')]]
+           for c in d.getElementsByTagName('circle')],
+  'bars': [[l.getAttribute('stroke'), [f(l, 'x1'), f(l, 'y1'), f(l, 'y2')]]
+           for l in d.getElementsByTagName('line')
+           if f(l, 'opacity') < 1 and l.getAttribute('x1') == l.getAttribute('x2')],
+}))
+"#;
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(file)
+            .output()
+            .expect("python3 reads the SVG in these tests");
+        assert!(
+            out.status.success(),
+            "SVG is not well-formed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let pair = |p: &serde_json::Value| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+        let s = |x: &serde_json::Value| x.as_str().unwrap().to_string();
+        let each = |key: &str| v[key].as_array().unwrap().clone();
+        Plot {
+            size: pair(&v["size"]),
+            texts: each("texts").iter().map(s).collect(),
+            lines: each("lines")
+                .iter()
+                .map(|l| {
+                    (
+                        s(&l[0]),
+                        l[1].as_array().unwrap().iter().map(pair).collect(),
+                    )
                 })
-                .collect();
+                .collect(),
+            dots: each("dots")
+                .iter()
+                .map(|c| (s(&c[0]), c[1].as_f64().unwrap(), pair(&c[2])))
+                .collect(),
+            bars: each("bars")
+                .iter()
+                .map(|b| {
+                    let p: Vec<f64> = b[1]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap())
+                        .collect();
+                    (s(&b[0]), (p[0], p[1], p[2]))
+                })
+                .collect(),
         }
-    };
-    assert!(
-        out.status.success(),
-        "SVG is not well-formed XML: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let (c, i) = l.split_once('\t').unwrap();
-            (c.to_string(), i.to_string())
+    }
+
+    fn has_text(&self, t: &str) -> bool {
+        self.texts.iter().any(|x| x == t)
+    }
+
+    /// The line of `color` through `n` points (there must be exactly one).
+    fn line(&self, color: &str, n: usize) -> &[(f64, f64)] {
+        let found: Vec<_> = self
+            .lines
+            .iter()
+            .filter(|(c, p)| c == color && p.len() == n)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "lines of {color} through {n} points: {:?}",
+            self.lines
+        );
+        &found[0].1
+    }
+
+    /// Centres of the opaque dots of `color`.
+    fn dots_of(&self, color: &str) -> Vec<(f64, f64)> {
+        self.dots
+            .iter()
+            .filter(|(c, o, _)| c == color && *o == 1.0)
+            .map(|d| d.2)
+            .collect()
+    }
+
+    /// Whether a bar of `color` stands at `x` and spans `y` (a bar of no height
+    /// does not count).
+    fn bar_through(&self, color: &str, (x, y): (f64, f64)) -> bool {
+        self.bars.iter().any(|(c, (bx, y1, y2))| {
+            let (lo, hi) = (y1.min(*y2), y1.max(*y2));
+            c == color && (bx - x).abs() < 1.0 && lo < hi && lo <= y && y <= hi
         })
-        .collect()
+    }
 }
 
 #[test]
-fn svg_has_one_line_per_cache_state() {
-    let svg = bench::svg(&fakes());
-    let series = svg_series(&svg);
-    assert_eq!(
-        series,
-        [
-            ("series cold".to_string(), "series-cold".to_string()),
-            ("series warm".to_string(), "series-warm".to_string())
-        ]
+fn svg_draws_each_series_with_its_bars_axes_and_legend() {
+    let results = fakes();
+    let plot = Plot::parse(&bench::svg(&results));
+    assert!(
+        plot.size.0 >= 600.0 && plot.size.1 >= 400.0,
+        "{:?}",
+        plot.size
     );
     for text in [
-        "threads (-j)",
-        "throughput (MB/s",
         "wf bench: throughput vs threads",
-        ">cold<",
-        ">warm<",
-        ">8<",
+        "threads (-j), log2 scale",
+        "throughput (MB/s, median of runs)",
+        "1",
+        "2",
+        "4",
+        "8",
+        "0",
+        "cold",
+        "warm",
+        "min\u{2013}max of runs",
     ] {
-        assert!(svg.contains(text), "{text} missing from the SVG");
+        assert!(
+            plot.has_text(text),
+            "{text:?} missing from {:?}",
+            plot.texts
+        );
     }
-    // Titles are escaped.
+    let cold = plot.line(COLD, 4);
+    let warm = plot.line(WARM, 4);
+    for line in [cold, warm] {
+        // Threads left to right, on a log scale: 1, 2, 4 and 8 equally spaced.
+        let dx: Vec<f64> = line.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        assert!(dx.iter().all(|&d| d > 0.0), "{line:?}");
+        assert!(
+            dx.iter().all(|&d| (d - dx[0]).abs() <= 2.0),
+            "not log2: {line:?}"
+        );
+        // Faster is higher (smaller y): the fakes peak at -j 4.
+        assert!(line[2].1 < line[1].1 && line[1].1 < line[0].1 && line[2].1 < line[3].1);
+    }
+    for i in 0..4 {
+        assert_eq!(cold[i].0, warm[i].0);
+        assert!(warm[i].1 < cold[i].1, "warm is faster at every point");
+    }
+    // A dot at each median and one in the legend; a bar through every median.
+    for (color, line) in [(COLD, cold), (WARM, warm)] {
+        let dots = plot.dots_of(color);
+        assert_eq!(dots.len(), line.len() + 1, "{color}: {dots:?}");
+        for p in line {
+            assert!(dots
+                .iter()
+                .any(|d| (d.0 - p.0).abs() < 1.0 && (d.1 - p.1).abs() < 1.0));
+            assert!(plot.bar_through(color, *p), "no bar of {color} at {p:?}");
+        }
+    }
+
+    // Titles are text, escaped in the document.
     let t = bench::svg_titled(&fakes(), "count <a & b>");
     assert!(t.contains("count &lt;a &amp; b&gt;"));
-    svg_series(&t);
+    assert!(Plot::parse(&t).has_text("count <a & b>"));
 
-    // Variants of io get a line each; one point per line still draws.
+    // Variants of io get a line each (one point per line still draws a dot).
     let v = vec![
         fake(Cache::Warm, 4, Some(4), 500.0),
         fake(Cache::Warm, 4, Some(16), 600.0),
     ];
-    let ids: Vec<String> = svg_series(&bench::svg(&v))
-        .into_iter()
-        .map(|x| x.1)
-        .collect();
-    assert_eq!(ids, ["series-warm-io4", "series-warm-io16"]);
-    // No results: still a valid document.
-    assert!(svg_series(&bench::svg(&[])).is_empty());
+    let plot = Plot::parse(&bench::svg(&v));
+    assert!(
+        plot.has_text("warm io=4") && plot.has_text("warm io=16"),
+        "{:?}",
+        plot.texts
+    );
+    assert_eq!(plot.dots_of(WARM).len(), 2 + 2);
+
+    // No results: still a document with its axes, and no series.
+    let plot = Plot::parse(&bench::svg(&[]));
+    assert!(plot.has_text("threads (-j), log2 scale"));
+    assert!(
+        plot.lines.is_empty() && plot.dots.is_empty(),
+        "{:?}",
+        plot.lines
+    );
 }
 
 #[test]
@@ -626,9 +765,16 @@ fn cli_bench_cold_and_warm() {
             _ => {}
         }
     }
-    let series = check_svg_file(&plot);
-    let classes: Vec<&str> = series.iter().map(|x| x.0.as_str()).collect();
-    assert_eq!(classes, ["series cold", "series warm"]);
+    let plot = Plot::read(&plot);
+    assert!(
+        plot.has_text(&format!("wf count {}", data.display())),
+        "{:?}",
+        plot.texts
+    );
+    for color in [COLD, WARM] {
+        // -j 1 and -j 2: a dot at each, and one in the legend.
+        assert_eq!(plot.dots_of(color).len(), 3, "{color}");
+    }
 
     // Without --json: the table.
     let out = common::wf()

@@ -13,11 +13,13 @@
 //!   major faults and bytes read from storage (process-wide, `getrusage` and
 //!   `/proc/self/io`), and the device's counters from `/proc/diskstats`;
 //! - the runs of a setting are summarised (min/median/max wall, medians of the
-//!   rest) into a [`SettingResult`], which [`table`], [`json`] and [`svg`] print.
+//!   rest) into a [`SettingResult`], which [`table`], [`json`] and [`svg`] print
+//!   (`output.rs`; the chart in `plot.rs`).
 
 pub mod cache;
 pub mod disk;
 mod output;
+mod plot;
 
 use std::io;
 use std::path::PathBuf;
@@ -28,7 +30,8 @@ use crate::scan::ScanOptions;
 
 pub use cache::{evict, evict_with, memory_backed, resident_fraction, Eviction};
 pub use disk::{device_of, disk_delta, disk_snapshot, DiskDelta, DiskStat};
-pub use output::{json, svg, svg_titled, table};
+pub use output::{json, table};
+pub use plot::{svg, svg_titled};
 
 /// Page-cache state of the inputs at the start of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -433,18 +436,7 @@ pub fn run(
     let device = device_of(files);
     let runs = opts.runs.max(1);
     if opts.caches.contains(&Cache::Cold) {
-        if let Some(p) = files.iter().find(|p| memory_backed(p).is_some()) {
-            eprintln!(
-                "wf bench: warning: {} is on {}, which keeps files in memory: its \"cold\" runs read it from memory",
-                p.display(),
-                memory_backed(p).unwrap_or("tmpfs")
-            );
-        }
-        if !files.is_empty() && resident_fraction(files).is_err() {
-            eprintln!(
-                "wf bench: note: cached% is n/a: mincore reports the page cache only for files this user owns or may write; \"storage MB\" shows whether cold runs read the disk"
-            );
-        }
+        warn_about_cold(files);
     }
     let mut results = Vec::new();
     for setting in opts.settings() {
@@ -489,6 +481,23 @@ pub fn run(
         ));
     }
     Ok(results)
+}
+
+/// Say on stderr when cold runs of `files` cannot be cold (a file system in
+/// memory) or their residency cannot be seen (`mincore` on others' files).
+fn warn_about_cold(files: &[PathBuf]) {
+    if let Some(p) = files.iter().find(|p| memory_backed(p).is_some()) {
+        eprintln!(
+            "wf bench: warning: {} is on {}, which keeps files in memory: its \"cold\" runs read it from memory",
+            p.display(),
+            memory_backed(p).unwrap_or("tmpfs")
+        );
+    }
+    if !files.is_empty() && resident_fraction(files).is_err() {
+        eprintln!(
+            "wf bench: note: cached% is n/a: mincore reports the page cache only for files this user owns or may write; \"storage MB\" shows whether cold runs read the disk"
+        );
+    }
 }
 
 fn context(s: &Setting, e: io::Error) -> io::Error {

@@ -1,8 +1,9 @@
-//! Printing bench results: an aligned table, a JSON document and an SVG plot.
+//! Printing bench results: an aligned table and a JSON document (the SVG plot is
+//! in `plot.rs`).
 
 use serde_json::{json, Map, Value};
 
-use super::{Cache, RunMeasure, SettingResult};
+use super::{RunMeasure, SettingResult};
 
 fn opt_f(v: Option<f64>, prec: usize) -> String {
     v.map_or("n/a".to_string(), |x| format!("{x:.prec$}"))
@@ -18,7 +19,23 @@ fn opt_f(v: Option<f64>, prec: usize) -> String {
 pub fn table(results: &[SettingResult]) -> String {
     let show_io = results.iter().any(|r| r.setting.io.is_some());
     let show_read = results.iter().any(|r| r.setting.read.is_some());
-    let mut head: Vec<&str> = vec!["cache", "-j"];
+    let head = table_head(show_io, show_read);
+    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    rows.extend(results.iter().map(|r| table_row(r, show_io, show_read)));
+    // Text columns (the cache state and the read strategy) to the left.
+    let left: Vec<bool> = head
+        .iter()
+        .enumerate()
+        .map(|(c, h)| c == 0 || *h == "read")
+        .collect();
+    let mut out = align(&rows, &left);
+    out.push('\n');
+    out.push_str(&table_notes(results));
+    out
+}
+
+fn table_head(show_io: bool, show_read: bool) -> Vec<&'static str> {
+    let mut head = vec!["cache", "-j"];
     if show_io {
         head.push("io");
     }
@@ -41,45 +58,51 @@ pub fn table(results: &[SettingResult]) -> String {
         "aqu-sz",
         "%util",
     ]);
-    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
-    for r in results {
-        let s = &r.setting;
-        let mut row = vec![s.cache.to_string(), s.threads.to_string()];
-        if show_io {
-            row.push(s.io.map_or("-".into(), |n| n.to_string()));
-        }
-        if show_read {
-            row.push(s.read.clone().unwrap_or_else(|| "-".into()));
-        }
-        row.extend([
-            r.runs.len().to_string(),
-            format!("{:.3}", r.wall_min),
-            format!("{:.3}", r.wall_median),
-            format!("{:.3}", r.wall_max),
-            format!("{:.1}", r.mb_s),
-            format!("{:.3}", r.user),
-            format!("{:.3}", r.system),
-            format!("{:.0}", r.cpu_util * 100.0),
-            opt_f(r.resident_before.map(|x| x * 100.0), 1),
-            opt_f(r.storage_read.map(|b| b as f64 / 1e6), 1),
-            r.major_faults.to_string(),
-            opt_f(r.disk_read_mb_s, 1),
-            opt_f(r.disk_avg_queue, 2),
-            opt_f(r.disk_util_pct, 1),
-        ]);
-        rows.push(row);
+    head
+}
+
+/// One setting's cells, in the order of [`table_head`].
+fn table_row(r: &SettingResult, show_io: bool, show_read: bool) -> Vec<String> {
+    let s = &r.setting;
+    let mut row = vec![s.cache.to_string(), s.threads.to_string()];
+    if show_io {
+        row.push(s.io.map_or("-".into(), |n| n.to_string()));
     }
-    let ncol = rows[0].len();
-    let widths: Vec<usize> = (0..ncol)
+    if show_read {
+        row.push(s.read.clone().unwrap_or_else(|| "-".into()));
+    }
+    row.extend([
+        r.runs.len().to_string(),
+        format!("{:.3}", r.wall_min),
+        format!("{:.3}", r.wall_median),
+        format!("{:.3}", r.wall_max),
+        format!("{:.1}", r.mb_s),
+        format!("{:.3}", r.user),
+        format!("{:.3}", r.system),
+        format!("{:.0}", r.cpu_util * 100.0),
+        opt_f(r.resident_before.map(|x| x * 100.0), 1),
+        opt_f(r.storage_read.map(|b| b as f64 / 1e6), 1),
+        r.major_faults.to_string(),
+        opt_f(r.disk_read_mb_s, 1),
+        opt_f(r.disk_avg_queue, 2),
+        opt_f(r.disk_util_pct, 1),
+    ]);
+    row
+}
+
+/// `rows` as lines of columns two spaces apart, each as wide as its widest
+/// cell; columns marked in `left` are aligned left, the others right.
+fn align(rows: &[Vec<String>], left: &[bool]) -> String {
+    let widths: Vec<usize> = (0..left.len())
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
-    for row in &rows {
+    for row in rows {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
             .map(|(c, v)| {
-                if c == 0 || (show_read && head[c] == "read") {
+                if left[c] {
                     format!("{v:<w$}", w = widths[c])
                 } else {
                     format!("{v:>w$}", w = widths[c])
@@ -89,17 +112,20 @@ pub fn table(results: &[SettingResult]) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    out.push('\n');
+    out
+}
+
+/// What the columns mean and where they come from: the eviction methods used
+/// and the device whose counters were read.
+fn table_notes(results: &[SettingResult]) -> String {
+    let mut out = String::new();
     out.push_str("MB/s: bytes processed / median wall time (10^6 B/s)\n");
     out.push_str("cpu%: (user + system CPU) / wall time, medians; 100% = one core busy\n");
-    let methods: Vec<&str> = {
-        let mut m: Vec<&str> = results
-            .iter()
-            .filter_map(|r| r.eviction.as_deref())
-            .collect();
-        m.dedup();
-        m
-    };
+    let mut methods: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.eviction.as_deref())
+        .collect();
+    methods.dedup();
     out.push_str(&format!(
         "cached%: inputs in the page cache just before a run (mincore; largest of the runs){}\n",
         if methods.is_empty() {
@@ -239,297 +265,4 @@ pub fn json(results: &[SettingResult]) -> String {
         .collect();
     let doc = json!({ "device": device, "settings": settings });
     serde_json::to_string_pretty(&doc).expect("JSON of plain values")
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A round step for about `n` ticks up to `max`.
-fn nice_step(max: f64, n: f64) -> f64 {
-    let raw = (max / n).max(f64::MIN_POSITIVE);
-    let mag = 10f64.powf(raw.log10().floor());
-    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
-        if m * mag >= raw {
-            return m * mag;
-        }
-    }
-    10.0 * mag
-}
-
-fn fmt_tick(v: f64) -> String {
-    if v == v.round() {
-        format!("{v:.0}")
-    } else {
-        let s = format!("{v:.2}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
-
-/// One series of the plot: a cache state and, when swept, an io / read variant.
-struct Series<'a> {
-    cache: Cache,
-    io: Option<usize>,
-    read: Option<&'a str>,
-    points: Vec<&'a SettingResult>,
-}
-
-impl Series<'_> {
-    fn label(&self, show_io: bool, show_read: bool) -> String {
-        let mut s = self.cache.name().to_string();
-        if show_io {
-            s.push_str(&match self.io {
-                Some(n) => format!(" io={n}"),
-                None => " io=default".into(),
-            });
-        }
-        if show_read {
-            s.push_str(&format!(" {}", self.read.unwrap_or("default")));
-        }
-        s
-    }
-
-    fn id(&self, show_io: bool, show_read: bool) -> String {
-        let mut s = format!("series-{}", self.cache.name());
-        if show_io {
-            s.push_str(&match self.io {
-                Some(n) => format!("-io{n}"),
-                None => "-iodefault".into(),
-            });
-        }
-        if show_read {
-            s.push_str(&format!("-{}", self.read.unwrap_or("default")));
-        }
-        s
-    }
-}
-
-/// [`svg_titled`] with the default title.
-pub fn svg(results: &[SettingResult]) -> String {
-    svg_titled(results, "wf bench: throughput vs threads")
-}
-
-/// A standalone SVG: median throughput (MB/s) against threads, one polyline per
-/// cache state (and per io / read variant when several were run), with a bar
-/// from the slowest to the fastest run at each point, labelled axes with ticks,
-/// the title, and a legend. Each polyline has `class="series cold"` (or `warm`)
-/// and an id such as `series-cold` or `series-warm-io16-mmap`.
-pub fn svg_titled(results: &[SettingResult], title: &str) -> String {
-    const W: f64 = 760.0;
-    const H: f64 = 460.0;
-    const L: f64 = 80.0; // margins
-    const R: f64 = 190.0;
-    const T: f64 = 60.0;
-    const B: f64 = 64.0;
-    let pw = W - L - R;
-    let ph = H - T - B;
-
-    let show_io = {
-        let mut v: Vec<_> = results.iter().map(|r| r.setting.io).collect();
-        v.sort();
-        v.dedup();
-        v.len() > 1
-    };
-    let show_read = {
-        let mut v: Vec<_> = results.iter().map(|r| r.setting.read.clone()).collect();
-        v.sort();
-        v.dedup();
-        v.len() > 1
-    };
-    let mut series: Vec<Series> = Vec::new();
-    for r in results {
-        let s = &r.setting;
-        let key = (s.cache, s.io, s.read.as_deref());
-        match series.iter_mut().find(|x| (x.cache, x.io, x.read) == key) {
-            Some(x) => x.points.push(r),
-            None => series.push(Series {
-                cache: s.cache,
-                io: s.io,
-                read: s.read.as_deref(),
-                points: vec![r],
-            }),
-        }
-    }
-    for s in &mut series {
-        s.points.sort_by_key(|r| r.setting.threads);
-    }
-
-    // Scales.
-    let mut xs: Vec<usize> = results.iter().map(|r| r.setting.threads.max(1)).collect();
-    xs.sort_unstable();
-    xs.dedup();
-    let (xmin, xmax) = (
-        *xs.first().unwrap_or(&1) as f64,
-        *xs.last().unwrap_or(&1) as f64,
-    );
-    let log = xmax / xmin >= 4.0;
-    let xf = |t: f64| -> f64 {
-        if xmax == xmin {
-            return L + pw / 2.0;
-        }
-        let (a, b, v) = if log {
-            (xmin.log2(), xmax.log2(), t.log2())
-        } else {
-            (xmin, xmax, t)
-        };
-        L + 20.0 + (v - a) / (b - a) * (pw - 40.0)
-    };
-    let fastest = |r: &SettingResult| {
-        if r.wall_min > 0.0 {
-            r.bytes as f64 / 1e6 / r.wall_min
-        } else {
-            r.mb_s
-        }
-    };
-    let slowest = |r: &SettingResult| {
-        if r.wall_max > 0.0 {
-            r.bytes as f64 / 1e6 / r.wall_max
-        } else {
-            r.mb_s
-        }
-    };
-    let ymax_data = results
-        .iter()
-        .map(|r| fastest(r).max(r.mb_s))
-        .fold(0.0, f64::max);
-    let step = nice_step(if ymax_data > 0.0 { ymax_data } else { 1.0 }, 5.0);
-    let ymax = ((ymax_data / step).ceil() * step).max(step);
-    let yf = |v: f64| T + ph - v / ymax * ph;
-
-    let mut o = String::new();
-    o.push_str(&format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" \
-font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\">\n"
-    ));
-    o.push_str(&format!("<title>{}</title>\n", esc(title)));
-    o.push_str(&format!(
-        "<rect x=\"0\" y=\"0\" width=\"{W}\" height=\"{H}\" fill=\"white\"/>\n"
-    ));
-    o.push_str(&format!(
-        "<text class=\"title\" x=\"{}\" y=\"30\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
-        L + pw / 2.0,
-        esc(title)
-    ));
-
-    // Grid and y ticks.
-    o.push_str("<g class=\"y-axis\">\n");
-    let mut v = 0.0;
-    while v <= ymax + step / 1e6 {
-        let y = yf(v);
-        o.push_str(&format!(
-            "<line x1=\"{L}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e0e0e0\"/>\n\
-<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
-            L + pw,
-            L - 8.0,
-            y + 4.0,
-            fmt_tick(v)
-        ));
-        v += step;
-    }
-    o.push_str(&format!(
-        "<text class=\"axis-label\" transform=\"translate(22,{:.1}) rotate(-90)\" text-anchor=\"middle\">throughput (MB/s, median of runs)</text>\n</g>\n",
-        T + ph / 2.0
-    ));
-    // x ticks.
-    o.push_str("<g class=\"x-axis\">\n");
-    for &t in &xs {
-        let x = xf(t as f64);
-        o.push_str(&format!(
-            "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#333\"/>\n\
-<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t}</text>\n",
-            T + ph,
-            T + ph + 6.0,
-            T + ph + 22.0
-        ));
-    }
-    o.push_str(&format!(
-        "<text class=\"axis-label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">threads (-j){}</text>\n</g>\n",
-        L + pw / 2.0,
-        H - 16.0,
-        if log { ", log scale" } else { "" }
-    ));
-    // Axes.
-    o.push_str(&format!(
-        "<path class=\"axes\" d=\"M{L},{T} V{:.1} H{:.1}\" fill=\"none\" stroke=\"#333\"/>\n",
-        T + ph,
-        L + pw
-    ));
-
-    // Series.
-    const DASH: [&str; 4] = ["", "7 4", "2 3", "10 4 2 4"];
-    let mut variant = std::collections::HashMap::new();
-    for (i, s) in series.iter().enumerate() {
-        let color = match s.cache {
-            Cache::Cold => "#1f77b4",
-            Cache::Warm => "#d62728",
-        };
-        let k = variant.entry(s.cache).or_insert(0usize);
-        let dash = DASH[*k % DASH.len()];
-        *k += 1;
-        let dash_attr = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(" stroke-dasharray=\"{dash}\"")
-        };
-        let label = s.label(show_io, show_read);
-        o.push_str(&format!("<g class=\"points {}\">\n", s.cache.name()));
-        for r in &s.points {
-            let x = xf(r.setting.threads.max(1) as f64);
-            o.push_str(&format!(
-                "<line class=\"range\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-opacity=\"0.5\" stroke-width=\"2\"/>\n\
-<circle cx=\"{x:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"><title>{} -j {}: {:.1} MB/s (runs {:.1} to {:.1})</title></circle>\n",
-                yf(slowest(r)),
-                yf(fastest(r)),
-                yf(r.mb_s),
-                esc(&label),
-                r.setting.threads,
-                r.mb_s,
-                slowest(r),
-                fastest(r),
-            ));
-        }
-        o.push_str("</g>\n");
-        let pts: Vec<String> = s
-            .points
-            .iter()
-            .map(|r| {
-                format!(
-                    "{:.1},{:.1}",
-                    xf(r.setting.threads.max(1) as f64),
-                    yf(r.mb_s)
-                )
-            })
-            .collect();
-        o.push_str(&format!(
-            "<polyline class=\"series {}\" id=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2.5\"{dash_attr}><title>{}</title></polyline>\n",
-            s.cache.name(),
-            s.id(show_io, show_read),
-            pts.join(" "),
-            esc(&label)
-        ));
-        // Legend entry.
-        let ly = T + 10.0 + i as f64 * 22.0;
-        let lx = L + pw + 20.0;
-        o.push_str(&format!(
-            "<g class=\"legend\"><line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2.5\"{dash_attr}/>\
-<circle cx=\"{:.1}\" cy=\"{ly:.1}\" r=\"4\" fill=\"{color}\"/>\
-<text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>\n",
-            lx + 28.0,
-            lx + 14.0,
-            lx + 36.0,
-            ly + 4.0,
-            esc(&label)
-        ));
-    }
-    let note_y = T + 10.0 + series.len() as f64 * 22.0 + 10.0;
-    o.push_str(&format!(
-        "<text class=\"note\" x=\"{:.1}\" y=\"{note_y:.1}\" font-size=\"11\" fill=\"#555\">bars: slowest to fastest run</text>\n",
-        L + pw + 20.0
-    ));
-    o.push_str("</svg>\n");
-    o
 }

@@ -46,6 +46,7 @@
 //! failures itself); exit 2 if either list is non-empty, or on `Err` (a setup
 //! error such as a command that does not exist, before any input is read).
 
+mod feeder;
 mod output;
 mod plan;
 mod proc;
@@ -65,9 +66,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel as chan;
 
 use crate::scan::{Input, InputError};
+use feeder::{report_failure, Feeder, FeederOut};
 use output::{Reorder, Sink};
 use plan::Block;
-use proc::{describe, Out, Proc, SendErr};
+use proc::{describe, Out, Plain, Proc};
 
 /// How to feed.
 #[derive(Debug, Clone)]
@@ -296,322 +298,6 @@ fn pipe_size() -> usize {
         .unwrap_or(1 << 20)
 }
 
-/// What one feeding thread did.
-#[derive(Default)]
-struct FeederOut {
-    bytes: u64,
-    blocks: u64,
-    failures: Vec<String>,
-    input_errors: Vec<(usize, String)>,
-}
-
-/// Everything a feeding thread needs.
-struct Feeder {
-    slot: usize,
-    workers: usize,
-    argv: Arc<Vec<OsString>>,
-    names: Arc<Vec<String>>,
-    rx: chan::Receiver<Block>,
-    pool: chan::Sender<Vec<u8>>,
-    ctl: Arc<Ctl>,
-    sink: Arc<Sink>,
-    reorder: Option<Arc<Reorder>>,
-    sep: u8,
-    pipe_size: usize,
-}
-
-fn recycle(pool: &chan::Sender<Vec<u8>>, b: Block) {
-    if let plan::Data::Bytes(v) = b.data {
-        let _ = pool.send(v);
-    }
-}
-
-/// "a.log bytes 0..1048576, 2097152..3145728; b.log bytes 0..100", merging
-/// adjacent ranges; at most the last 10 are listed (data at risk is the data
-/// given last), after a count of the earlier ones.
-fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> String {
-    let mut merged: Vec<(usize, u64, u64)> = Vec::new();
-    let mut sorted = given.to_vec();
-    sorted.sort();
-    for (i, a, b) in sorted {
-        match merged.last_mut() {
-            Some(last) if last.0 == i && last.2 == a => last.2 = b,
-            _ => merged.push((i, a, b)),
-        }
-    }
-    let total: u64 = merged.iter().map(|r| r.2 - r.1).sum();
-    let mut s = String::new();
-    let skip = merged.len().saturating_sub(10);
-    if skip > 0 {
-        s.push_str(&format!(
-            "{} ranges, {total} bytes in all; {skip} earlier ranges, then ",
-            merged.len()
-        ));
-    }
-    let mut prev: Option<usize> = None;
-    for &(i, a, b) in merged.iter().skip(skip) {
-        if prev == Some(i) {
-            s.push_str(&format!(", {a}..{b}"));
-        } else {
-            if prev.is_some() {
-                s.push_str("; ");
-            }
-            s.push_str(&format!("{} bytes {a}..{b}", names[i]));
-        }
-        prev = Some(i);
-    }
-    s
-}
-
-/// Where a given block went in a worker's pipe: the pipe position where it
-/// started and how many of its input bytes were written (fewer than its length
-/// when the worker stopped taking input during the block).
-#[derive(Clone, Copy)]
-struct Placed {
-    at: u64,
-    written: u64,
-}
-
-/// The input ranges a worker never read: of the `total` bytes written into its
-/// pipe it left `unread` (wf drains and counts them after it exits), so it read
-/// the first `total - unread`; everything of `given` past that, including the
-/// parts of blocks never written at all, is returned, in the order given.
-fn never_read(
-    given: &[(usize, u64, u64)],
-    placed: &[Placed],
-    total: u64,
-    unread: u64,
-) -> Vec<(usize, u64, u64)> {
-    let read = total.saturating_sub(unread);
-    let mut out = Vec::new();
-    for (&(i, a, b), p) in given.iter().zip(placed) {
-        let consumed = p.written.min(read.saturating_sub(p.at));
-        if a + consumed < b {
-            out.push((i, a + consumed, b));
-        }
-    }
-    out
-}
-
-/// The end of a failure report: why the worker failed, what it was given and
-/// what of that it never read.
-fn failure_detail(
-    names: &[String],
-    given: &[(usize, u64, u64)],
-    missed: &[(usize, u64, u64)],
-    closed: bool,
-    early: bool,
-) -> String {
-    let missed_bytes: u64 = missed.iter().map(|r| r.2 - r.1).sum();
-    let mut msg = String::new();
-    if given.is_empty() {
-        msg.push_str(" before it was given any input");
-        return msg;
-    }
-    if missed_bytes > 0 {
-        msg.push_str(&format!(
-            " without reading all of its input ({missed_bytes} bytes never read)"
-        ));
-    } else if closed || early {
-        msg.push_str(" before the end of its input");
-    }
-    msg.push_str(&format!(
-        "; input it was given, which may be incomplete: {}",
-        ranges_text(names, given)
-    ));
-    if missed_bytes > 0 {
-        msg.push_str(&format!("; never read: {}", ranges_text(names, missed)));
-    }
-    msg
-}
-
-fn report_failure(out: &mut FeederOut, msg: String) {
-    eprintln!("{msg}");
-    out.failures.push(msg);
-}
-
-/// What a feeding thread waits for next.
-enum Next {
-    Block(Block),
-    /// The plan is done, or feeding stopped.
-    End,
-    /// The long-lived worker exited while waiting.
-    WorkerExited,
-}
-
-impl Feeder {
-    /// Wait for the next block, but notice a stop or the worker's death meanwhile
-    /// (a slow stream can keep the planner busy).
-    fn next_block(&self, worker: Option<&Proc>) -> Next {
-        loop {
-            if self.ctl.stopped() {
-                return Next::End;
-            }
-            if worker.is_some_and(|p| p.exited()) {
-                return Next::WorkerExited;
-            }
-            match self.rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(b) => return Next::Block(b),
-                Err(chan::RecvTimeoutError::Timeout) => {}
-                Err(chan::RecvTimeoutError::Disconnected) => return Next::End,
-            }
-        }
-    }
-
-    fn env(&self) -> [(&'static str, String); 2] {
-        [
-            ("WF_WORKER", self.slot.to_string()),
-            ("WF_WORKERS", self.workers.to_string()),
-        ]
-    }
-
-    /// Long-lived worker: feed blocks until the plan ends or the worker fails.
-    fn run_long(self, p: Proc) -> FeederOut {
-        let mut out = FeederOut::default();
-        let mut given: Vec<(usize, u64, u64)> = Vec::new();
-        let mut placed: Vec<Placed> = Vec::new();
-        let mut closed = false;
-        // The worker exited while wf still held its stdin open: it stopped before
-        // the end of its input, whatever its status.
-        let mut early = false;
-        let mut splice = proc::splice_wanted();
-        let mut copybuf = Vec::new();
-        loop {
-            let b = match self.next_block(Some(&p)) {
-                Next::Block(b) => b,
-                Next::End => break,
-                Next::WorkerExited => {
-                    early = true;
-                    break;
-                }
-            };
-            given.push((b.input, b.offset, b.offset + b.len));
-            let (at, in0) = (p.pipe_sent(), p.input_sent());
-            let sent = p.send(&b, true, self.sep, &mut splice, &mut copybuf);
-            placed.push(Placed {
-                at,
-                written: p.input_sent() - in0,
-            });
-            match sent {
-                Ok(()) => {
-                    out.bytes += b.len;
-                    out.blocks += 1;
-                }
-                Err(SendErr::Closed) => {
-                    closed = true;
-                    recycle(&self.pool, b);
-                    break;
-                }
-                Err(SendErr::Stopped) => {
-                    recycle(&self.pool, b);
-                    break;
-                }
-                Err(SendErr::Input(m)) => out.input_errors.push((b.input, m)),
-            }
-            recycle(&self.pool, b);
-        }
-        drop(self.rx);
-        let pid = p.pid;
-        let total = p.pipe_sent();
-        let fin = p.finish();
-        if self.ctl.stopped() {
-            return out;
-        }
-        let ok = fin.status.is_some_and(|s| s.success());
-        if ok && !closed && !early && fin.unread == 0 {
-            return out;
-        }
-        let missed = never_read(&given, &placed, total, fin.unread);
-        let msg = format!(
-            "wf: worker {} (pid {pid}) {}{}",
-            self.slot,
-            describe(fin.status),
-            failure_detail(&self.names, &given, &missed, closed, early)
-        );
-        report_failure(&mut out, msg);
-        out
-    }
-
-    /// `--per-block`: a fresh process for each block this slot takes.
-    fn run_per_block(self) -> FeederOut {
-        let mut out = FeederOut::default();
-        let mut splice = proc::splice_wanted();
-        let mut copybuf = Vec::new();
-        loop {
-            let Next::Block(b) = self.next_block(None) else {
-                break;
-            };
-            if let Some(r) = &self.reorder {
-                if !r.wait_turn(b.seq, &self.ctl) {
-                    break;
-                }
-            }
-            let given = [(b.input, b.offset, b.offset + b.len)];
-            let mode = match &self.reorder {
-                Some(_) => Out::Capture,
-                None => Out::Sink(self.sink.clone()),
-            };
-            let p = match proc::spawn(&self.argv, &self.env(), mode, &self.ctl, self.pipe_size) {
-                Ok(p) => p,
-                Err(e) => {
-                    let msg = format!(
-                        "wf: cannot start '{}' for block {} ({}): {}",
-                        self.argv[0].to_string_lossy(),
-                        b.seq,
-                        ranges_text(&self.names, &given),
-                        crate::scan::io_message(&e)
-                    );
-                    report_failure(&mut out, msg);
-                    if let Some(r) = &self.reorder {
-                        r.put(b.seq, Vec::new(), &self.sink);
-                    }
-                    recycle(&self.pool, b);
-                    continue;
-                }
-            };
-            let pid = p.pid;
-            let mut closed = false;
-            let sent = p.send(&b, false, self.sep, &mut splice, &mut copybuf);
-            let placed = Placed {
-                at: 0,
-                written: p.input_sent(),
-            };
-            let total = p.pipe_sent();
-            match sent {
-                Ok(()) => {
-                    out.bytes += b.len;
-                    out.blocks += 1;
-                }
-                Err(SendErr::Closed) => closed = true,
-                Err(SendErr::Stopped) => {}
-                Err(SendErr::Input(m)) => out.input_errors.push((b.input, m)),
-            }
-            let fin = p.finish();
-            if self.ctl.stopped() {
-                recycle(&self.pool, b);
-                break;
-            }
-            let ok = fin.status.is_some_and(|s| s.success());
-            if !ok || closed || fin.unread > 0 {
-                let missed = never_read(&given, &[placed], total, fin.unread);
-                let msg = format!(
-                    "wf: worker for block {} (slot {}, pid {pid}) {}{}",
-                    b.seq,
-                    self.slot,
-                    describe(fin.status),
-                    failure_detail(&self.names, &given, &missed, closed, false)
-                );
-                report_failure(&mut out, msg);
-            }
-            if let Some(r) = &self.reorder {
-                r.put(b.seq, fin.output, &self.sink);
-            }
-            recycle(&self.pool, b);
-        }
-        out
-    }
-}
-
 /// Feed `inputs` to workers running `opts.command`. Returns `Err` only for setup
 /// errors (no command, a command that cannot be run), before any input is read.
 ///
@@ -627,14 +313,63 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
     let n = opts.workers.max(1);
     let per_block = opts.per_block || opts.keep_order;
     let pipe_size = pipe_size();
-    let ctl = Arc::new(Ctl::default());
-    let guard = signals::install()?;
+    let mut s = Session::open(opts)?;
+    // Long-lived workers start now, so a command that cannot start is an error
+    // before any input is read.
+    let procs = if per_block {
+        Vec::new()
+    } else {
+        s.start_workers(opts, n, pipe_size)?
+    };
 
-    // Where output goes.
+    let names: Arc<Vec<String>> = Arc::new(inputs.iter().map(|i| i.name.clone()).collect());
+    let (tx, rx) = chan::bounded::<Block>(n);
+    let (pool_tx, pool_rx) = chan::unbounded::<Vec<u8>>();
+    let plan_rx = start_planner(inputs, opts, tx, pool_rx, &s.ctl);
+    let reorder = (per_block && opts.keep_order).then(|| Arc::new(Reorder::new(4 * n as u64)));
+    let feeder = Feeder {
+        slot: 0,
+        workers: n,
+        argv: Arc::new(opts.command.clone()),
+        names: names.clone(),
+        rx: rx.clone(),
+        pool: pool_tx,
+        ctl: s.ctl.clone(),
+        sink: s.sink.clone(),
+        reorder,
+        sep: opts.sep,
+        pipe_size,
+    };
+    let running = Arc::new(AtomicUsize::new(n));
+    let handles = start_feeders(feeder, procs, &running);
+
+    s.watch_feeders(&running);
+    let (mut report, mut input_errors) = join_feeders(handles);
+
+    // The planner stops at once if the feeders stopped early.
+    s.ctl.feeders_gone.store(true, Ordering::SeqCst);
+    let planned = s.wait_planner(&plan_rx);
+    input_errors.extend(planned.errors);
+    // Blocks planned but never taken: every worker failed.
+    let first_left = rx.try_iter().map(|b| (b.input, b.offset)).next();
+    drop(rx);
+    if let Some((i, at)) = first_left.or(planned.stopped_at) {
+        if !s.ctl.stopped() {
+            report_failure(&mut report.failures, unfed(&names, i, at));
+        }
+    }
+    s.finish_output(&mut report.failures);
+    report.input_errors = by_name(input_errors, &names);
+    Ok(report)
+}
+
+/// Where workers' output goes: wf's stdout, or a `--combine` process (returned
+/// too) whose stdout is wf's.
+fn open_output(opts: &FeedOptions, ctl: &Arc<Ctl>) -> io::Result<(Arc<Sink>, Option<Plain>)> {
     let mut combine = None;
     let w = match &opts.combine {
         Some(script) => {
-            let (c, w) = proc::Plain::spawn_sh(script, &ctl).map_err(|e| {
+            let (c, w) = Plain::spawn_sh(script, ctl).map_err(|e| {
                 io::Error::new(
                     e.kind(),
                     format!(
@@ -661,103 +396,63 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         combine.is_some(),
         ctl.clone(),
     ));
+    Ok((sink, combine))
+}
 
-    // Long-lived workers start now, so a command that cannot start is an error
-    // before any input is read.
-    let mut procs = Vec::new();
-    if !per_block {
-        for slot in 0..n {
-            let env = [
-                ("WF_WORKER", slot.to_string()),
-                ("WF_WORKERS", n.to_string()),
-            ];
-            match proc::spawn(
-                &opts.command,
-                &env,
-                Out::Sink(sink.clone()),
-                &ctl,
-                pipe_size,
-            ) {
-                Ok(p) => procs.push(p),
-                Err(e) => {
-                    ctl.abort(STOP_QUIET);
-                    for p in procs {
-                        p.finish();
-                    }
-                    sink.close();
-                    if let Some(c) = combine {
-                        c.wait(&ctl);
-                    }
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "cannot run '{}': {}",
-                            argv0.to_string_lossy(),
-                            crate::scan::io_message(&e)
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-
-    let names: Arc<Vec<String>> = Arc::new(inputs.iter().map(|i| i.name.clone()).collect());
-    let (tx, rx) = chan::bounded::<Block>(n);
-    let (pool_tx, pool_rx) = chan::unbounded::<Vec<u8>>();
+/// The planner thread; its report comes on the returned channel. Not joined:
+/// after a signal it may be blocked opening a FIFO.
+fn start_planner(
+    inputs: Vec<Input>,
+    opts: &FeedOptions,
+    tx: chan::Sender<Block>,
+    pool: chan::Receiver<Vec<u8>>,
+    ctl: &Arc<Ctl>,
+) -> chan::Receiver<plan::PlanOut> {
     let (plan_tx, plan_rx) = chan::bounded::<plan::PlanOut>(1);
-    {
-        let ctl = ctl.clone();
-        let (block, sep) = (opts.block, opts.sep);
-        // Not joined: after a signal it may be blocked opening a FIFO.
-        std::thread::spawn(move || {
-            let out = plan::plan(&inputs, block, sep, tx, pool_rx, &ctl);
-            let _ = plan_tx.send(out);
-            signals::wake();
-        });
-    }
+    let ctl = ctl.clone();
+    let (block, sep) = (opts.block, opts.sep);
+    std::thread::spawn(move || {
+        let out = plan::plan(&inputs, block, sep, tx, pool, &ctl);
+        let _ = plan_tx.send(out);
+        signals::wake();
+    });
+    plan_rx
+}
 
-    let running = Arc::new(AtomicUsize::new(n));
-    let reorder = (per_block && opts.keep_order).then(|| Arc::new(Reorder::new(4 * n as u64)));
-    let argv = Arc::new(opts.command.clone());
+/// One feeding thread per slot (`feeder`, with its slot set): with a long-lived
+/// worker from `procs`, or (`--per-block`, no `procs`) a process per block.
+/// `running` counts down as they end.
+fn start_feeders(
+    feeder: Feeder,
+    procs: Vec<Proc>,
+    running: &Arc<AtomicUsize>,
+) -> Vec<std::thread::JoinHandle<FeederOut>> {
     let mut procs = procs.into_iter();
-    let mut handles = Vec::with_capacity(n);
-    for slot in 0..n {
-        let f = Feeder {
-            slot,
-            workers: n,
-            argv: argv.clone(),
-            names: names.clone(),
-            rx: rx.clone(),
-            pool: pool_tx.clone(),
-            ctl: ctl.clone(),
-            sink: sink.clone(),
-            reorder: reorder.clone(),
-            sep: opts.sep,
-            pipe_size,
-        };
-        let p = procs.next();
-        let running = running.clone();
-        handles.push(std::thread::spawn(move || {
-            let out = match p {
-                Some(p) => f.run_long(p),
-                None => f.run_per_block(),
+    (0..feeder.workers)
+        .map(|slot| {
+            let f = Feeder {
+                slot,
+                ..feeder.clone()
             };
-            running.fetch_sub(1, Ordering::SeqCst);
-            signals::wake();
-            out
-        }));
-    }
+            let p = procs.next();
+            let running = running.clone();
+            std::thread::spawn(move || {
+                let out = match p {
+                    Some(p) => f.run_long(p),
+                    None => f.run_per_block(),
+                };
+                running.fetch_sub(1, Ordering::SeqCst);
+                signals::wake();
+                out
+            })
+        })
+        .collect()
+}
 
-    // Watch for signals while the feeders work.
-    let mut watch = Watch::default();
-    while running.load(Ordering::SeqCst) > 0 {
-        if let Some(sig) = watch.step(&guard, &ctl) {
-            die(sig, &ctl, &sink, combine, &guard);
-        }
-    }
-    if let Some(sig) = guard.pending() {
-        die(sig, &ctl, &sink, combine, &guard);
-    }
+/// The feeders' counts and failures, and their input errors.
+fn join_feeders(
+    handles: Vec<std::thread::JoinHandle<FeederOut>>,
+) -> (FeedReport, Vec<(usize, String)>) {
     let mut report = FeedReport::default();
     let mut input_errors: Vec<(usize, String)> = Vec::new();
     for h in handles {
@@ -767,82 +462,163 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         report.failures.extend(out.failures);
         input_errors.extend(out.input_errors);
     }
+    (report, input_errors)
+}
 
-    // The planner stops at once if the feeders stopped early.
-    ctl.feeders_gone.store(true, Ordering::SeqCst);
-    let planned = loop {
-        match plan_rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(p) => break p,
-            Err(chan::RecvTimeoutError::Disconnected) => break plan::PlanOut::default(),
-            Err(chan::RecvTimeoutError::Timeout) => {
-                watch.step(&guard, &ctl);
-                if let Some(sig) = guard.pending() {
-                    die(sig, &ctl, &sink, combine, &guard);
-                }
-            }
-        }
-    };
-    input_errors.extend(planned.errors);
-    // Blocks planned but never taken: every worker failed.
-    let first_left = rx.try_iter().map(|b| (b.input, b.offset)).next();
-    drop(rx);
-    if !ctl.stopped() {
-        if let Some((i, at)) = first_left.or(planned.stopped_at) {
-            let later = names.len() - i - 1;
-            let mut msg = format!(
-                "wf: every worker stopped; input from {} byte {at} on was not fed to any worker",
-                names[i]
-            );
-            if later > 0 {
-                msg.push_str(&format!(", nor {later} later input(s)"));
-            }
-            eprintln!("{msg}");
-            report.failures.push(msg);
-        }
+/// The failure when every worker stopped before the plan was done.
+fn unfed(names: &[String], i: usize, at: u64) -> String {
+    let later = names.len() - i - 1;
+    let mut msg = format!(
+        "wf: every worker stopped; input from {} byte {at} on was not fed to any worker",
+        names[i]
+    );
+    if later > 0 {
+        msg.push_str(&format!(", nor {later} later input(s)"));
     }
+    msg
+}
 
-    // Close the combine process's input and wait for it.
-    sink.close();
-    let mut failure = ctl.failure.lock().unwrap().take();
-    if let Some(c) = combine {
-        while !c.done() {
-            watch.step(&guard, &ctl);
-            if let Some(sig) = guard.pending() {
-                die(sig, &ctl, &sink, Some(c), &guard);
-            }
-        }
-        let status = c.wait(&ctl);
-        let ok = status.is_some_and(|s| s.success());
-        let sigpipe = status.is_some_and(|s| {
-            s.signal() == Some(libc::SIGPIPE) || s.code() == Some(128 + libc::SIGPIPE)
-        });
-        if sigpipe {
-            // Whoever read wf's output went away (`| head`): quiet, like any filter.
-            failure = None;
-        } else if !ok && ctl.reason() != STOP_QUIET {
-            let msg = format!("wf: the combine command {}", describe(status));
-            eprintln!("{msg}");
-            report.failures.push(msg);
-            failure = None;
-        }
-    }
-    if let Some(m) = failure {
-        let msg = format!("wf: {m}");
-        eprintln!("{msg}");
-        report.failures.push(msg);
-    }
-    drop(guard);
-
-    input_errors.sort_by_key(|e| e.0);
-    input_errors.dedup_by_key(|e| e.0);
-    report.input_errors = input_errors
+/// One error per input (the first reported), in input order.
+fn by_name(mut errors: Vec<(usize, String)>, names: &[String]) -> Vec<InputError> {
+    errors.sort_by_key(|e| e.0);
+    errors.dedup_by_key(|e| e.0);
+    errors
         .into_iter()
         .map(|(i, message)| InputError {
             name: names[i].clone(),
             message,
         })
-        .collect();
-    Ok(report)
+        .collect()
+}
+
+/// What the thread running [`run`] holds while the others work: it watches
+/// for signals, and owns the output and the combine process.
+struct Session {
+    ctl: Arc<Ctl>,
+    sink: Arc<Sink>,
+    combine: Option<Plain>,
+    guard: signals::Guard,
+    watch: Watch,
+}
+
+impl Session {
+    /// Install the signal handlers and open the output.
+    fn open(opts: &FeedOptions) -> io::Result<Session> {
+        let ctl = Arc::new(Ctl::default());
+        let guard = signals::install()?;
+        let (sink, combine) = open_output(opts, &ctl)?;
+        Ok(Session {
+            ctl,
+            sink,
+            combine,
+            guard,
+            watch: Watch::default(),
+        })
+    }
+
+    /// Start the long-lived workers; if one cannot start, stop those started
+    /// (and the combine process) and return the error.
+    fn start_workers(
+        &mut self,
+        opts: &FeedOptions,
+        n: usize,
+        pipe_size: usize,
+    ) -> io::Result<Vec<Proc>> {
+        let mut procs = Vec::new();
+        for slot in 0..n {
+            let env = [
+                ("WF_WORKER", slot.to_string()),
+                ("WF_WORKERS", n.to_string()),
+            ];
+            let out = Out::Sink(self.sink.clone());
+            match proc::spawn(&opts.command, &env, out, &self.ctl, pipe_size) {
+                Ok(p) => procs.push(p),
+                Err(e) => {
+                    self.ctl.abort(STOP_QUIET);
+                    for p in procs {
+                        p.finish();
+                    }
+                    self.sink.close();
+                    if let Some(c) = self.combine.take() {
+                        c.wait(&self.ctl);
+                    }
+                    let argv0 = opts.command[0].to_string_lossy();
+                    let msg = format!("cannot run '{argv0}': {}", crate::scan::io_message(&e));
+                    return Err(io::Error::new(e.kind(), msg));
+                }
+            }
+        }
+        Ok(procs)
+    }
+
+    /// Watch for signals while the feeders work.
+    fn watch_feeders(&mut self, running: &AtomicUsize) {
+        while running.load(Ordering::SeqCst) > 0 {
+            if let Some(sig) = self.watch.step(&self.guard, &self.ctl) {
+                self.die(sig);
+            }
+        }
+        self.exit_if_signalled();
+    }
+
+    /// Wait a little, watching for signals; exit if one arrived.
+    fn step(&mut self) {
+        self.watch.step(&self.guard, &self.ctl);
+        self.exit_if_signalled();
+    }
+
+    fn exit_if_signalled(&mut self) {
+        if let Some(sig) = self.guard.pending() {
+            self.die(sig);
+        }
+    }
+
+    fn die(&mut self, sig: i32) -> ! {
+        die(sig, &self.ctl, &self.sink, self.combine.take(), &self.guard)
+    }
+
+    /// The planner's report, once it has ended.
+    fn wait_planner(&mut self, plan_rx: &chan::Receiver<plan::PlanOut>) -> plan::PlanOut {
+        loop {
+            match plan_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(p) => return p,
+                Err(chan::RecvTimeoutError::Disconnected) => return plan::PlanOut::default(),
+                Err(chan::RecvTimeoutError::Timeout) => self.step(),
+            }
+        }
+    }
+
+    /// Close the output (the combine process's input), wait for the combine
+    /// process, and report how it or the output failed.
+    fn finish_output(mut self, failures: &mut Vec<String>) {
+        self.sink.close();
+        let mut failure = self.ctl.failure.lock().unwrap().take();
+        if self.combine.is_some() {
+            while !self.combine.as_ref().is_some_and(|c| c.done()) {
+                self.step();
+            }
+        }
+        if let Some(c) = self.combine.take() {
+            let status = c.wait(&self.ctl);
+            let ok = status.is_some_and(|s| s.success());
+            let sigpipe = status.is_some_and(|s| {
+                s.signal() == Some(libc::SIGPIPE) || s.code() == Some(128 + libc::SIGPIPE)
+            });
+            if sigpipe {
+                // Whoever read wf's output went away (`| head`): quiet, like any filter.
+                failure = None;
+            } else if !ok && self.ctl.reason() != STOP_QUIET {
+                report_failure(
+                    failures,
+                    format!("wf: the combine command {}", describe(status)),
+                );
+                failure = None;
+            }
+        }
+        if let Some(m) = failure {
+            report_failure(failures, format!("wf: {m}"));
+        }
+    }
 }
 
 /// Signal watch and escalation: SIGTERM to every process group on a stop,
@@ -878,13 +654,7 @@ impl Watch {
 }
 
 /// Exit after a signal, once every process has been terminated.
-fn die(
-    sig: i32,
-    ctl: &Ctl,
-    sink: &Sink,
-    combine: Option<proc::Plain>,
-    guard: &signals::Guard,
-) -> ! {
+fn die(sig: i32, ctl: &Ctl, sink: &Sink, combine: Option<Plain>, guard: &signals::Guard) -> ! {
     ctl.abort(STOP_SIGNAL);
     sink.close();
     if let Some(c) = combine {
@@ -898,32 +668,4 @@ fn die(
         }
     }
     std::process::exit(128 + sig)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ranges_text;
-
-    #[test]
-    fn ranges_merge_and_only_the_last_ten_are_listed() {
-        let names = vec!["a.log".to_string(), "b.log".to_string()];
-        // Adjacent ranges of one file merge, in any order given.
-        let text = ranges_text(&names, &[(0, 10, 20), (0, 0, 10), (1, 0, 5)]);
-        assert_eq!(text, "a.log bytes 0..20; b.log bytes 0..5");
-        // 25 separate ranges: a count, then the last 10.
-        let given: Vec<_> = (0..25u64).map(|k| (0, 100 * k, 100 * k + 10)).collect();
-        let text = ranges_text(&names, &given);
-        assert!(
-            text.starts_with(
-                "25 ranges, 250 bytes in all; 15 earlier ranges, then a.log bytes 1500..1510, "
-            ),
-            "{text}"
-        );
-        assert!(text.ends_with(", 2400..2410"), "{text}");
-        assert_eq!(text.matches("..").count(), 10, "{text}");
-        // 10 ranges: all listed, no count.
-        let text = ranges_text(&names, &given[..10]);
-        assert!(text.starts_with("a.log bytes 0..10, 100..110"), "{text}");
-        assert_eq!(text.matches("..").count(), 10, "{text}");
-    }
 }

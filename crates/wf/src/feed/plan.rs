@@ -8,24 +8,26 @@
 //!   [`crate::scan::record_start_at`], with a cached 16 KiB window so tiny
 //!   blocks do not re-read the same bytes). The data itself moves later, with
 //!   `splice(2)`, from the file to a worker's pipe.
-//! - Streams (stdin, FIFOs, `<(...)`) are read front to back into buffers cut
-//!   after the last separator; a record longer than the block goes whole.
-//!   Standard input that is a regular file (`< FILE`) is planned like a file.
+//! - Streams (stdin, FIFOs, `<(...)`) are read front to back by the scan's
+//!   stream reader (`scan/stream.rs`) into blocks cut like a file's, after the
+//!   first separator at or after `block` bytes; a record longer than the block
+//!   goes whole. Standard input that is a regular file (`< FILE`) is planned
+//!   like a file.
 //! - Every blocking point (channel send, stream read) wakes at least every
 //!   100 ms to notice that feeding stopped, so the planner never outlives the
 //!   workers by more than that.
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
-use std::os::unix::io::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel as chan;
 
 use super::Ctl;
-use crate::scan::{io_message, Input, Source};
+use crate::scan::stream::{self, End, Polled, Refused};
+use crate::scan::{io_message, read_full_at, Input, Source};
 
 /// Where a block's bytes are.
 pub(crate) enum Data {
@@ -203,108 +205,30 @@ impl Planner<'_> {
         }
     }
 
-    /// Read a stream into blocks of about `block` bytes cut after a separator.
+    /// Read a stream into blocks of about `block` bytes cut after a separator,
+    /// with the scan's stream reader ([`stream::read_blocks`]), waking every
+    /// 100 ms to see whether feeding stopped.
     fn stream(&mut self, input: usize, f: File) -> Result<(), Fail> {
-        let fd = f.as_raw_fd();
-        let sep = self.sep;
-        let want = (self.block.min(1 << 30) as usize).max(1);
-        // Read no more than the block needs (at least 4 KiB, at most 64 KiB past
-        // it), so small blocks stay small and the carried rest stays short.
-        let step = want.clamp(4 << 10, 64 << 10);
-        let mut carry: Vec<u8> = Vec::new();
-        let mut offset = 0u64;
-        let mut eof = false;
-        let mut error: Option<String> = None;
-        loop {
-            // `buf[..filled]` is data; the rest of `buf` is initialised room.
-            let mut buf = self.pool.try_recv().unwrap_or_default();
-            if buf.len() < carry.len() {
-                buf.resize(carry.len(), 0);
-            }
-            buf[..carry.len()].copy_from_slice(&carry);
-            let mut filled = carry.len();
-            carry.clear();
-            // Like a file's blocks: cut after the first separator at or after
-            // byte `want - 1`. Invariant: buf[want - 1..searched] holds none.
-            let mut searched = want - 1;
-            let cut = loop {
-                if filled >= want || eof {
-                    if searched < filled {
-                        if let Some(p) = memchr::memchr(sep, &buf[searched..filled]) {
-                            break searched + p + 1;
-                        }
-                        searched = filled;
-                    }
-                    if eof {
-                        break filled;
-                    }
-                }
-                let room = want.saturating_sub(filled).max(step);
-                if buf.len() < filled + room {
-                    let grow = (filled + room).max((want + step).min(buf.len() * 2));
-                    buf.resize(grow, 0);
-                }
-                match read_stream(fd, &mut buf[filled..filled + room], self.ctl) {
-                    Ok(0) => eof = true,
-                    Ok(n) => filled += n,
-                    Err(None) => return Err(Fail::Stop(offset)),
-                    Err(Some(e)) => {
-                        // Hand out what was read, then report the error.
-                        error = Some(io_message(&e));
-                        eof = true;
-                    }
-                }
-            };
-            carry.extend_from_slice(&buf[cut..filled]);
-            if cut == 0 {
-                break;
-            }
-            let unterminated = eof && carry.is_empty() && buf[cut - 1] != sep;
-            self.send(Block {
+        let ctl = self.ctl;
+        let stop = || ctl.planner_stop();
+        let mut src = Polled::new(&f, &stop);
+        let size = self.block.min(1 << 30) as usize;
+        let pool = self.pool.clone();
+        let end = stream::read_blocks(&mut src, size, self.sep, &pool, |b| {
+            let block = Block {
                 seq: self.seq,
                 input,
-                offset,
-                len: cut as u64,
-                data: Data::Bytes(buf),
-                unterminated,
-            })?;
-            offset += cut as u64;
-            if eof && carry.is_empty() {
-                break;
-            }
-        }
-        match error {
-            Some(m) => Err(Fail::Input(m)),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Read from a stream, waking every 100 ms to see whether feeding stopped
-/// (`Err(None)`).
-fn read_stream(fd: RawFd, buf: &mut [u8], ctl: &Ctl) -> Result<usize, Option<io::Error>> {
-    loop {
-        if ctl.planner_stop() {
-            return Err(None);
-        }
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let r = unsafe { libc::poll(&mut p, 1, 100) };
-        if r == 0 {
-            continue;
-        }
-        // Readable, hung up, or poll failed (not pollable): let read decide.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => continue,
-            _ => return Err(Some(e)),
+                offset: b.offset,
+                len: b.len as u64,
+                data: Data::Bytes(b.buf),
+                unterminated: b.unterminated,
+            };
+            self.send(block).map_err(|_| Refused)
+        });
+        match end {
+            End::Done => Ok(()),
+            End::Failed(e) => Err(Fail::Input(io_message(&e))),
+            End::Stopped(at) => Err(Fail::Stop(at)),
         }
     }
 }
@@ -332,15 +256,7 @@ impl Window {
     fn fill(&mut self, f: &File, at: u64, size: u64) -> io::Result<()> {
         // Small reads: a boundary is usually a few bytes after the cut point.
         let want = (self.buf.len() as u64).min(size - at) as usize;
-        let mut got = 0;
-        while got < want {
-            match f.read_at(&mut self.buf[got..want], at + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let got = read_full_at(f, &mut self.buf[..want], at)?;
         if got < want {
             return Err(io::Error::other(format!(
                 "file shrank while being read (expected {size} bytes, read ended at {})",

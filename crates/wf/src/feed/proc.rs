@@ -15,7 +15,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -94,20 +94,7 @@ pub(crate) fn spawn(
         // Larger pipes mean fewer wake-ups; failure (user limits) is harmless.
         unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, pipe_size as libc::c_int) };
     }
-    let pace = if pacing_wanted() {
-        let cap = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETPIPE_SZ) };
-        let fl = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETFL) };
-        if cap > 0
-            && fl >= 0
-            && unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK) } == 0
-        {
-            Some((std::cell::Cell::new(200_000), cap as usize))
-        } else {
-            None
-        }
-    } else {
-        None
-    };
+    let pace = if pacing_wanted() { paced(&w) } else { None };
     let rkeep = r.try_clone()?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
@@ -122,40 +109,9 @@ pub(crate) fn spawn(
     let pid = child.id() as i32;
     ctl.register(pid);
     let stdout = child.stdout.take().expect("stdout is piped");
-    let out = match out {
-        Out::Sink(sink) => std::thread::spawn(move || {
-            forward(stdout, &sink);
-            Vec::new()
-        }),
-        Out::Capture => std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let mut r = stdout;
-            let _ = r.read_to_end(&mut v);
-            v
-        }),
-    };
+    let out = take_output(stdout, out);
     let st = Arc::new(State::default());
-    let st2 = st.clone();
-    let waiter = std::thread::spawn(move || {
-        let status = child.wait().ok();
-        st2.exited.store(true, Ordering::SeqCst);
-        signals::wake();
-        // What is still in the pipe, plus whatever the feeding thread writes
-        // until it notices and closes its end, was never read by the worker.
-        let mut r = File::from(rkeep);
-        let mut buf = vec![0u8; 64 << 10];
-        let mut unread = 0u64;
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => unread += n as u64,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        *st2.done.lock().unwrap() = Some((status, unread));
-        st2.cv.notify_all();
-    });
+    let waiter = wait_and_drain(child, File::from(rkeep), st.clone());
     Ok(Proc {
         pid,
         stdin: Some(File::from(w)),
@@ -169,10 +125,82 @@ pub(crate) fn spawn(
     })
 }
 
-/// Whether to move file data with splice(2) (`WF_FEED_COPY=1` forces
-/// pread + write, for measurements).
-pub(crate) fn splice_wanted() -> bool {
-    std::env::var_os("WF_FEED_COPY").is_none_or(|v| v.is_empty() || v == "0")
+/// Make the pipe's write end non-blocking for pacing (see [`Proc::wait_room`]):
+/// the first nap and the pipe's capacity, or `None` if that cannot be done.
+fn paced(w: &OwnedFd) -> Option<(std::cell::Cell<u64>, usize)> {
+    let cap = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    let fl = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETFL) };
+    if cap > 0
+        && fl >= 0
+        && unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK) } == 0
+    {
+        Some((std::cell::Cell::new(200_000), cap as usize))
+    } else {
+        None
+    }
+}
+
+/// The thread that takes the worker's stdout: forwarded as it comes, or kept.
+fn take_output(stdout: ChildStdout, out: Out) -> JoinHandle<Vec<u8>> {
+    match out {
+        Out::Sink(sink) => std::thread::spawn(move || {
+            forward(stdout, &sink);
+            Vec::new()
+        }),
+        Out::Capture => std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let mut r = stdout;
+            let _ = r.read_to_end(&mut v);
+            v
+        }),
+    }
+}
+
+/// The thread that waits for the worker to exit, then drains and counts what
+/// it left unread in its stdin pipe (`rkeep`: wf's copy of the read end).
+fn wait_and_drain(mut child: Child, mut rkeep: File, st: Arc<State>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let status = child.wait().ok();
+        st.exited.store(true, Ordering::SeqCst);
+        signals::wake();
+        // What is still in the pipe, plus whatever the feeding thread writes
+        // until it notices and closes its end, was never read by the worker.
+        let mut buf = vec![0u8; 64 << 10];
+        let mut unread = 0u64;
+        loop {
+            match rkeep.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => unread += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        *st.done.lock().unwrap() = Some((status, unread));
+        st.cv.notify_all();
+    })
+}
+
+/// How a feeding thread moves file data into pipes: with `splice(2)` until it
+/// fails for a file or pipe (or `WF_FEED_COPY=1`, for measurements), else with
+/// `pread` + `write` through `copybuf`.
+pub(crate) struct Mover {
+    splice: bool,
+    copybuf: Vec<u8>,
+}
+
+impl Mover {
+    pub(crate) fn new() -> Self {
+        Mover {
+            splice: std::env::var_os("WF_FEED_COPY").is_none_or(|v| v.is_empty() || v == "0"),
+            copybuf: Vec::new(),
+        }
+    }
+}
+
+fn shrank(at: u64, end: u64) -> SendErr {
+    SendErr::Input(format!(
+        "file shrank while being read (read ended at byte {at}, expected {end})"
+    ))
 }
 
 /// Whether to pace writes (`WF_FEED_PACE=0` turns it off, for measurements).
@@ -251,13 +279,12 @@ impl Proc {
         b: &Block,
         terminate: bool,
         sep: u8,
-        splice: &mut bool,
-        copybuf: &mut Vec<u8>,
+        mv: &mut Mover,
     ) -> Result<(), SendErr> {
         match &b.data {
             Data::Bytes(v) => self.write_all(&v[..b.len as usize])?,
             Data::Range { file, start, end } => {
-                if let Err(e) = self.send_range(file, *start, *end, splice, copybuf) {
+                if let Err(e) = self.send_range(file, *start, *end, mv) {
                     if let SendErr::Input(_) = e {
                         // Do not let the cut record join the next block's first.
                         let _ = self.write_sep(sep);
@@ -290,81 +317,75 @@ impl Proc {
         self.sent.get()
     }
 
-    fn send_range(
-        &self,
-        file: &File,
-        start: u64,
-        end: u64,
-        splice: &mut bool,
-        copybuf: &mut Vec<u8>,
-    ) -> Result<(), SendErr> {
+    /// Move `[start, end)` of a file into the pipe: with `splice` while it
+    /// works for this file and pipe, else with `pread` + `write`.
+    fn send_range(&self, file: &File, start: u64, end: u64, mv: &mut Mover) -> Result<(), SendErr> {
+        let mut off = start as libc::loff_t;
+        while (off as u64) < end {
+            self.check()?;
+            if mv.splice {
+                // Not supported for this file or pipe: copy instead.
+                mv.splice = self.splice_some(file, &mut off, end)?;
+                continue;
+            }
+            off += self.copy_some(file, off as u64, end, &mut mv.copybuf)? as libc::loff_t;
+        }
+        Ok(())
+    }
+
+    /// One `splice` from `file` at `*off` (moved on) into the pipe. False if
+    /// splice cannot move this file's data into this pipe.
+    fn splice_some(&self, file: &File, off: &mut libc::loff_t, end: u64) -> Result<bool, SendErr> {
         let w = self.stdin.as_ref().expect("stdin open").as_raw_fd();
-        let shrank = |at: u64| {
-            SendErr::Input(format!(
-                "file shrank while being read (read ended at byte {at}, expected {end})"
-            ))
-        };
         let flags = if self.pace.is_some() {
             libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK
         } else {
             libc::SPLICE_F_MOVE
         };
-        let mut off = start as libc::loff_t;
-        while (off as u64) < end {
-            self.check()?;
-            if *splice {
-                let len = (end - off as u64).min(1 << 30) as usize;
-                let n = unsafe {
-                    libc::splice(
-                        file.as_raw_fd(),
-                        &mut off,
-                        w,
-                        std::ptr::null_mut(),
-                        len,
-                        flags,
-                    )
-                };
-                if n > 0 {
-                    self.sent.set(self.sent.get() + n as u64);
-                    continue;
-                }
-                if n == 0 {
-                    return Err(shrank(off as u64));
-                }
-                let e = io::Error::last_os_error();
-                match e.raw_os_error().unwrap_or(0) {
-                    libc::EINTR => continue,
-                    libc::EAGAIN => {
-                        self.wait_room()?;
-                        continue;
-                    }
-                    libc::EPIPE => return Err(SendErr::Closed),
-                    // Not supported for this file or pipe: copy instead.
-                    libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::EXDEV => {
-                        *splice = false;
-                        continue;
-                    }
-                    _ => return Err(SendErr::Input(crate::scan::io_message(&e))),
-                }
-            }
-            if copybuf.is_empty() {
-                copybuf.resize(128 << 10, 0);
-            }
-            let want = (end - off as u64).min(copybuf.len() as u64) as usize;
-            let got = loop {
-                match file.read_at(&mut copybuf[..want], off as u64) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(SendErr::Input(crate::scan::io_message(&e))),
-                }
-            };
-            if got == 0 {
-                return Err(shrank(off as u64));
-            }
-            self.write_all(&copybuf[..got])?;
-            off += got as libc::loff_t;
+        let len = (end - *off as u64).min(1 << 30) as usize;
+        let n = unsafe { libc::splice(file.as_raw_fd(), off, w, std::ptr::null_mut(), len, flags) };
+        if n > 0 {
+            self.sent.set(self.sent.get() + n as u64);
+            return Ok(true);
         }
-        Ok(())
+        if n == 0 {
+            return Err(shrank(*off as u64, end));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error().unwrap_or(0) {
+            libc::EINTR => Ok(true),
+            libc::EAGAIN => self.wait_room().map(|_| true),
+            libc::EPIPE => Err(SendErr::Closed),
+            libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::EXDEV => Ok(false),
+            _ => Err(SendErr::Input(crate::scan::io_message(&e))),
+        }
+    }
+
+    /// Copy the next piece of `[off, end)` of a file into the pipe with `pread`
+    /// + `write`; returns the bytes copied.
+    fn copy_some(
+        &self,
+        file: &File,
+        off: u64,
+        end: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, SendErr> {
+        if buf.is_empty() {
+            buf.resize(128 << 10, 0);
+        }
+        let want = (end - off).min(buf.len() as u64) as usize;
+        let got = loop {
+            match file.read_at(&mut buf[..want], off) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(SendErr::Input(crate::scan::io_message(&e))),
+            }
+        };
+        if got == 0 {
+            return Err(shrank(off, end));
+        }
+        self.write_all(&buf[..got])?;
+        Ok(got)
     }
 
     /// Close the worker's stdin, wait for it to exit and for its output to end.

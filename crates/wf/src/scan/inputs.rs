@@ -43,6 +43,14 @@ impl std::fmt::Display for InputError {
     }
 }
 
+/// Paths for the files behind inputs (for jobs that re-open inputs).
+pub fn input_path(inp: &Input) -> Option<&PathBuf> {
+    match &inp.source {
+        Source::File { path, .. } => Some(path),
+        Source::Stream { path } => path.as_ref(),
+    }
+}
+
 /// How to collect inputs.
 #[derive(Debug, Clone, Default)]
 pub struct InputSpec {

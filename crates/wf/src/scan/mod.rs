@@ -2,15 +2,29 @@
 //!
 //! `inputs` turns what the user named into a list of inputs (collected before any
 //! data is read); `engine` splits them into record-aligned chunks, reads them on
-//! worker threads and feeds whole records to a [`crate::jobs::Job`].
+//! worker threads and feeds whole records to a [`crate::jobs::Job`]. Its parts:
+//! `plan` (the chunk plan), `regions` (per-worker regions of a big file and
+//! stealing), `ahead` (the read-ahead helper and its gate), `worker` (a worker
+//! thread), `range` (the records a chunk owns) and `stream` (streams into
+//! record-aligned blocks, for the engine and for `feed`).
 
+mod ahead;
 pub mod engine;
 pub mod inputs;
+mod plan;
+mod range;
+mod regions;
+pub(crate) mod stream;
+mod worker;
 
-pub use engine::{
-    record_start_at, run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ,
-};
-pub use inputs::{parse_size, Collected, Input, InputError, InputSpec, Source};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+
+pub use engine::{run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ};
+pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
+pub use range::record_start_at;
 
 /// The file system type (`statfs`'s `f_type` magic number) of the file system
 /// holding `path`, or `None` when `statfs` fails.
@@ -31,5 +45,32 @@ pub fn io_message(e: &std::io::Error) -> String {
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+/// Read as much of `buf` as the file has at `offset`; returns bytes read (short
+/// only at end of file).
+pub(crate) fn read_full_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match f.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+pub(crate) fn fadvise(f: &File, offset: u64, len: u64, advice: libc::c_int) {
+    // Advice only: failures (e.g. on file systems without readahead) are harmless.
+    unsafe {
+        libc::posix_fadvise(
+            f.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            advice,
+        );
     }
 }

@@ -1,0 +1,100 @@
+//! The input and scan arguments, defined once: every command that reads inputs
+//! flattens [`InputArgs`], every scan job [`ScanArgs`].
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use wf::scan::{self, ScanOptions};
+
+/// Which inputs to read: the same for every command.
+#[derive(Args, Clone)]
+pub(crate) struct InputArgs {
+    /// Files and directories (walked recursively); `-` or nothing for stdin.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Read more paths from FILE, one per line (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    files_from: Option<PathBuf>,
+    /// Follow symbolic links while walking directories.
+    #[arg(short = 'L', long = "follow")]
+    follow: bool,
+}
+
+impl InputArgs {
+    pub(crate) fn collect(&self) -> scan::Collected {
+        scan::InputSpec {
+            paths: self.paths.clone(),
+            files_from: self.files_from.clone(),
+            follow_links: self.follow,
+        }
+        .collect()
+    }
+}
+
+/// Input and run options shared by every scan job.
+#[derive(Args, Clone)]
+pub(crate) struct ScanArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Worker threads [default, or 0: number of cores].
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    threads: Option<usize>,
+    /// Chunk size for splitting files, e.g. 64K, 8M, 1G.
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = scan::parse_size)]
+    chunk_size: u64,
+    /// Chunks read ahead and queued for the workers [default: 2 x threads].
+    #[arg(long, value_name = "N")]
+    io: Option<usize>,
+    /// Map files with mmap instead of reading them with pread (no copy; but a file
+    /// truncated during the run then kills wf).
+    #[arg(long)]
+    mmap: bool,
+    /// Ask the kernel to read queued chunks ahead (posix_fadvise WILLNEED); off by
+    /// default because it measured slower on a cold cache here (see README).
+    #[arg(long)]
+    readahead: bool,
+    /// How far a helper thread per worker reads a big file ahead of the worker, into
+    /// the page cache and without copying (sendfile to /dev/null); the worker reads
+    /// what the helper has read, so a cold disk sees one stream of large requests per
+    /// worker and never waits for a busy one. 0 turns the helpers off (the kernel's
+    /// own readahead behind each worker).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size_or_zero)]
+    ahead: u64,
+    /// Show a progress bar on stderr even when it is not a terminal.
+    #[arg(long, overrides_with = "no_progress")]
+    pub(crate) progress: bool,
+    /// Never show a progress bar.
+    #[arg(long)]
+    pub(crate) no_progress: bool,
+    /// Print wall time, throughput, CPU and I/O figures to stderr after the run.
+    #[arg(long)]
+    pub(crate) stats: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// A size as [`scan::parse_size`] reads it, or 0 (off).
+fn size_or_zero(s: &str) -> Result<u64, String> {
+    if s.trim() == "0" {
+        Ok(0)
+    } else {
+        scan::parse_size(s)
+    }
+}
+
+impl ScanArgs {
+    pub(crate) fn options(&self) -> ScanOptions {
+        let mut o = ScanOptions::default();
+        if let Some(j) = self.threads.filter(|&j| j > 0) {
+            o.threads = j;
+        }
+        o.chunk_size = self.chunk_size;
+        o.inflight = self.io.unwrap_or(0);
+        o.readahead = self.readahead;
+        o.mmap = self.mmap;
+        o.ahead = self.ahead;
+        o
+    }
+}

@@ -1,0 +1,153 @@
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser};
+
+use wf::bench::{self, BenchOptions, SettingResult};
+
+use super::args::ScanArgs;
+use super::output::print;
+use super::Cli;
+
+// `wf bench`: its help is on `Cmd::Bench`.
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Cache states to measure: cold, warm or both.
+    #[arg(long, default_value = "warm", value_name = "STATE")]
+    cache: String,
+    /// Thread counts to sweep, e.g. 1,2,4,8 [default: the job's -j].
+    #[arg(long, value_name = "LIST")]
+    threads: Option<String>,
+    /// Reads in flight (queued chunks) to sweep, e.g. 2,8,32.
+    #[arg(long, value_name = "LIST")]
+    io: Option<String>,
+    /// Read strategies to compare: pread, mmap.
+    #[arg(long, value_name = "LIST")]
+    read: Option<String>,
+    /// Timed runs per setting.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    runs: usize,
+    /// Evict with /proc/sys/vm/drop_caches (root; empties the whole page cache).
+    #[arg(long)]
+    drop_caches: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Draw throughput against threads, one line per cache state, to an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// One line per run on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+    /// The job and its arguments, e.g. `wf2 access.log` (a leading `wf` is allowed).
+    #[arg(last = true, required = true, value_name = "JOB")]
+    job: Vec<String>,
+}
+
+/// `wf bench`: any error is named on stderr and exits 2.
+pub(crate) fn run(b: &BenchArgs) -> ExitCode {
+    match measure(b) {
+        Ok(code) => code,
+        Err(m) => {
+            eprintln!("wf bench: {m}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Parse the sweep and the job, run the sweep, write the plot, print the results.
+fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
+    let mut opts = b.sweep()?;
+    let words = b.job_words();
+    let sub = parse_job(words)?;
+    let cmd = sub
+        .cmd
+        .scan_job()
+        .ok_or("can measure count, wf2 and pangram")?;
+    let base = cmd.scan_args().options();
+    let files = input_files(cmd.scan_args())?;
+    if opts.threads.is_empty() {
+        opts.threads = vec![base.threads];
+    }
+    let mut once = |s: &bench::Setting| -> std::io::Result<u64> {
+        let r = cmd.exec(&s.scan_options(&base), None);
+        match r.errors.first() {
+            Some(e) => Err(std::io::Error::other(e.to_string())),
+            None => Ok(r.bytes),
+        }
+    };
+    let res = bench::run(&opts, &files, &mut once).map_err(|e| e.to_string())?;
+    if let Some(p) = &b.plot {
+        write_plot(p, &res, words)?;
+    }
+    Ok(print(
+        if b.json {
+            bench::json(&res) + "\n"
+        } else {
+            bench::table(&res)
+        }
+        .as_bytes(),
+    ))
+}
+
+impl BenchArgs {
+    /// What to sweep and how often; `threads` is empty without --threads.
+    fn sweep(&self) -> Result<BenchOptions, String> {
+        let caches = bench::Cache::parse_list(&self.cache)?;
+        let list = |s: &Option<String>| s.as_deref().map(bench::parse_counts).transpose();
+        let threads = list(&self.threads)?.unwrap_or_default();
+        let io = list(&self.io)?.unwrap_or_default();
+        let reads = self.read.as_deref().map(bench::parse_reads).transpose()?;
+        if self.runs == 0 {
+            return Err("--runs must be at least 1".into());
+        }
+        Ok(BenchOptions {
+            caches,
+            threads,
+            io: io.into_iter().map(Some).collect(),
+            reads: reads.unwrap_or_default().into_iter().map(Some).collect(),
+            runs: self.runs,
+            drop_caches: self.drop_caches,
+            verbose: self.verbose,
+        })
+    }
+
+    /// The job's words, without a leading `wf`.
+    fn job_words(&self) -> &[String] {
+        if self.job.first().map(String::as_str) == Some("wf") {
+            &self.job[1..]
+        } else {
+            &self.job[..]
+        }
+    }
+}
+
+/// The job to measure, parsed as `wf` would parse it.
+fn parse_job(words: &[String]) -> Result<Cli, String> {
+    Cli::try_parse_from(std::iter::once("wf").chain(words.iter().map(String::as_str)))
+        .map_err(|e| format!("the job to measure: {e}"))
+}
+
+/// The job's regular input files: those a cold run can evict.
+fn input_files(args: &ScanArgs) -> Result<Vec<PathBuf>, String> {
+    let collected = args.input.collect();
+    let files = bench::input_files(&collected.inputs);
+    if !files.is_empty() {
+        return Ok(files);
+    }
+    let why: Vec<String> = collected.errors.iter().map(|e| e.to_string()).collect();
+    Err(if why.is_empty() {
+        "the job names no regular file to measure".into()
+    } else {
+        format!(
+            "the job names no regular file to measure ({})",
+            why.join("; ")
+        )
+    })
+}
+
+/// Throughput against threads as SVG, titled with the job's command line.
+fn write_plot(p: &Path, res: &[SettingResult], words: &[String]) -> Result<(), String> {
+    let title = format!("wf {}", words.join(" "));
+    std::fs::write(p, bench::svg_titled(res, &title)).map_err(|e| format!("{}: {e}", p.display()))
+}

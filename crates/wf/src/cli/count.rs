@@ -1,0 +1,37 @@
+use clap::Args;
+
+use wf::jobs::count::Count;
+use wf::report;
+use wf::scan::{Progress, ScanOptions};
+
+use super::args::ScanArgs;
+use super::job::{self, JobCmd, JobRun};
+
+// `wf count`: its help is on `Cmd::Count`.
+#[derive(Args)]
+pub(crate) struct CountArgs {
+    #[command(flatten)]
+    scan: ScanArgs,
+}
+
+impl JobCmd for CountArgs {
+    fn scan_args(&self) -> &ScanArgs {
+        &self.scan
+    }
+
+    fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
+        let (out, errors) = job::scan(&Count { sep: opts.sep }, &self.scan, opts, progress);
+        let line = if self.scan.json {
+            report::count::json(&out.state, out.files)
+        } else {
+            report::count::text(&out.state, out.files)
+        };
+        JobRun {
+            output: (line + "\n").into_bytes(),
+            errors,
+            bytes: out.bytes,
+            records: Some(out.state.records),
+            extra: vec![],
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The `wf` command line: parses arguments and wires scan, jobs and report
+//! together. No reading or computing happens here.
+//!
+//! Split like ripgrep's `flags/`: this file holds the commands (their clap types
+//! and help texts) and the dispatch; [`args`] defines the input and scan
+//! arguments once, for every command to flatten; [`job`] runs a scan job with
+//! its progress bar, `--stats` and exit status; each command has its own file for
+//! its arguments and runner ([`count`], [`wf2`], [`pangram`], [`feed`],
+//! [`bench`], [`gen`]); [`output`] writes stdout.
+
+mod args;
+mod bench;
+mod count;
+mod feed;
+mod gen;
+mod job;
+mod output;
+mod pangram;
+mod wf2;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use self::bench::BenchArgs;
+use self::count::CountArgs;
+use self::feed::FeedArgs;
+use self::gen::GenCmd;
+use self::job::JobCmd;
+use self::pangram::PangramArgs;
+use self::wf2::Wf2Args;
+
+#[derive(Parser)]
+#[command(
+    name = "wf",
+    version,
+    about = "widefinder: read big text at the speed of the disk, on every core",
+    long_about = "widefinder reads big text (one huge log, or thousands of files) as fast as the \
+disk or the page cache can deliver it, splits it into record-aligned chunks, runs a job on \
+every core and combines the results.\n\nExamples:\n  wf gen wf2 --size 1G -o access.log\n  \
+wf count access.log\n  wf count -j 2 --stats logs/\n  find . -name '*.txt' | wf count --files-from -",
+    after_help = "Exit status: 0 on success, 2 if any input could not be read (the rest is still processed) or on usage errors."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Count records (lines), bytes and files, like `wc -l`, on all cores.
+    #[command(
+        long_about = "Count records (lines), bytes and files, like `wc -l` over everything named, \
+but on all cores and inside single large files too. A final line without a newline counts.\n\n\
+Output: `N records, N bytes, N files`; with --json exactly \
+{\"records\": N, \"bytes\": N, \"files\": N} on one line.\n\n\
+Examples:\n  wf count access.log\n  wf count --json -j 2 logs/\n  \
+find /data -name '*.log' | wf count --files-from -\n  wf count <(zcat old.log.gz)",
+        after_help = JOB_EXIT
+    )]
+    Count(CountArgs),
+    /// The Wide Finder 2 report over Apache logs: top URIs, 404s, clients, referrers.
+    #[command(
+        long_about = "The Wide Finder 2 report (Tim Bray, 2008) over Apache combined logs: for GET \
+lines, the top 10 article URIs by hits, URIs by bytes, 404s, client addresses and referrers, \
+exactly as the 2008 reference computed them.\n\n\
+Text output: `N resources, M 404s, K clients`, then the five lists. --json prints one object: \
+{\"lines\", \"resources\", \"404s\", \"clients\", \"top\": {\"uri_hits\", \"uri_bytes\", \
+\"404s\", \"clients\", \"referrers\"}}, each list [[key, value], ...], bytes in bytes. \
+--stats adds the lines that were not GET lines and those with fewer than 6 fields.\n\n\
+Examples:\n  wf wf2 access.log\n  wf wf2 --top 20 --json --stats logs/",
+        after_help = JOB_EXIT
+    )]
+    Wf2(Wf2Args),
+    /// The shortest stretches of text that hold all 26 letters (pangrammatic windows).
+    #[command(
+        long_about = "Find minimal pangrammatic windows: stretches of text, from a letter to a \
+letter, holding all 26 letters A-Z (case folded) with no shorter such stretch inside. Windows \
+never span two files. By default prints the 10 shortest: letters, path:offset, text.\n\n\
+--json prints one object per line: {\"path\", \"offset\", \"bytes\", \"letters\", \"text\"}.\n\n\
+Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book.txt",
+        after_help = JOB_EXIT
+    )]
+    Pangram(PangramArgs),
+    /// Feed record-aligned blocks to N worker processes of any command.
+    #[command(
+        long_about = "Split the inputs into blocks of whole records and feed them to N long-lived \
+worker processes (any command: awk, perl, python...) on their stdin, each block to whichever \
+worker is ready. Workers' output lines go to stdout (never mixed mid-line), or through one \
+--combine process. Regular files move into the pipes with splice(2). Each worker sees \
+WF_WORKER (0..N-1) and WF_WORKERS.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
+wf feed --combine 'python3 combine.py' logs/ -- python3 reduce.py\n  \
+wf feed --per-block --keep-order big.txt -- sort",
+        after_help = "Exit status: 0 on success; 2 if any input could not be read, on usage errors, \
+or if a worker failed (exited non-zero, died, or stopped before the end of its input: it is named \
+on stderr with the input ranges it was given and the bytes it never read); 128+N after signal N."
+    )]
+    Feed(FeedArgs),
+    /// Time a job: cold and warm runs, thread sweeps, I/O figures and a plot.
+    #[command(
+        long_about = "Run a wf job in-process several times per setting and report wall time \
+(min, median, max), MB/s, CPU, bytes read from storage, major faults and the input device's \
+read rate, queue depth and utilisation. Cold runs first evict the inputs from the page cache \
+with posix_fadvise (no root needed) and check the eviction with mincore.\n\nExample:\n  \
+wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.log",
+        after_help = JOB_EXIT
+    )]
+    Bench(BenchArgs),
+    /// Generate test data.
+    #[command(subcommand)]
+    Gen(GenCmd),
+}
+
+/// The exit statuses of the scan jobs, in their `--help`.
+const JOB_EXIT: &str =
+    "Exit status: 0 on success; 2 if any input could not be read (it is named on \
+stderr and the rest is still processed) or on usage errors.";
+
+impl Cmd {
+    /// The scan job this command runs: count, wf2 and pangram (what `wf bench`
+    /// can measure).
+    fn scan_job(&self) -> Option<&dyn JobCmd> {
+        match self {
+            Cmd::Count(a) => Some(a),
+            Cmd::Wf2(a) => Some(a),
+            Cmd::Pangram(a) => Some(a),
+            Cmd::Feed(_) | Cmd::Bench(_) | Cmd::Gen(_) => None,
+        }
+    }
+}
+
+/// Parse the command line and run the command; usage errors exit 2, `--help`
+/// and `--version` 0.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match &cli.cmd {
+        Cmd::Count(a) => job::run(a),
+        Cmd::Wf2(a) => job::run(a),
+        Cmd::Pangram(a) => job::run(a),
+        Cmd::Feed(f) => feed::run(f),
+        Cmd::Bench(b) => bench::run(b),
+        Cmd::Gen(g) => gen::run(g),
+    }
+}

@@ -1,0 +1,98 @@
+use clap::Args;
+
+use wf::jobs::pangram::{Mode, Pangram, Window};
+use wf::jobs::Job;
+use wf::report;
+use wf::scan::{InputError, Outcome, Progress, ScanOptions};
+
+use super::args::ScanArgs;
+use super::job::{self, JobCmd, JobRun};
+
+// `wf pangram`: its help is on `Cmd::Pangram`.
+#[derive(Args)]
+pub(crate) struct PangramArgs {
+    #[command(flatten)]
+    scan: ScanArgs,
+    /// How many of the shortest windows to print.
+    #[arg(long, value_name = "K", default_value_t = 10, conflicts_with = "all")]
+    top: usize,
+    /// Print every minimal window, in input order.
+    #[arg(long)]
+    all: bool,
+    /// With --all: only windows of at most N letters.
+    #[arg(long, value_name = "N", requires = "all")]
+    max_letters: Option<u64>,
+}
+
+impl JobCmd for PangramArgs {
+    fn scan_args(&self) -> &ScanArgs {
+        &self.scan
+    }
+
+    fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
+        let job = Pangram { mode: self.mode() };
+        let mut o = opts.clone();
+        o.spool_streams = true; // window text is read back after the scan
+        let (out, mut errors) = job::scan(&job, &self.scan, &o, progress);
+        let bytes = out.bytes;
+        let (state, rest) = out.into_parts();
+        let windows = read_windows(&job, state, &rest, &mut errors);
+        JobRun {
+            output: self.render(&windows, &rest),
+            errors,
+            bytes,
+            records: None,
+            extra: vec![("windows reported".into(), windows.len() as u64)],
+        }
+    }
+}
+
+impl PangramArgs {
+    fn mode(&self) -> Mode {
+        if self.all {
+            Mode::All {
+                max_letters: self.max_letters,
+            }
+        } else {
+            Mode::Top(self.top)
+        }
+    }
+
+    /// One line per window, text or JSON.
+    fn render(&self, windows: &[Window], rest: &Outcome<()>) -> Vec<u8> {
+        let mut output = String::new();
+        for w in windows {
+            let name = &rest.inputs()[w.input].name;
+            output.push_str(&if self.scan.json {
+                report::pangram::json_line(w, name)
+            } else {
+                report::pangram::text_line(w, name)
+            });
+            output.push('\n');
+        }
+        output.into_bytes()
+    }
+}
+
+/// Finish the job, reading each window's text back from its input. A failed read
+/// is an error of the run, which then reports no windows.
+fn read_windows(
+    job: &Pangram,
+    state: <Pangram as Job>::State,
+    rest: &Outcome<()>,
+    errors: &mut Vec<InputError>,
+) -> Vec<Window> {
+    let windows = job
+        .finish(state, &mut |i, off, len| rest.read_range(i, off, len))
+        .map_err(|e| format!("reading windows back: {e}"));
+    match windows {
+        Ok(w) => w,
+        Err(e) => {
+            errors.push(InputError {
+                name: "pangram".into(),
+                message: e,
+            });
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,46 @@
+use clap::Args;
+
+use wf::jobs::wf2::Wf2;
+use wf::report;
+use wf::scan::{Progress, ScanOptions};
+
+use super::args::ScanArgs;
+use super::job::{self, JobCmd, JobRun};
+
+// `wf wf2`: its help is on `Cmd::Wf2`.
+#[derive(Args)]
+pub(crate) struct Wf2Args {
+    #[command(flatten)]
+    scan: ScanArgs,
+    /// Length of each top list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+}
+
+impl JobCmd for Wf2Args {
+    fn scan_args(&self) -> &ScanArgs {
+        &self.scan
+    }
+
+    fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
+        let job = Wf2;
+        let (out, errors) = job::scan(&job, &self.scan, opts, progress);
+        let bytes = out.bytes;
+        let r = job.finish(out.state, self.top);
+        let output = if self.scan.json {
+            (report::wf2::json(&r) + "\n").into_bytes()
+        } else {
+            report::wf2::text(&r)
+        };
+        JobRun {
+            output,
+            errors,
+            bytes,
+            records: Some(r.lines),
+            extra: vec![
+                ("lines not GET".into(), r.not_get),
+                ("lines with too few fields".into(), r.too_few_fields),
+            ],
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! The feeding threads: one per worker slot, each taking the next block when its
+//! worker has swallowed the previous one, and the failure reports that say which
+//! input ranges a failed worker was given and never read.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel as chan;
+
+use super::output::{Reorder, Sink};
+use super::plan::{self, Block};
+use super::proc::{self, describe, Mover, Out, Proc, SendErr};
+use super::Ctl;
+
+/// What one feeding thread did.
+#[derive(Default)]
+pub(super) struct FeederOut {
+    pub bytes: u64,
+    pub blocks: u64,
+    pub failures: Vec<String>,
+    pub input_errors: Vec<(usize, String)>,
+}
+
+/// Everything a feeding thread needs.
+#[derive(Clone)]
+pub(super) struct Feeder {
+    pub slot: usize,
+    pub workers: usize,
+    pub argv: Arc<Vec<OsString>>,
+    pub names: Arc<Vec<String>>,
+    pub rx: chan::Receiver<Block>,
+    pub pool: chan::Sender<Vec<u8>>,
+    pub ctl: Arc<Ctl>,
+    pub sink: Arc<Sink>,
+    pub reorder: Option<Arc<Reorder>>,
+    pub sep: u8,
+    pub pipe_size: usize,
+}
+
+fn recycle(pool: &chan::Sender<Vec<u8>>, b: Block) {
+    if let plan::Data::Bytes(v) = b.data {
+        let _ = pool.send(v);
+    }
+}
+
+/// "a.log bytes 0..1048576, 2097152..3145728; b.log bytes 0..100", merging
+/// adjacent ranges; at most the last 10 are listed (data at risk is the data
+/// given last), after a count of the earlier ones.
+pub(super) fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> String {
+    let mut merged: Vec<(usize, u64, u64)> = Vec::new();
+    let mut sorted = given.to_vec();
+    sorted.sort();
+    for (i, a, b) in sorted {
+        match merged.last_mut() {
+            Some(last) if last.0 == i && last.2 == a => last.2 = b,
+            _ => merged.push((i, a, b)),
+        }
+    }
+    let total: u64 = merged.iter().map(|r| r.2 - r.1).sum();
+    let mut s = String::new();
+    let skip = merged.len().saturating_sub(10);
+    if skip > 0 {
+        s.push_str(&format!(
+            "{} ranges, {total} bytes in all; {skip} earlier ranges, then ",
+            merged.len()
+        ));
+    }
+    let mut prev: Option<usize> = None;
+    for &(i, a, b) in merged.iter().skip(skip) {
+        if prev == Some(i) {
+            s.push_str(&format!(", {a}..{b}"));
+        } else {
+            if prev.is_some() {
+                s.push_str("; ");
+            }
+            s.push_str(&format!("{} bytes {a}..{b}", names[i]));
+        }
+        prev = Some(i);
+    }
+    s
+}
+
+/// Where a given block went in a worker's pipe: the pipe position where it
+/// started and how many of its input bytes were written (fewer than its length
+/// when the worker stopped taking input during the block).
+#[derive(Clone, Copy)]
+struct Placed {
+    at: u64,
+    written: u64,
+}
+
+/// The input ranges a worker never read: of the `total` bytes written into its
+/// pipe it left `unread` (wf drains and counts them after it exits), so it read
+/// the first `total - unread`; everything of `given` past that, including the
+/// parts of blocks never written at all, is returned, in the order given.
+fn never_read(
+    given: &[(usize, u64, u64)],
+    placed: &[Placed],
+    total: u64,
+    unread: u64,
+) -> Vec<(usize, u64, u64)> {
+    let read = total.saturating_sub(unread);
+    let mut out = Vec::new();
+    for (&(i, a, b), p) in given.iter().zip(placed) {
+        let consumed = p.written.min(read.saturating_sub(p.at));
+        if a + consumed < b {
+            out.push((i, a + consumed, b));
+        }
+    }
+    out
+}
+
+/// The end of a failure report: why the worker failed, what it was given and
+/// what of that it never read.
+fn failure_detail(
+    names: &[String],
+    given: &[(usize, u64, u64)],
+    missed: &[(usize, u64, u64)],
+    closed: bool,
+    early: bool,
+) -> String {
+    let missed_bytes: u64 = missed.iter().map(|r| r.2 - r.1).sum();
+    let mut msg = String::new();
+    if given.is_empty() {
+        msg.push_str(" before it was given any input");
+        return msg;
+    }
+    if missed_bytes > 0 {
+        msg.push_str(&format!(
+            " without reading all of its input ({missed_bytes} bytes never read)"
+        ));
+    } else if closed || early {
+        msg.push_str(" before the end of its input");
+    }
+    msg.push_str(&format!(
+        "; input it was given, which may be incomplete: {}",
+        ranges_text(names, given)
+    ));
+    if missed_bytes > 0 {
+        msg.push_str(&format!("; never read: {}", ranges_text(names, missed)));
+    }
+    msg
+}
+
+/// Print a failure and keep it for the report.
+pub(super) fn report_failure(failures: &mut Vec<String>, msg: String) {
+    eprintln!("{msg}");
+    failures.push(msg);
+}
+
+/// What a feeding thread waits for next.
+enum Next {
+    Block(Block),
+    /// The plan is done, or feeding stopped.
+    End,
+    /// The long-lived worker exited while waiting.
+    WorkerExited,
+}
+
+impl Feeder {
+    /// Wait for the next block, but notice a stop or the worker's death meanwhile
+    /// (a slow stream can keep the planner busy).
+    fn next_block(&self, worker: Option<&Proc>) -> Next {
+        loop {
+            if self.ctl.stopped() {
+                return Next::End;
+            }
+            if worker.is_some_and(|p| p.exited()) {
+                return Next::WorkerExited;
+            }
+            match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(b) => return Next::Block(b),
+                Err(chan::RecvTimeoutError::Timeout) => {}
+                Err(chan::RecvTimeoutError::Disconnected) => return Next::End,
+            }
+        }
+    }
+
+    fn env(&self) -> [(&'static str, String); 2] {
+        [
+            ("WF_WORKER", self.slot.to_string()),
+            ("WF_WORKERS", self.workers.to_string()),
+        ]
+    }
+
+    /// Long-lived worker: feed blocks until the plan ends or the worker fails.
+    pub(super) fn run_long(mut self, p: Proc) -> FeederOut {
+        let mut out = FeederOut::default();
+        let mut given: Vec<(usize, u64, u64)> = Vec::new();
+        let mut placed: Vec<Placed> = Vec::new();
+        // The worker exited while wf still held its stdin open: it stopped before
+        // the end of its input, whatever its status.
+        let mut early = false;
+        let mut mv = Mover::new();
+        let mut sent = Sent::Whole;
+        while let Sent::Whole = sent {
+            let b = match self.next_block(Some(&p)) {
+                Next::Block(b) => b,
+                Next::End => break,
+                Next::WorkerExited => {
+                    early = true;
+                    break;
+                }
+            };
+            given.push((b.input, b.offset, b.offset + b.len));
+            let at;
+            (at, sent) = self.send_block(&p, &b, true, &mut mv, &mut out);
+            placed.push(at);
+            recycle(&self.pool, b);
+        }
+        // Done with the plan (the planner stops once no feeder takes blocks).
+        drop(std::mem::replace(&mut self.rx, chan::never()));
+        let closed = matches!(sent, Sent::Closed);
+        let pid = p.pid;
+        let total = p.pipe_sent();
+        let fin = p.finish();
+        if self.ctl.stopped() {
+            return out;
+        }
+        let ok = fin.status.is_some_and(|s| s.success());
+        if ok && !closed && !early && fin.unread == 0 {
+            return out;
+        }
+        let missed = never_read(&given, &placed, total, fin.unread);
+        let msg = format!(
+            "wf: worker {} (pid {pid}) {}{}",
+            self.slot,
+            describe(fin.status),
+            failure_detail(&self.names, &given, &missed, closed, early)
+        );
+        report_failure(&mut out.failures, msg);
+        out
+    }
+
+    /// `--per-block`: a fresh process for each block this slot takes.
+    pub(super) fn run_per_block(self) -> FeederOut {
+        let mut out = FeederOut::default();
+        let mut mv = Mover::new();
+        loop {
+            let Next::Block(b) = self.next_block(None) else {
+                break;
+            };
+            if let Some(r) = &self.reorder {
+                if !r.wait_turn(b.seq, &self.ctl) {
+                    break;
+                }
+            }
+            let go_on = self.one_block(&b, &mut mv, &mut out);
+            recycle(&self.pool, b);
+            if !go_on {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Run a fresh worker for one block, report it if it failed, and pass its
+    /// output on (in turn, with `--keep-order`). False once feeding stopped.
+    fn one_block(&self, b: &Block, mv: &mut Mover, out: &mut FeederOut) -> bool {
+        let given = [(b.input, b.offset, b.offset + b.len)];
+        let mode = match &self.reorder {
+            Some(_) => Out::Capture,
+            None => Out::Sink(self.sink.clone()),
+        };
+        let p = match proc::spawn(&self.argv, &self.env(), mode, &self.ctl, self.pipe_size) {
+            Ok(p) => p,
+            Err(e) => {
+                let msg = format!(
+                    "wf: cannot start '{}' for block {} ({}): {}",
+                    self.argv[0].to_string_lossy(),
+                    b.seq,
+                    ranges_text(&self.names, &given),
+                    crate::scan::io_message(&e)
+                );
+                report_failure(&mut out.failures, msg);
+                if let Some(r) = &self.reorder {
+                    r.put(b.seq, Vec::new(), &self.sink);
+                }
+                return true;
+            }
+        };
+        let pid = p.pid;
+        let (placed, sent) = self.send_block(&p, b, false, mv, out);
+        let closed = matches!(sent, Sent::Closed);
+        let total = p.pipe_sent();
+        let fin = p.finish();
+        if self.ctl.stopped() {
+            return false;
+        }
+        let ok = fin.status.is_some_and(|s| s.success());
+        if !ok || closed || fin.unread > 0 {
+            let missed = never_read(&given, &[placed], total, fin.unread);
+            let msg = format!(
+                "wf: worker for block {} (slot {}, pid {pid}) {}{}",
+                b.seq,
+                self.slot,
+                describe(fin.status),
+                failure_detail(&self.names, &given, &missed, closed, false)
+            );
+            report_failure(&mut out.failures, msg);
+        }
+        if let Some(r) = &self.reorder {
+            r.put(b.seq, fin.output, &self.sink);
+        }
+        true
+    }
+
+    /// Send a block to a worker and count it in `out` if it went whole (an
+    /// input error is noted, and feeding goes on); returns where it went in the
+    /// worker's pipe and how sending ended.
+    fn send_block(
+        &self,
+        p: &Proc,
+        b: &Block,
+        terminate: bool,
+        mv: &mut Mover,
+        out: &mut FeederOut,
+    ) -> (Placed, Sent) {
+        let (at, in0) = (p.pipe_sent(), p.input_sent());
+        let sent = p.send(b, terminate, self.sep, mv);
+        let placed = Placed {
+            at,
+            written: p.input_sent() - in0,
+        };
+        let sent = match sent {
+            Ok(()) => {
+                out.bytes += b.len;
+                out.blocks += 1;
+                Sent::Whole
+            }
+            Err(SendErr::Closed) => Sent::Closed,
+            Err(SendErr::Stopped) => Sent::Stopped,
+            Err(SendErr::Input(m)) => {
+                out.input_errors.push((b.input, m));
+                Sent::Whole
+            }
+        };
+        (placed, sent)
+    }
+}
+
+/// How sending a block ended.
+enum Sent {
+    /// As far as the input allowed: feeding goes on.
+    Whole,
+    /// The worker exited (or closed its input) before taking the whole block.
+    Closed,
+    /// Feeding stopped (signal, output gone).
+    Stopped,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ranges_text;
+
+    #[test]
+    fn ranges_merge_and_only_the_last_ten_are_listed() {
+        let names = vec!["a.log".to_string(), "b.log".to_string()];
+        // Adjacent ranges of one file merge, in any order given.
+        let text = ranges_text(&names, &[(0, 10, 20), (0, 0, 10), (1, 0, 5)]);
+        assert_eq!(text, "a.log bytes 0..20; b.log bytes 0..5");
+        // 25 separate ranges: a count, then the last 10.
+        let given: Vec<_> = (0..25u64).map(|k| (0, 100 * k, 100 * k + 10)).collect();
+        let text = ranges_text(&names, &given);
+        assert!(
+            text.starts_with(
+                "25 ranges, 250 bytes in all; 15 earlier ranges, then a.log bytes 1500..1510, "
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(", 2400..2410"), "{text}");
+        assert_eq!(text.matches("..").count(), 10, "{text}");
+        // 10 ranges: all listed, no count.
+        let text = ranges_text(&names, &given[..10]);
+        assert!(text.starts_with("a.log bytes 0..10, 100..110"), "{text}");
+        assert_eq!(text.matches("..").count(), 10, "{text}");
+    }
+}

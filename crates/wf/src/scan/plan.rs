@@ -1,0 +1,310 @@
+//! The chunk plan: one planner thread turns the inputs into work for the workers.
+//!
+//! - The planner sends chunk descriptors (largest files first) into a bounded
+//!   channel (depth `inflight`, default 2 x threads). Readahead hints are opt-in
+//!   (`--readahead`: `POSIX_FADV_WILLNEED` on each queued chunk): measured cold on
+//!   this machine's virtio disk (1 GiB, medians of 7), `wf count` took 0.37 s with
+//!   the hints and 0.26 s without (`wc -l` 0.32 s), and `wf wf2` 0.67 s vs 0.52 s;
+//!   issuing the hint from each worker for its own chunk was worse still (0.75 s).
+//!   The kernel's own sequential readahead on each worker's `pread`s does better.
+//!   Small files are the exception: the planner hints whole files of one chunk
+//!   or less up to 32 MiB / 64 files ahead. Cold, on 1,218 book files of about
+//!   430 KB, `wf pangram` took 1.25x the time of the best `xargs -P N cat` with
+//!   no hints and 0.92x with them; warm, no difference.
+//! - A file of more than one chunk goes out as regions (`regions.rs`), one
+//!   message per worker; streams are read here into record-aligned blocks
+//!   (`stream.rs`).
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io;
+use std::iter::Peekable;
+use std::sync::{Arc, Mutex};
+
+use crossbeam_channel as chan;
+
+use super::engine::{ScanOptions, Shared, Work};
+use super::inputs::{Input, Source};
+use super::regions::Regions;
+use super::stream::{open_stream, read_blocks, spool, End, Refused};
+use super::{fadvise, io_message};
+
+/// Plan every input: regular files largest first, then spooled streams, then
+/// streams in the order given. Returns early if the workers are gone.
+pub(super) fn plan(
+    inputs: &[Input],
+    opts: &ScanOptions,
+    chunk: u64,
+    tx: &chan::Sender<Work>,
+    pool: &chan::Receiver<Vec<u8>>,
+    shared: &Shared,
+    spooled: &[Mutex<Option<Arc<File>>>],
+) {
+    let p = Planner {
+        inputs,
+        opts,
+        chunk,
+        threads: opts.threads.max(1),
+        tx,
+        shared,
+    };
+    let (files, mut streams) = by_kind(inputs);
+    let mut spooled_files = Vec::new();
+    if opts.spool_streams {
+        spooled_files = p.spool(&streams, spooled);
+        streams.clear();
+    }
+    if !p.files(&files) {
+        return;
+    }
+    for (i, f) in spooled_files {
+        if !p.file(i, f) {
+            return;
+        }
+    }
+    for i in streams {
+        p.stream(i, pool);
+    }
+}
+
+/// Regular files (index, size), largest first; streams (index) in the order given.
+fn by_kind(inputs: &[Input]) -> (Vec<(usize, u64)>, Vec<usize>) {
+    let mut files: Vec<(usize, u64)> = Vec::new();
+    let mut streams: Vec<usize> = Vec::new();
+    for (i, inp) in inputs.iter().enumerate() {
+        match inp.source {
+            Source::File { size, .. } => files.push((i, size)),
+            Source::Stream { .. } => streams.push(i),
+        }
+    }
+    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    (files, streams)
+}
+
+struct Planner<'a> {
+    inputs: &'a [Input],
+    opts: &'a ScanOptions,
+    chunk: u64,
+    threads: usize,
+    tx: &'a chan::Sender<Work>,
+    shared: &'a Shared<'a>,
+}
+
+/// Files opened before their turn (see [`Planner::open_ahead`]).
+#[derive(Default)]
+struct Opened {
+    queue: VecDeque<(usize, u64, io::Result<File>)>,
+    /// Bytes of the small files in `queue`.
+    small_bytes: u64,
+}
+
+impl Planner<'_> {
+    /// Copy streams to unlinked temporary files (noted in `spooled`, for
+    /// reading back); returns them, to be planned like files.
+    fn spool(
+        &self,
+        streams: &[usize],
+        spooled: &[Mutex<Option<Arc<File>>>],
+    ) -> Vec<(usize, Arc<File>)> {
+        let mut files = Vec::new();
+        for &i in streams {
+            match spool(&self.inputs[i].source) {
+                Ok(f) => {
+                    let f = Arc::new(f);
+                    *spooled[i].lock().unwrap() = Some(f.clone());
+                    files.push((i, f));
+                }
+                Err(e) => self.shared.error(i, e.to_string()),
+            }
+        }
+        files
+    }
+
+    /// Send the regular files' work, in order, opening (and hinting) small files
+    /// ahead of their turn. False if the workers are gone.
+    fn files(&self, files: &[(usize, u64)]) -> bool {
+        let mut opened = Opened::default();
+        let mut next = files.iter().copied().peekable();
+        loop {
+            self.open_ahead(&mut opened, &mut next);
+            let Some((i, size, f)) = opened.queue.pop_front() else {
+                return true;
+            };
+            if self.small(size) {
+                opened.small_bytes -= size;
+            }
+            match f {
+                Ok(f) => {
+                    if !self.file(i, Arc::new(f)) {
+                        return false;
+                    }
+                }
+                Err(e) => self.shared.error(i, io_message(&e)),
+            }
+        }
+    }
+
+    /// Is a file of `size` bytes hinted ahead of its turn?
+    fn small(&self, size: u64) -> bool {
+        !self.opts.readahead && !self.opts.mmap && size > 0 && size <= self.chunk
+    }
+
+    /// Open the next files before their turn: small files (one chunk each) are
+    /// opened and hinted (`POSIX_FADV_WILLNEED`) up to SMALL_AHEAD_BYTES /
+    /// SMALL_AHEAD_FILES ahead, so that a cold device has many requests queued;
+    /// the kernel's own readahead has no time to ramp up within a file of a few
+    /// hundred KB. A big file is opened only when nothing is queued, and its
+    /// chunks are not hinted (see the module comment). `--readahead` hints every
+    /// chunk instead.
+    fn open_ahead(
+        &self,
+        opened: &mut Opened,
+        next: &mut Peekable<impl Iterator<Item = (usize, u64)>>,
+    ) {
+        while opened.queue.len() < SMALL_AHEAD_FILES && opened.small_bytes < SMALL_AHEAD_BYTES {
+            let Some(&(i, size)) = next.peek() else { break };
+            let small = self.small(size);
+            if !small && !opened.queue.is_empty() {
+                break;
+            }
+            next.next();
+            let f = match &self.inputs[i].source {
+                Source::File { path, .. } => File::open(path),
+                Source::Stream { .. } => unreachable!(),
+            };
+            if small {
+                if let Ok(f) = &f {
+                    fadvise(f, 0, 0, libc::POSIX_FADV_WILLNEED);
+                }
+                opened.small_bytes += size;
+            }
+            opened.queue.push_back((i, size, f));
+            if !small {
+                break;
+            }
+        }
+    }
+
+    /// Send the work for one open file: regions for a big file, else its chunks
+    /// (mapped with `--mmap`). False if the workers are gone; an error with the
+    /// file is recorded and planning goes on.
+    fn file(&self, i: usize, file: Arc<File>) -> bool {
+        let size = match file.metadata() {
+            Ok(md) => md.len(),
+            Err(e) => {
+                self.shared.error(i, e.to_string());
+                return true;
+            }
+        };
+        if self.opts.readahead {
+            fadvise(&file, 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        }
+        if size == 0 {
+            return self.range(i, &file, 0, 0, size);
+        }
+        if self.opts.mmap {
+            // Safety: the map is read-only; a concurrent truncation is the documented
+            // risk of --mmap.
+            return match unsafe { memmap2::Mmap::map(&*file) } {
+                Ok(m) => self.mapped_chunks(i, &Arc::new(m), size),
+                Err(e) => {
+                    self.shared.error(i, io_message(&e));
+                    true
+                }
+            };
+        }
+        if !self.opts.readahead && self.threads > 1 && size > self.chunk {
+            let r = Arc::new(Regions::new(i, file, size, self.chunk, self.threads));
+            return (0..self.threads).all(|_| self.tx.send(Work::Regions(r.clone())).is_ok());
+        }
+        self.chunks(i, &file, size)
+    }
+
+    /// The chunks of a file, in order (each hinted with `--readahead`).
+    fn chunks(&self, i: usize, file: &Arc<File>, size: u64) -> bool {
+        let mut start = 0;
+        while start < size {
+            let end = (start + self.chunk).min(size);
+            if self.opts.readahead {
+                fadvise(file, start, end - start, libc::POSIX_FADV_WILLNEED);
+            }
+            if !self.range(i, file, start, end, size) {
+                return false;
+            }
+            start = end;
+        }
+        true
+    }
+
+    /// Send one chunk `[start, end)` of a file of `size` bytes.
+    fn range(&self, input: usize, file: &Arc<File>, start: u64, end: u64, size: u64) -> bool {
+        let file = file.clone();
+        let w = Work::Range {
+            input,
+            file,
+            start,
+            end,
+            size,
+        };
+        self.tx.send(w).is_ok()
+    }
+
+    /// The chunks of a mapped file.
+    fn mapped_chunks(&self, input: usize, map: &Arc<memmap2::Mmap>, size: u64) -> bool {
+        let mut start = 0;
+        while start < size {
+            let end = (start + self.chunk).min(size);
+            if self.opts.readahead {
+                let len = (end - start) as usize;
+                let _ = map.advise_range(memmap2::Advice::WillNeed, start as usize, len);
+            }
+            let map = map.clone();
+            if self
+                .tx
+                .send(Work::Mapped {
+                    input,
+                    map,
+                    start,
+                    end,
+                })
+                .is_err()
+            {
+                return false;
+            }
+            start = end;
+        }
+        true
+    }
+
+    /// Read a stream into blocks for the workers (up to 64 MiB each; see
+    /// `stream.rs`).
+    fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
+        let mut src = match open_stream(&self.inputs[i].source) {
+            Ok(src) => src,
+            Err(e) => return self.shared.error(i, io_message(&e)),
+        };
+        let size = self.chunk.min(64 << 20) as usize;
+        let end = read_blocks(&mut src, size, self.opts.sep, pool, |b| {
+            let (offset, buf, len) = (b.offset, b.buf, b.len);
+            let w = Work::Block {
+                input: i,
+                offset,
+                buf,
+                len,
+            };
+            self.tx.send(w).map_err(|_| Refused)
+        });
+        match end {
+            End::Done => {}
+            End::Failed(e) => self.shared.error(i, io_message(&e)),
+            End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
+        }
+    }
+}
+
+/// How far ahead of the workers small files are hinted: bytes and files (each
+/// an open descriptor). Measured cold on 1,218 files of about 430 KB: reads
+/// queued 4 files ahead took 1.25x the time of `xargs -P 8 cat`, 8 files
+/// 1.00x, 32 files 0.89x.
+const SMALL_AHEAD_BYTES: u64 = 32 << 20;
+const SMALL_AHEAD_FILES: usize = 64;
