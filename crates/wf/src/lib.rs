@@ -11,7 +11,6 @@ pub mod feed;
 pub mod formats;
 pub mod gen;
 pub mod jobs;
-pub mod onebrc;
 pub mod report;
 pub mod scan;
 pub mod sql;

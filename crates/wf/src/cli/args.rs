@@ -18,7 +18,7 @@ pub(crate) struct InputArgs {
     files_from: Option<PathBuf>,
     /// Follow symbolic links while walking directories.
     #[arg(short = 'L', long = "follow")]
-    follow: bool,
+    pub(crate) follow: bool,
 }
 
 impl InputArgs {

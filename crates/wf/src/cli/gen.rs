@@ -32,6 +32,30 @@ wf gen wf2 --size 100M --seed 7 --odd-lines 0.01 | wf wf2 --stats"
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// One Billion Row Challenge style data: `station;temperature` lines.
+    #[command(
+        name = "1brc",
+        long_about = "One Billion Row Challenge style data: `station;temperature` lines, one \
+decimal, temperatures in [-99.9, 99.9], station names of 4 to 30 bytes (some UTF-8), drawn with \
+a mild skew. About 14 bytes a row: 75 million rows make 1 GiB. The same seed gives the same \
+bytes.\n\nExamples:\n  wf gen 1brc --rows 1000000 -o m.txt\n  \
+wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:float' \\\n    \
+'SELECT station, min(t), avg(t), max(t) FROM logs GROUP BY station ORDER BY station' m.txt"
+    )]
+    Onebrc {
+        /// Rows to write.
+        #[arg(long, value_name = "N")]
+        rows: u64,
+        /// Distinct stations.
+        #[arg(long, value_name = "K", default_value_t = 413)]
+        stations: usize,
+        /// Random seed: the same seed gives the same bytes.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write to FILE instead of standard output.
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// `wf gen`: write the data; a closed pipe (`wf gen ... | head`) is not an error.
@@ -51,6 +75,14 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
                 wf::gen::wf2(w, *size, *seed, *odd_lines)
             })
         }
+        GenCmd::Onebrc {
+            rows,
+            stations,
+            seed,
+            output,
+        } => write_to(output.as_deref(), |w| {
+            wf::gen::onebrc::write(w, *rows, *stations, *seed)
+        }),
     };
     match res {
         Ok(_) => ExitCode::SUCCESS,

@@ -77,10 +77,15 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
 /// Run the job once, with a progress bar on stderr while it runs if `show`.
 fn exec_with_progress(cmd: &dyn JobCmd, opts: &ScanOptions, show: bool) -> JobRun {
     let progress = Progress::default();
+    with_progress(show, &progress, || cmd.exec(opts, Some(&progress)))
+}
+
+/// Run `f`, with a progress bar of `progress` on stderr while it runs if `show`.
+pub(crate) fn with_progress<T>(show: bool, progress: &Progress, f: impl FnOnce() -> T) -> T {
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let bar = show.then(|| report::stats::progress_bar(s, &progress, &stop));
-        let r = cmd.exec(opts, Some(&progress));
+        let bar = show.then(|| report::stats::progress_bar(s, progress, &stop));
+        let r = f();
         stop.store(true, Ordering::Relaxed);
         if let Some(b) = bar {
             let _ = b.join();

@@ -6,7 +6,7 @@
 //! arguments once, for every command to flatten; [`job`] runs a scan job with
 //! its progress bar, `--stats` and exit status; each command has its own file for
 //! its arguments and runner ([`count`], [`wf2`], [`pangram`], [`feed`],
-//! [`bench`], [`gen`]); [`output`] writes stdout.
+//! [`bench`], [`gen`], [`sql`]); [`output`] writes stdout.
 
 mod args;
 mod bench;
@@ -16,6 +16,7 @@ mod gen;
 mod job;
 mod output;
 mod pangram;
+mod sql;
 mod wf2;
 
 use std::process::ExitCode;
@@ -28,6 +29,7 @@ use self::feed::FeedArgs;
 use self::gen::GenCmd;
 use self::job::JobCmd;
 use self::pangram::PangramArgs;
+use self::sql::SqlArgs;
 use self::wf2::Wf2Args;
 
 #[derive(Parser)]
@@ -106,6 +108,9 @@ wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.lo
         after_help = JOB_EXIT
     )]
     Bench(BenchArgs),
+    /// SQL over logs and delimited files (Apache DataFusion), on every core.
+    #[command(long_about = sql::SQL_ABOUT, after_help = sql::SQL_EXIT)]
+    Sql(SqlArgs),
     /// Generate test data.
     #[command(subcommand)]
     Gen(GenCmd),
@@ -124,7 +129,7 @@ impl Cmd {
             Cmd::Count(a) => Some(a),
             Cmd::Wf2(a) => Some(a),
             Cmd::Pangram(a) => Some(a),
-            Cmd::Feed(_) | Cmd::Bench(_) | Cmd::Gen(_) => None,
+            Cmd::Feed(_) | Cmd::Bench(_) | Cmd::Gen(_) | Cmd::Sql(_) => None,
         }
     }
 }
@@ -150,5 +155,6 @@ pub fn main() -> ExitCode {
         Cmd::Feed(f) => feed::run(f),
         Cmd::Bench(b) => bench::run(b),
         Cmd::Gen(g) => gen::run(g),
+        Cmd::Sql(q) => sql::run(q),
     }
 }

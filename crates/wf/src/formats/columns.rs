@@ -65,6 +65,8 @@ pub struct Columns {
     rows: usize,
     /// String values that were not valid UTF-8 (replaced with U+FFFD).
     pub invalid_utf8: u64,
+    /// Values that did not convert to their column's type (made NULL).
+    pub bad_values: u64,
 }
 
 impl Columns {
@@ -74,6 +76,7 @@ impl Columns {
             kinds: kinds.to_vec(),
             rows: 0,
             invalid_utf8: 0,
+            bad_values: 0,
         }
     }
 

@@ -120,7 +120,9 @@ fn infer(records: &[Vec<Option<Vec<u8>>>], header: bool) -> Vec<Field> {
         .into_iter()
         .enumerate()
         .map(|(i, name)| {
-            let values = rows.iter().filter_map(|r| r.get(i).and_then(|v| v.as_deref()));
+            let values = rows
+                .iter()
+                .filter_map(|r| r.get(i).and_then(|v| v.as_deref()));
             Field::new(name, infer_kind(values))
         })
         .collect()
@@ -144,7 +146,12 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
         Kind::Float
     } else if all(&|v| time::parse_iso(v).is_some()) {
         Kind::Time
-    } else if all(&|v| matches!(v, b"true" | b"false" | b"TRUE" | b"FALSE" | b"True" | b"False")) {
+    } else if all(&|v| {
+        matches!(
+            v,
+            b"true" | b"false" | b"TRUE" | b"FALSE" | b"True" | b"False"
+        )
+    }) {
         Kind::Bool
     } else {
         Kind::Str
@@ -185,7 +192,9 @@ pub fn decimal(v: &[u8]) -> Option<f64> {
 fn general_float(v: &[u8]) -> Option<f64> {
     let s = std::str::from_utf8(v).ok()?;
     // Only numbers: Rust's parser also takes "inf", "nan" and "infinity".
-    if s.bytes().any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E') {
+    if s.bytes()
+        .any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E')
+    {
         return None;
     }
     s.parse().ok()
@@ -219,7 +228,11 @@ fn split_fields(r: &[u8], delim: u8, vals: &mut Vec<Val>, scratch: &mut Vec<u8>)
             }
         } else {
             let end = memchr::memchr(delim, &r[pos..]).map_or(r.len(), |e| pos + e);
-            vals.push(if end > pos { Val::Raw(pos, end) } else { Val::Null });
+            vals.push(if end > pos {
+                Val::Raw(pos, end)
+            } else {
+                Val::Null
+            });
             if end == r.len() {
                 return true;
             }
@@ -348,7 +361,10 @@ mod tests {
     #[test]
     fn quotes_delimiters_and_line_breaks() {
         let s = |x: &str| Some(x.to_string());
-        assert_eq!(fields_of(r#"a,"b,c","d""e",,"""#), Some(vec![s("a"), s("b,c"), s("d\"e"), None, s("")]));
+        assert_eq!(
+            fields_of(r#"a,"b,c","d""e",,"""#),
+            Some(vec![s("a"), s("b,c"), s("d\"e"), None, s("")])
+        );
         assert_eq!(fields_of("\"x\ny\",2"), Some(vec![s("x\ny"), s("2")]));
         assert_eq!(fields_of(r#""open,2"#), None);
         assert_eq!(fields_of(r#""a"b,2"#), None);
@@ -362,7 +378,11 @@ mod tests {
     #[test]
     fn decimals_are_exact() {
         for s in ["12.3", "-0.1", "99.9", "1234567.891", ".5", "7", "-45.67"] {
-            assert_eq!(decimal(s.as_bytes()), Some(s.parse::<f64>().unwrap()), "{s}");
+            assert_eq!(
+                decimal(s.as_bytes()),
+                Some(s.parse::<f64>().unwrap()),
+                "{s}"
+            );
         }
         assert_eq!(decimal(b"1e3"), Some(1000.0));
         assert_eq!(decimal(b"nan"), None);
@@ -371,7 +391,12 @@ mod tests {
 
     #[test]
     fn inference() {
-        let c = Csv::new(b',', &FormatOptions::default(), b"a,b,c,d\n1,2.5,x,2024-01-01\n-3,4,y,2024-01-02T10:00:00Z\n").unwrap();
+        let c = Csv::new(
+            b',',
+            &FormatOptions::default(),
+            b"a,b,c,d\n1,2.5,x,2024-01-01\n-3,4,y,2024-01-02T10:00:00Z\n",
+        )
+        .unwrap();
         let kinds: Vec<Kind> = c.fields().iter().map(|f| f.kind).collect();
         assert_eq!(kinds, [Kind::Int, Kind::Float, Kind::Str, Kind::Time]);
     }

@@ -87,6 +87,5 @@ fn csv_has_header(sample: &[u8], d: u8) -> bool {
     let Ok(all) = csv::Csv::new(d, &o, sample) else {
         return true;
     };
-    !all.fields().iter().any(|f| f.kind != Kind::Str)
-        || super::sample_lines(sample, 2).len() < 2
+    !all.fields().iter().any(|f| f.kind != Kind::Str) || super::sample_lines(sample, 2).len() < 2
 }

@@ -33,7 +33,9 @@ impl Fields {
             .unwrap_or(1)
             .max(1);
         Ok(Fields {
-            fields: (1..=n).map(|i| Field::new(format!("c{i}"), Kind::Str)).collect(),
+            fields: (1..=n)
+                .map(|i| Field::new(format!("c{i}"), Kind::Str))
+                .collect(),
         })
     }
 }

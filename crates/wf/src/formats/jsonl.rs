@@ -77,7 +77,10 @@ impl Format for JsonLines {
 
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
         Box::new(JsonParser {
-            names: projection.iter().map(|&c| self.fields[c].name.clone()).collect(),
+            names: projection
+                .iter()
+                .map(|&c| self.fields[c].name.clone())
+                .collect(),
         })
     }
 }

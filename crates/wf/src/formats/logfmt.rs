@@ -113,7 +113,10 @@ impl Format for Logfmt {
 
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
         Box::new(LogfmtParser {
-            keys: projection.iter().map(|&c| self.fields[c].name.as_bytes().to_vec()).collect(),
+            keys: projection
+                .iter()
+                .map(|&c| self.fields[c].name.as_bytes().to_vec())
+                .collect(),
         })
     }
 }
@@ -150,7 +153,12 @@ mod tests {
         let p = pairs(br#"level=info msg="hello \"x\" world" dur=1.5 ok"#).unwrap();
         let got: Vec<(String, String)> = p
             .iter()
-            .map(|(k, v)| (String::from_utf8_lossy(k).into(), String::from_utf8_lossy(v).into()))
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(k).into(),
+                    String::from_utf8_lossy(v).into(),
+                )
+            })
             .collect();
         assert_eq!(
             got,

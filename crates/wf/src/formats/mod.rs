@@ -138,7 +138,11 @@ pub fn schema(fields: &[Field]) -> SchemaRef {
 
 /// Parse `--format` (without a table name). `sample` is the start of the first
 /// input, for `auto` and for CSV type inference.
-pub fn from_spec(spec: &str, opts: &FormatOptions, sample: &[u8]) -> Result<Arc<dyn Format>, String> {
+pub fn from_spec(
+    spec: &str,
+    opts: &FormatOptions,
+    sample: &[u8],
+) -> Result<Arc<dyn Format>, String> {
     let (name, arg) = match spec.split_once(':') {
         Some((n, a)) => (n, Some(unquote(a))),
         None => (spec, None),
@@ -149,7 +153,11 @@ pub fn from_spec(spec: &str, opts: &FormatOptions, sample: &[u8]) -> Result<Arc<
         ("apache", Some(f)) => Arc::new(clf::LogFormat::apache(f)?),
         ("nginx", Some(f)) => Arc::new(clf::LogFormat::nginx(f)?),
         ("csv", None) => Arc::new(csv::Csv::new(opts.delimiter.unwrap_or(b','), opts, sample)?),
-        ("tsv", None) => Arc::new(csv::Csv::new(opts.delimiter.unwrap_or(b'\t'), opts, sample)?),
+        ("tsv", None) => Arc::new(csv::Csv::new(
+            opts.delimiter.unwrap_or(b'\t'),
+            opts,
+            sample,
+        )?),
         ("jsonl" | "json" | "ndjson", None) => Arc::new(jsonl::JsonLines::new(opts, sample)?),
         ("logfmt", None) => Arc::new(logfmt::Logfmt::new(opts, sample)?),
         ("fields", None) => Arc::new(fields::Fields::new(opts, sample)?),

@@ -76,6 +76,8 @@ pub struct ParseStats {
     pub malformed: u64,
     pub blank: u64,
     pub invalid_utf8: u64,
+    /// Values that did not convert to their column's type (NULL instead).
+    pub bad_values: u64,
     /// The first malformed records: (input index, byte offset).
     pub first_bad: Vec<(usize, u64)>,
 }
@@ -89,6 +91,7 @@ impl ParseStats {
         self.malformed += o.malformed;
         self.blank += o.blank;
         self.invalid_utf8 += o.invalid_utf8;
+        self.bad_values += o.bad_values;
         self.first_bad.extend(o.first_bad);
         self.first_bad.sort_unstable();
         self.first_bad.truncate(SHOW_BAD);
@@ -123,7 +126,11 @@ impl Job for BatchJob {
         }
         let mut pos = 0;
         let data = chunk.data;
-        let mut skip = if chunk.offset == 0 { self.format.header_lines() } else { 0 };
+        let mut skip = if chunk.offset == 0 {
+            self.format.header_lines()
+        } else {
+            0
+        };
         while pos < data.len() {
             let end = self.record_end(data, pos);
             if skip > 0 {
@@ -133,10 +140,12 @@ impl Job for BatchJob {
             }
             pos = end + 1;
         }
-        self.flush(st);
     }
 
-    fn merge(&self, into: &mut BatchState, other: BatchState) {
+    /// States merge when the workers are done: what a state still holds goes out
+    /// as a last batch (the caller flushes the final state, see [`BatchJob::flush`]).
+    fn merge(&self, into: &mut BatchState, mut other: BatchState) {
+        self.flush(&mut other);
         into.stats.merge(other.stats);
     }
 }
@@ -169,7 +178,9 @@ impl BatchJob {
         if !st.parser.parse(rec, &mut st.cols) {
             st.stats.malformed += 1;
             if st.stats.first_bad.len() < SHOW_BAD {
-                st.stats.first_bad.push((chunk.input, chunk.offset + pos as u64));
+                st.stats
+                    .first_bad
+                    .push((chunk.input, chunk.offset + pos as u64));
             }
             return;
         }
@@ -185,12 +196,16 @@ impl BatchJob {
         }
     }
 
-    /// Send the rows built so far as one batch.
-    fn flush(&self, st: &mut BatchState) {
+    /// Send the rows built so far as one batch. Batches are cut by row count, not
+    /// by chunk: the engine hands a job one 32 KiB piece of records at a time,
+    /// and a batch per piece (about 160 log lines) cost 66,000 context switches
+    /// and 0.5 s of system time per GiB in channel wake-ups (perf stat).
+    pub fn flush(&self, st: &mut BatchState) {
         if st.cols.rows() == 0 {
             return;
         }
         st.stats.invalid_utf8 += std::mem::take(&mut st.cols.invalid_utf8);
+        st.stats.bad_values += std::mem::take(&mut st.cols.bad_values);
         let (arrays, rows) = st.cols.take();
         let (varrays, _) = st.virt.take();
         st.stats.rows += rows as u64;

@@ -92,7 +92,12 @@ pub fn run(
         if t.format == "auto" {
             notes(format!("{}: format {} (detected)", t.name, format.name()));
         }
-        let table = LogTable::new(format.clone(), t.inputs, opts.scan.clone(), progress.clone());
+        let table = LogTable::new(
+            format.clone(),
+            t.inputs,
+            opts.scan.clone(),
+            progress.clone(),
+        );
         runs.push(TableRun {
             name: t.name.clone(),
             format: format.name(),
@@ -150,9 +155,13 @@ fn query_error(ctx: &SessionContext, e: datafusion::error::DataFusionError) -> S
     }
     let mut hint = String::new();
     for name in ctx.catalog_names() {
-        let Some(cat) = ctx.catalog(&name) else { continue };
+        let Some(cat) = ctx.catalog(&name) else {
+            continue;
+        };
         for sname in cat.schema_names() {
-            let Some(schema) = cat.schema(&sname) else { continue };
+            let Some(schema) = cat.schema(&sname) else {
+                continue;
+            };
             for t in schema.table_names() {
                 if let Some(cols) = table_columns(ctx, &t) {
                     hint.push_str(&format!("\ncolumns of {t}: {cols}"));
@@ -199,7 +208,9 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
 fn spool_streams(inputs: &mut [Input], keep: &mut Vec<std::fs::File>) -> Result<(), String> {
     use std::os::unix::io::AsRawFd;
     for inp in inputs.iter_mut() {
-        let Source::Stream { path } = &inp.source else { continue };
+        let Source::Stream { path } = &inp.source else {
+            continue;
+        };
         let mut src: Box<dyn Read> = match path {
             Some(p) => Box::new(std::fs::File::open(p).map_err(|e| format!("{}: {e}", inp.name))?),
             None => Box::new(std::io::stdin().lock()),
@@ -235,7 +246,16 @@ pub fn stats_text(t: &TableRun) -> String {
         s.push_str(&format!("  blank lines:    {}\n", r.stats.blank));
     }
     if r.stats.invalid_utf8 > 0 {
-        s.push_str(&format!("  invalid UTF-8 values (replaced): {}\n", r.stats.invalid_utf8));
+        s.push_str(&format!(
+            "  invalid UTF-8 values (replaced): {}\n",
+            r.stats.invalid_utf8
+        ));
+    }
+    if r.stats.bad_values > 0 {
+        s.push_str(&format!(
+            "  values not of their column's type (NULL): {}\n",
+            r.stats.bad_values
+        ));
     }
     for f in &r.serial_files {
         s.push_str(&format!("  read serially (quoted line breaks): {f}\n"));

@@ -33,11 +33,21 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// A sink for `out`; `stdout` receives what is printed.
-pub fn sink(out: &Output, schema: SchemaRef, stdout: Box<dyn Write + Send>) -> Result<Box<dyn Sink>, String> {
+pub fn sink(
+    out: &Output,
+    schema: SchemaRef,
+    stdout: Box<dyn Write + Send>,
+) -> Result<Box<dyn Sink>, String> {
     Ok(match out {
-        Output::Table => Box::new(TableSink { batches: Vec::new(), schema, out: stdout }),
+        Output::Table => Box::new(TableSink {
+            batches: Vec::new(),
+            schema,
+            out: stdout,
+        }),
         Output::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(stdout))),
-        Output::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(stdout))),
+        Output::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
+            stdout,
+        ))),
         Output::File(p) => file_sink(p, schema)?,
     })
 }
@@ -59,9 +69,11 @@ fn file_sink(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
         "csv" => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
             std::io::BufWriter::new(open()?),
         )))),
-        "json" | "jsonl" | "ndjson" => Box::new(JsonSink(
-            datafusion::arrow::json::LineDelimitedWriter::new(Box::new(std::io::BufWriter::new(open()?))),
-        )),
+        "json" | "jsonl" | "ndjson" => {
+            Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
+                Box::new(std::io::BufWriter::new(open()?)),
+            )))
+        }
         _ => {
             return Err(format!(
                 "-o {}: unknown extension (use .parquet, .arrow, .csv or .jsonl)",
@@ -86,7 +98,8 @@ impl Sink for TableSink {
     fn finish(mut self: Box<Self>) -> Result<(), String> {
         let rows: usize = self.batches.iter().map(RecordBatch::num_rows).sum();
         if self.batches.is_empty() {
-            self.batches.push(RecordBatch::new_empty(self.schema.clone()));
+            self.batches
+                .push(RecordBatch::new_empty(self.schema.clone()));
         }
         let opts = FormatOptions::default().with_null("NULL");
         let t = pretty_format_batches_with_options(&self.batches, &opts).map_err(err)?;

@@ -65,7 +65,12 @@ struct TableInner {
 
 impl fmt::Debug for TableInner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} over {} inputs", self.format.name(), self.inputs.len())
+        write!(
+            f,
+            "{} over {} inputs",
+            self.format.name(),
+            self.inputs.len()
+        )
     }
 }
 
@@ -126,7 +131,11 @@ impl TableProvider for LogTable {
         let all: Vec<usize> = (0..self.inner.schema.fields().len()).collect();
         let projection = projection.cloned().unwrap_or(all);
         let batch_rows = state.config().batch_size();
-        Ok(Arc::new(ScanExec::new(self.inner.clone(), projection, batch_rows)))
+        Ok(Arc::new(ScanExec::new(
+            self.inner.clone(),
+            projection,
+            batch_rows,
+        )))
     }
 }
 
@@ -197,7 +206,12 @@ impl ScanExec {
         out
     }
 
-    fn job(&self, tx: async_channel::Sender<BatchResult>, inputs: &[Input], quoted: bool) -> BatchJob {
+    fn job(
+        &self,
+        tx: async_channel::Sender<BatchResult>,
+        inputs: &[Input],
+        quoted: bool,
+    ) -> BatchJob {
         let nformat = self.table.format.fields().len();
         let mut format_cols = Vec::new();
         let mut virtuals = Vec::new();
@@ -256,7 +270,8 @@ fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
             opts.mmap = true;
         }
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-        let out = scan::run(&job, inputs, &opts, table.progress.as_deref());
+        let mut out = scan::run(&job, inputs, &opts, table.progress.as_deref());
+        job.flush(&mut out.state);
         let mut r = table.report.lock().unwrap();
         r.errors.extend(out.errors.iter().cloned());
         r.bytes += out.bytes;
@@ -275,7 +290,12 @@ fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
 
 impl DisplayAs for ScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let cols: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let cols: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         write!(
             f,
             "WfScan: format={}, inputs={}, columns=[{}]",
@@ -330,9 +350,14 @@ impl ExecutionPlan for ScanExec {
         _context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let rx = self.receiver();
-        let stream = futures::stream::unfold(rx, |rx| async move {
-            rx.recv().await.ok().map(|b| (b, rx))
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream)))
+        let stream =
+            futures::stream::unfold(
+                rx,
+                |rx| async move { rx.recv().await.ok().map(|b| (b, rx)) },
+            );
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            stream,
+        )))
     }
 }

@@ -13,9 +13,9 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 const SYLLABLES: [&str; 40] = [
-    "ka", "lo", "mi", "na", "ri", "sa", "to", "vu", "be", "do", "fa", "ge", "hu", "ji", "ku",
-    "la", "mo", "ne", "po", "qua", "re", "si", "tu", "ve", "wa", "xi", "yo", "ze", "bra", "cha",
-    "dre", "fli", "gro", "sta", "tri", "ør", "å", "é", "ñu", "ü",
+    "ka", "lo", "mi", "na", "ri", "sa", "to", "vu", "be", "do", "fa", "ge", "hu", "ji", "ku", "la",
+    "mo", "ne", "po", "qua", "re", "si", "tu", "ve", "wa", "xi", "yo", "ze", "bra", "cha", "dre",
+    "fli", "gro", "sta", "tri", "ør", "å", "é", "ñu", "ü",
 ];
 
 /// One station: its name and mean temperature in tenths of a degree.

@@ -1,0 +1,252 @@
+//! `wf sql`: the query's arguments, its tables (`logs` from the inputs, more
+//! from `--table`), and the run: progress bar, result, input errors, `--stats`,
+//! `--strict` and the exit status. The work is in `wf::sql`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+
+use wf::report;
+use wf::report::stats::{RunStats, Usage};
+use wf::scan::{self, InputError, Progress};
+
+use super::args::ScanArgs;
+use super::job::with_progress;
+
+pub(crate) const SQL_ABOUT: &str =
+    "Run a SQL query (Apache DataFusion's dialect: filters, GROUP BY, \
+count/sum/min/max/avg, approx_percentile_cont, approx_distinct, count(DISTINCT), window \
+functions, date_trunc/date_bin, regexp_like/regexp_replace, joins) over the inputs as the table \
+`logs`. wf cuts the inputs into record-aligned chunks and parses them on every core, building \
+only the columns the query uses.
+
+Formats (--format, default auto: detected from the first lines, said on stderr):
+  combined   Apache/nginx default. Columns: client, ident, user, time (UTC timestamp, zone \
+offset applied), method, path, protocol, request, status (int), bytes (int, NULL for -), \
+referrer, user_agent
+  common     the same without referrer and user_agent
+  vcombined  vhost:port first: vhost, port, then the combined columns
+  apache:'FORMAT'  an Apache LogFormat string, e.g. apache:'%h %l %u %t \"%r\" %>s %b %D'; \
+%D, %T, %b, %B, %O, %I become integer columns (duration_us, duration_s, bytes, ...), \
+%{Header}i a column named after the header (x_forwarded_for)
+  nginx:'FORMAT'   an nginx log_format string, e.g. nginx:'$remote_addr [$time_local] \
+\"$request\" $status $body_bytes_sent $request_time'; $request_time and \
+$upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
+  csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); columns \
+from the header line, or c1..cN with --no-header; types inferred from the first 1000 records \
+(int, float, timestamp, bool, string) or given with --schema 'name:type,...'
+  jsonl      one JSON object per line; top-level keys are columns, nested values JSON text
+  logfmt     key=value key2=\"quoted value\" records; keys are columns, types inferred
+  fields     runs of whitespace, like awk: columns c1..cN (text unless --schema)
+  regex:'RE' named captures (?P<name>...) are text columns; lines that do not match are \
+malformed (the slow escape hatch)
+Every table also has _file (the input's name) and _offset (byte offset of the record), to \
+find the raw record behind a row.
+
+Lines that do not parse are not rows: --stats counts them and locates the first few; --strict \
+makes them an error.
+
+Examples:
+  wf sql 'SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY n DESC' access.log
+  wf sql \"SELECT date_trunc('hour', time) AS hour, count(*) FROM logs GROUP BY 1 ORDER BY 1\" logs/
+  wf sql 'SELECT path, approx_percentile_cont(bytes, 0.99) FROM logs GROUP BY path' access.log
+  wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:float' \\
+    'SELECT station, min(t), avg(t), max(t) FROM logs GROUP BY station ORDER BY station' m.txt
+  wf sql 'SELECT * FROM logs' access.log -o access.parquet
+  wf sql --table users=users.csv --format users=csv \\
+    'SELECT u.name, count(*) FROM logs l JOIN users u ON l.user = u.login GROUP BY 1' access.log";
+
+pub(crate) const SQL_EXIT: &str =
+    "Output: an aligned table; --csv or --json (one object per line) \
+for machines; -o FILE writes Parquet, Arrow IPC, CSV or JSON lines by its extension \
+(.parquet, .arrow, .csv, .jsonl).\n\nExit status: 0 on success; 2 on SQL errors (DataFusion's \
+message, with the columns when one is unknown), usage errors, unreadable inputs (named on \
+stderr; the rest is processed), or malformed lines with --strict.";
+
+#[derive(Args)]
+pub(crate) struct SqlArgs {
+    /// The query; the inputs are the table `logs`.
+    #[arg(value_name = "QUERY", allow_hyphen_values = true)]
+    query: String,
+    #[command(flatten)]
+    scan: ScanArgs,
+    /// Input format [default: auto]; NAME=FORMAT sets the format of table NAME.
+    #[arg(long, value_name = "FORMAT")]
+    format: Vec<String>,
+    /// Another table for joins: NAME=PATH (repeat to add paths or tables).
+    #[arg(long, value_name = "NAME=PATH")]
+    table: Vec<String>,
+    /// CSV/TSV field delimiter (one character).
+    #[arg(long, value_name = "C")]
+    delimiter: Option<char>,
+    /// CSV/TSV: the first line is data; columns are c1..cN.
+    #[arg(long)]
+    no_header: bool,
+    /// Column names and types instead of the inferred ones: 'name:type,...'
+    /// (string, int, float, timestamp, bool).
+    #[arg(long, value_name = "SPEC")]
+    schema: Option<String>,
+    /// Print CSV (with a header line).
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// Write the result to FILE (.parquet, .arrow, .csv, .jsonl) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Memory for the query (e.g. 256M, 4G); beyond it aggregations and sorts
+    /// spill to --temp-dir [default: no limit].
+    #[arg(long, value_name = "SIZE", value_parser = scan::parse_size)]
+    memory: Option<u64>,
+    /// Directory for spill files [default: the system's temporary directory].
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<PathBuf>,
+    /// Malformed lines are an error (exit status 2).
+    #[arg(long)]
+    strict: bool,
+}
+
+/// The tables of a query: `logs` from the inputs, then each `--table`, with
+/// their `--format`s.
+fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf::sql::TableSpec>, Vec<InputError>), String> {
+    let mut names: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for t in &q.table {
+        let (n, p) = t
+            .split_once('=')
+            .ok_or_else(|| format!("--table {t}: expected NAME=PATH"))?;
+        match names.iter_mut().find(|(x, _)| x == n) {
+            Some((_, ps)) => ps.push(p.into()),
+            None => names.push((n.to_string(), vec![p.into()])),
+        }
+    }
+    let mut default = "auto".to_string();
+    let mut per_table: Vec<(String, String)> = Vec::new();
+    for f in &q.format {
+        match f.split_once('=') {
+            Some((n, spec)) if n == "logs" || names.iter().any(|(x, _)| x == n) => {
+                per_table.push((n.to_string(), spec.to_string()))
+            }
+            _ => default = f.clone(),
+        }
+    }
+    let format_of = |n: &str| {
+        per_table
+            .iter()
+            .rev()
+            .find(|(x, _)| x == n)
+            .map_or(default.clone(), |(_, s)| s.clone())
+    };
+    let mut errors = Vec::new();
+    let mut specs = Vec::new();
+    let logs = q.scan.input.collect();
+    errors.extend(logs.errors);
+    specs.push(wf::sql::TableSpec {
+        name: "logs".into(),
+        format: format_of("logs"),
+        inputs: logs.inputs,
+    });
+    for (n, paths) in names {
+        let c = scan::InputSpec {
+            paths,
+            files_from: None,
+            follow_links: q.scan.input.follow,
+        }
+        .collect();
+        errors.extend(c.errors);
+        specs.push(wf::sql::TableSpec {
+            format: format_of(&n),
+            name: n,
+            inputs: c.inputs,
+        });
+    }
+    Ok((specs, errors))
+}
+
+fn sql_options(q: &SqlArgs) -> Result<wf::sql::SqlOptions, String> {
+    let delimiter = match q.delimiter {
+        None => None,
+        Some(c) if c.is_ascii() => Some(c as u8),
+        Some(c) => return Err(format!("--delimiter '{c}': must be one ASCII character")),
+    };
+    let schema = q
+        .schema
+        .as_deref()
+        .map(wf::formats::parse_schema)
+        .transpose()?;
+    Ok(wf::sql::SqlOptions {
+        scan: q.scan.options(),
+        format: wf::formats::FormatOptions {
+            delimiter,
+            no_header: q.no_header,
+            schema,
+        },
+        memory: q.memory,
+        temp_dir: q.temp_dir.clone(),
+    })
+}
+
+/// `wf sql`: run the query, print the result, report and exit.
+pub(crate) fn run(q: &SqlArgs) -> ExitCode {
+    let t0 = Instant::now();
+    let u0 = Usage::now();
+    let prepared = sql_tables(q).and_then(|t| Ok((t, sql_options(q)?)));
+    let ((tables, mut errors), opts) = match prepared {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let progress = Arc::new(Progress::default());
+    let show = report::stats::want_progress(q.scan.progress, q.scan.no_progress);
+    let result = with_progress(show, &progress, || {
+        wf::sql::run(
+            &q.query,
+            tables,
+            &opts,
+            &output(q),
+            Some(progress.clone()),
+            &mut |n| eprintln!("wf sql: {n}"),
+        )
+    });
+    let runs = match result {
+        Ok(r) => r,
+        Err(e) => return fail(&e.to_string()),
+    };
+    errors.extend(wf::sql::errors(&runs));
+    for e in &errors {
+        eprintln!("wf: {e}");
+    }
+    if q.scan.stats {
+        let bytes = runs.iter().map(|r| r.report.lock().unwrap().bytes).sum();
+        let st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), bytes, opts.scan.threads);
+        eprint!("{}", st.text());
+        runs.iter()
+            .for_each(|r| eprint!("{}", wf::sql::stats_text(r)));
+    }
+    let malformed: u64 = runs
+        .iter()
+        .map(|r| r.report.lock().unwrap().stats.malformed)
+        .sum();
+    if q.strict && malformed > 0 {
+        return fail(&format!("{malformed} malformed lines (--strict)"));
+    }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("wf sql: {msg}");
+    ExitCode::from(2)
+}
+
+/// Where the rows go: `-o FILE`, `--csv`, `--json` or an aligned table.
+fn output(q: &SqlArgs) -> wf::sql::Output {
+    match (&q.output, q.csv, q.scan.json) {
+        (Some(p), _, _) => wf::sql::Output::File(p.clone()),
+        (None, true, _) => wf::sql::Output::Csv,
+        (None, _, true) => wf::sql::Output::Json,
+        _ => wf::sql::Output::Table,
+    }
+}
