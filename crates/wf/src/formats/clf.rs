@@ -393,7 +393,8 @@ impl LogParser {
                         Some(Item::Lit(l)) => Some(&l[..]),
                         _ => None,
                     };
-                    let Some((start, end, after)) = field_span(r, pos, d, next) else {
+                    let last = i + 2 == self.items.len();
+                    let Some((start, end, after)) = field_span(r, pos, d, next, last) else {
                         return false;
                     };
                     self.spans[k] = (start, end);
@@ -490,11 +491,16 @@ fn append_request(v: &[u8], col: usize, want: &[Option<usize>], out: &mut Column
 }
 
 /// Where a field starting at `pos` ends: `(start, end, next position)`.
+///
+/// A field followed only by a closing literal (the user agent's `"`) ends where
+/// that literal ends the record, trailing blanks aside: no search through the
+/// longest field of the line, and a stray `"` inside it does not cut it.
 fn field_span(
     r: &[u8],
     pos: usize,
     d: &Directive,
     next: Option<&[u8]>,
+    last: bool,
 ) -> Option<(usize, usize, usize)> {
     if let Conv::Clf { bracketed: true } = d.conv {
         if r.get(pos) != Some(&b'[') {
@@ -506,6 +512,15 @@ fn field_span(
     let Some(lit) = next else {
         return Some((pos, r.len(), r.len()));
     };
+    if last {
+        let trimmed = r.len()
+            - r.iter()
+                .rev()
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
+        let end = trimmed.checked_sub(lit.len()).filter(|&e| e >= pos)?;
+        return lit_at(r, end, lit).then_some((pos, end, end));
+    }
     let end = if d.quoted && lit[0] == b'"' {
         find_unescaped(r, pos, lit)?
     } else {
