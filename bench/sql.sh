@@ -9,8 +9,8 @@ source "$(dirname "$0")/common.sh"
 PY=${WF_PYTHON:-$ROOT/.venv/bin/python}
 "$PY" -c 'import duckdb' 2>/dev/null || { echo "bench: duckdb not importable by $PY (scripts/test makes .venv)" >&2; exit 2; }
 gen_log
-BRC="$DATA/1brc-1g.txt"
-[ -s "$BRC" ] || "$WF" gen 1brc --rows 75000000 --seed 1 -o "$BRC"
+BRC="$DATA/1brc-56m.txt"
+[ -s "$BRC" ] || "$WF" gen 1brc --rows 56000000 --seed 1 -o "$BRC"
 warm "$LOG" "$BRC"
 duck() { echo "$PY -c \"import duckdb; duckdb.sql('''$1''').fetchall()\""; }
 STATUS="SELECT status, count(*) FROM logs GROUP BY status ORDER BY status"

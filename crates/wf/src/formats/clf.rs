@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use super::time::{parse_clf, parse_iso};
-use super::{columns, Columns, Field, Format, Kind, Parser};
+use super::{columns, next_byte, Columns, Field, Format, Kind, Parser};
 
 /// How one field's text becomes columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -534,18 +534,6 @@ fn field_span(
 #[inline]
 fn lit_at(r: &[u8], pos: usize, lit: &[u8]) -> bool {
     r.len() >= pos + lit.len() && lit.iter().zip(&r[pos..]).all(|(a, b)| a == b)
-}
-
-/// The first `c` at or after `pos`: a plain loop over the first 16 bytes (most
-/// fields of a log line are shorter, and memchr's set-up cost more than the
-/// search there), memchr beyond.
-#[inline]
-fn next_byte(r: &[u8], pos: usize, c: u8) -> Option<usize> {
-    let near = r.len().min(pos + 16);
-    match r[pos..near].iter().position(|&b| b == c) {
-        Some(i) => Some(pos + i),
-        None => memchr::memchr(c, &r[near..]).map(|i| near + i),
-    }
 }
 
 /// The first occurrence of `lit` at or after `pos`.

@@ -67,6 +67,9 @@ pub struct Columns {
     pub invalid_utf8: u64,
     /// Values that did not convert to their column's type (made NULL).
     pub bad_values: u64,
+    /// The bytes text values come from are known to be valid UTF-8 (see
+    /// [`super::Format::ascii_boundaries`]): no check per value.
+    pub utf8_checked: bool,
 }
 
 impl Columns {
@@ -77,6 +80,7 @@ impl Columns {
             rows: 0,
             invalid_utf8: 0,
             bad_values: 0,
+            utf8_checked: false,
         }
     }
 
@@ -108,6 +112,11 @@ impl Columns {
         let Builder::Str(b) = &mut self.builders[i] else {
             unreachable!("column {i} is not text")
         };
+        if self.utf8_checked {
+            // SAFETY: the caller checked the whole record (`utf8_checked`), and
+            // the value is cut at ASCII bytes of it.
+            return b.append_value(unsafe { std::str::from_utf8_unchecked(v) });
+        }
         match std::str::from_utf8(v) {
             Ok(s) => b.append_value(s),
             Err(_) => {

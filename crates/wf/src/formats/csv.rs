@@ -15,7 +15,7 @@
 //! quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
 
-use super::{columns, time, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{columns, next_byte, time, Columns, Field, Format, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct Csv {
@@ -43,9 +43,12 @@ impl Csv {
     }
 }
 
+/// A sampled record: its fields, `None` for NULL.
+type Record = Vec<Option<Vec<u8>>>;
+
 /// The first `n` records of a sample, split into fields (the last, maybe cut
 /// by the sample's end, is dropped when there are others).
-fn sample_records(sample: &[u8], delim: u8, n: usize) -> Vec<Vec<Option<Vec<u8>>>> {
+fn sample_records(sample: &[u8], delim: u8, n: usize) -> Vec<Record> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < sample.len() && out.len() < n {
@@ -99,8 +102,8 @@ pub fn has_quoted_newline(data: &[u8]) -> bool {
 }
 
 /// Column names and types from sampled records.
-fn infer(records: &[Vec<Option<Vec<u8>>>], header: bool) -> Vec<Field> {
-    let (names, rows): (Vec<String>, &[Vec<Option<Vec<u8>>>]) = match records.split_first() {
+fn infer(records: &[Record], header: bool) -> Vec<Field> {
+    let (names, rows): (Vec<String>, &[Record]) = match records.split_first() {
         Some((h, rest)) if header => (
             h.iter()
                 .enumerate()
@@ -185,7 +188,10 @@ pub fn decimal(v: &[u8]) -> Option<f64> {
     if digits == 0 || digits > 15 {
         return general_float(v);
     }
-    let x = m as f64 / 10f64.powi(scale as i32);
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let x = m as f64 / POW10[scale as usize];
     Some(if neg { -x } else { x })
 }
 
@@ -227,7 +233,7 @@ fn split_fields(r: &[u8], delim: u8, vals: &mut Vec<Val>, scratch: &mut Vec<u8>)
                 Some(_) => return false,
             }
         } else {
-            let end = memchr::memchr(delim, &r[pos..]).map_or(r.len(), |e| pos + e);
+            let end = next_byte(r, pos, delim).unwrap_or(r.len());
             vals.push(if end > pos {
                 Val::Raw(pos, end)
             } else {
@@ -273,7 +279,7 @@ fn value<'a>(v: Val, r: &'a [u8], scratch: &'a [u8]) -> Option<&'a [u8]> {
 }
 
 /// The fields of one record as owned values (for sampling and tests).
-fn owned_fields(r: &[u8], delim: u8) -> Option<Vec<Option<Vec<u8>>>> {
+fn owned_fields(r: &[u8], delim: u8) -> Option<Record> {
     let (mut vals, mut scratch) = (Vec::new(), Vec::new());
     split_fields(r, delim, &mut vals, &mut scratch).then(|| {
         vals.iter()

@@ -12,8 +12,11 @@ pub struct Logfmt {
     fields: Vec<Field>,
 }
 
-/// The pairs of one record, values unescaped; `None` when malformed.
-pub fn pairs(r: &[u8]) -> Option<Vec<(&[u8], std::borrow::Cow<'_, [u8]>)>> {
+/// A key and its value (unescaped when it was quoted).
+pub type Pair<'a> = (&'a [u8], std::borrow::Cow<'a, [u8]>);
+
+/// The pairs of one record; `None` when malformed.
+pub fn pairs(r: &[u8]) -> Option<Vec<Pair<'_>>> {
     let mut out = Vec::new();
     let mut pos = 0;
     let mut any_eq = false;

@@ -40,6 +40,10 @@ impl Format for RegexFormat {
         &self.fields
     }
 
+    fn ascii_boundaries(&self) -> bool {
+        false
+    }
+
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
         Box::new(RegexParser {
             re: self.re.clone(),

@@ -150,7 +150,8 @@ async fn execute(ctx: &SessionContext, query: &str, out: &Output) -> Result<(), 
 /// DataFusion's message; for an unknown column, the tables' columns after it.
 fn query_error(ctx: &SessionContext, e: datafusion::error::DataFusionError) -> SqlError {
     let msg = e.to_string();
-    if !(msg.contains("No field named") || msg.contains("not found")) {
+    let unknown = msg.contains("No field named") || msg.contains("not found");
+    if !unknown || msg.contains("Valid fields are") {
         return SqlError::Query(msg);
     }
     let mut hint = String::new();

@@ -236,6 +236,7 @@ impl ScanExec {
             schema: self.schema.clone(),
             names: Arc::new(inputs.iter().map(|i| i.name.clone()).collect()),
             quoted,
+            ascii_boundaries: self.table.format.ascii_boundaries(),
             batch_rows: self.batch_rows,
             tx,
             closed: AtomicBool::new(false),
