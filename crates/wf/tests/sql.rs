@@ -1,0 +1,1690 @@
+//! `wf sql` (issue 17) against independent implementations, run as a real process:
+//!
+//! - every format parser against the naive reference `tests/naive/sqlref.py`, which
+//!   answers the same questions (row and malformed-line counts, GROUP BY status,
+//!   sums by method, counts by hour, top clients, distinct paths; per-column
+//!   counts, sums, minima and maxima) with its own plain parser, on the shared
+//!   logs, on generated logs full of odd lines and on generated JSON lines, logfmt
+//!   and CSV files full of odd records, at `-j 1/2/3` and chunk sizes down to 7
+//!   bytes; `--stats` counts (rows, malformed, blank, invalid UTF-8, bad values)
+//!   are compared too;
+//! - CSV (1BRC and quoted multi-line fields) against DuckDB, the oracle;
+//! - `examples/sql/wf2.sql` against `wf wf2 --json`;
+//! - exit statuses, error messages and `-o` files read back by DuckDB/pyarrow.
+//!
+//! Python: `$WF_PYTHON` (scripts/test points it at a virtual environment with
+//! duckdb and pyarrow) or `python3`. Without duckdb the DuckDB comparisons print
+//! "skipping: duckdb not installed", unless `WF_REQUIRE_DUCKDB=1` (scripts/test,
+//! CI), which makes that a failure.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+const SQLREF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/naive/sqlref.py");
+const WF2_SQL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sql/wf2.sql");
+
+/// Every comparison runs at each thread count and chunk size.
+const THREADS: [&str; 3] = ["1", "2", "3"];
+const CHUNKS: [&str; 4] = ["7", "64", "1K", "8M"];
+
+fn configs() -> Vec<(&'static str, &'static str)> {
+    THREADS
+        .iter()
+        .flat_map(|j| CHUNKS.iter().map(move |c| (*j, *c)))
+        .collect()
+}
+
+fn python() -> String {
+    std::env::var("WF_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
+
+/// A temporary directory for one test; kept (and named on stderr) when
+/// `WF_TEST_KEEP=1`, to look at the inputs of a failure.
+fn scratch() -> tempfile::TempDir {
+    let keep = std::env::var("WF_TEST_KEEP").as_deref() == Ok("1");
+    let t = tempfile::Builder::new()
+        .prefix("wf-sql-test")
+        .disable_cleanup(keep)
+        .tempdir()
+        .unwrap();
+    if keep {
+        eprintln!("keeping {}", t.path().display());
+    }
+    t
+}
+
+fn paths_str(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.join(" ")
+}
+
+// ------------------------------------------------------------------ running wf sql
+
+/// What `--stats` says about the table `logs`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Stats {
+    rows: u64,
+    malformed: u64,
+    blank: u64,
+    invalid_utf8: u64,
+    bad_values: u64,
+}
+
+fn parse_stats(stderr: &str) -> Stats {
+    let mut s = Stats::default();
+    for line in stderr.lines() {
+        let l = line.trim();
+        let num = |prefix: &str| -> Option<u64> {
+            l.strip_prefix(prefix).map(|r| {
+                r.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("--stats line {l:?}"))
+            })
+        };
+        if let Some(n) = num("rows:") {
+            s.rows = n;
+        } else if let Some(n) = num("malformed lines:") {
+            s.malformed = n;
+        } else if let Some(n) = num("blank lines:") {
+            s.blank = n;
+        } else if let Some(n) = num("invalid UTF-8 values (replaced):") {
+            s.invalid_utf8 = n;
+        } else if let Some(n) = num("values not of their column's type (NULL):") {
+            s.bad_values = n;
+        }
+    }
+    s
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+fn wf_sql(args: &[&str], query: &str, paths: &[PathBuf]) -> Run {
+    let mut c = wf();
+    c.arg("sql")
+        .arg("--no-progress")
+        .args(args)
+        .arg(query)
+        .args(paths);
+    let o = run(c, None);
+    Run {
+        code: o.status.code(),
+        stdout: o.stdout,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn json_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8(out.to_vec())
+        .expect("UTF-8 output")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// `wf sql --json --stats ARGS QUERY PATHS`, which must succeed: its rows and stats.
+fn sql_ok(args: &[&str], query: &str, paths: &[PathBuf]) -> (Vec<Value>, Stats) {
+    let r = wf_sql(&[&["--json", "--stats"], args].concat(), query, paths);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "wf sql {args:?} {query:?} {}\nstderr: {}",
+        paths_str(paths),
+        r.stderr
+    );
+    (json_lines(&r.stdout), parse_stats(&r.stderr))
+}
+
+fn get(row: &Value, key: &str) -> Value {
+    row.get(key).cloned().unwrap_or(Value::Null)
+}
+
+fn tuples(rows: &[Value], keys: &[&str]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|r| Value::Array(keys.iter().map(|k| get(r, k)).collect()))
+            .collect(),
+    )
+}
+
+/// A column name as a SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+// ------------------------------------------------------------------ the reference
+
+fn reference(format: &str, extra: &[&str], paths: &[PathBuf]) -> Value {
+    let mut c = Command::new(python());
+    c.arg(SQLREF)
+        .args(["--format", format])
+        .args(extra)
+        .args(paths);
+    let out = ok_bytes(c, None);
+    serde_json::from_slice(&out).expect("sqlref.py prints JSON")
+}
+
+/// The stats `wf sql --stats` must print for a query projecting `cols`.
+fn expected_stats(want: &Value, cols: &[&str]) -> Stats {
+    let sum = |key: &str| -> u64 {
+        cols.iter()
+            .map(|c| want[key][*c].as_u64().unwrap_or(0))
+            .sum()
+    };
+    Stats {
+        rows: want["rows"].as_u64().unwrap(),
+        malformed: want["malformed"].as_u64().unwrap(),
+        blank: want["blank"].as_u64().unwrap(),
+        invalid_utf8: sum("invalid_utf8"),
+        bad_values: sum("bad_values"),
+    }
+}
+
+// ------------------------------------------------------------------ web logs
+
+/// A question about a web log: its SQL, the output columns that make one answer
+/// row, the format columns it projects (for the `--stats` counts), and whether the
+/// answer is one value.
+struct LogQuery {
+    key: &'static str,
+    sql: &'static str,
+    fields: &'static [&'static str],
+    cols: &'static [&'static str],
+    scalar: bool,
+    combined_only: bool,
+}
+
+const LOG_QUERIES: &[LogQuery] = &[
+    LogQuery {
+        key: "rows",
+        sql: "SELECT count(*) AS n FROM logs",
+        fields: &["n"],
+        cols: &[],
+        scalar: true,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "by_status",
+        sql: "SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY status NULLS FIRST",
+        fields: &["status", "n"],
+        cols: &["status"],
+        scalar: false,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "by_method",
+        sql: "SELECT method, sum(bytes) AS s, count(bytes) AS c, count(*) AS n FROM logs \
+              GROUP BY method ORDER BY method NULLS FIRST",
+        fields: &["method", "s", "c", "n"],
+        cols: &["method", "bytes"],
+        scalar: false,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "by_hour",
+        sql: "SELECT date_trunc('hour', time) AS h, count(*) AS n FROM logs \
+              GROUP BY 1 ORDER BY 1 NULLS FIRST",
+        fields: &["h", "n"],
+        cols: &["time"],
+        scalar: false,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "top_clients",
+        sql: "SELECT client, count(*) AS n FROM logs GROUP BY client \
+              ORDER BY n DESC, client LIMIT 10",
+        fields: &["client", "n"],
+        cols: &["client"],
+        scalar: false,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "distinct_paths",
+        sql: "SELECT count(DISTINCT path) AS n FROM logs",
+        fields: &["n"],
+        cols: &["path"],
+        scalar: true,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "distinct_referrers",
+        sql: "SELECT count(DISTINCT referrer) AS n FROM logs",
+        fields: &["n"],
+        cols: &["referrer"],
+        scalar: true,
+        combined_only: true,
+    },
+    LogQuery {
+        key: "ua_chars",
+        sql: "SELECT sum(length(user_agent)) AS n FROM logs",
+        fields: &["n"],
+        cols: &["user_agent"],
+        scalar: true,
+        combined_only: true,
+    },
+];
+
+/// Every question about a web log in `format` equals the reference's answer, with
+/// the same `--stats`, at every configuration.
+fn check_log(format: &str, paths: &[PathBuf], configs: &[(&str, &str)]) {
+    let want = reference(format, &[], paths);
+    assert!(want["rows"].as_u64().unwrap() > 0, "no rows in {paths:?}");
+    for q in LOG_QUERIES {
+        if q.combined_only && format == "common" {
+            continue;
+        }
+        let expected = if q.key == "rows" {
+            want["rows"].clone()
+        } else {
+            want["answers"][q.key].clone()
+        };
+        let stats = expected_stats(&want, q.cols);
+        for (j, c) in configs {
+            let args = ["--format", format, "-j", j, "--chunk-size", c];
+            let (rows, got_stats) = sql_ok(&args, q.sql, paths);
+            let got = if q.scalar {
+                assert_eq!(rows.len(), 1, "{}", q.sql);
+                get(&rows[0], q.fields[0])
+            } else {
+                tuples(&rows, q.fields)
+            };
+            let what = format!(
+                "{format} {} -j {j} --chunk-size {c} {}",
+                q.key,
+                paths_str(paths)
+            );
+            assert_eq!(got, expected, "{what}");
+            assert_eq!(got_stats, stats, "--stats of {what}");
+        }
+    }
+}
+
+#[test]
+fn shared_logs_equal_reference() {
+    let Some(dir) = shared_data("logs") else {
+        return;
+    };
+    let ongoing = dir.join("ongoing-1000.log");
+    let nasa = dir.join("nasa-aug95-20k.log");
+    check_log("combined", std::slice::from_ref(&ongoing), &configs());
+    check_log("common", std::slice::from_ref(&nasa), &configs());
+    // `auto` finds the same formats, and says so.
+    for (f, name) in [(&ongoing, "combined"), (&nasa, "common")] {
+        let r = wf_sql(&["--json"], "SELECT count(*) AS n FROM logs", &[f.clone()]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("format {name} (detected)")),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn generated_odd_logs_equal_reference() {
+    let t = scratch();
+    let g = generated_log(t.path(), "2M", "0.05", 11);
+    check_log("combined", &[g], &configs());
+}
+
+/// Lines that break log parsers: escapes, missing and unconvertible values, zones,
+/// stray whitespace, bad bytes, a 1 MB line, CRLF, and no final newline.
+fn odd_log_lines() -> Vec<u8> {
+    let ua = "\"Mozilla/5.0 (X11; Linux) Firefox/1.0\"";
+    let line = |client: &str, time: &str, req: &str, status: &str, bytes: &str, rest: &str| {
+        format!("{client} - - [{time}] \"{req}\" {status} {bytes}{rest}\n")
+    };
+    let t = "10/Oct/2000:13:55:36 -0700";
+    let full = |client: &str, req: &str, status: &str, bytes: &str| {
+        line(client, t, req, status, bytes, &format!(" \"-\" {ua}"))
+    };
+    let mut s = String::new();
+    s += &full("1.2.3.4", "GET /a b.gif HTTP/1.0", "200", "2326");
+    s += "127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] \"GET /q?x=\\\"a b\\\" HTTP/1.1\" 200 10 \"http://x/\\\"q\\\"\" \"UA \\\\\"\n";
+    s += &full("1.2.3.4", "-", "408", "-");
+    s += &full("1.2.3.4", "GET /only-one-space", "400", "0");
+    s += &full("1.2.3.4", "GET  HTTP/1.1", "200", "5");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "OK", "5");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "-", "5");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "+200", "-5");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "99999999999999999999", "5");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "200", "12 34");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "200", "");
+    s += &full("1.2.3.4", "GET /a HTTP/1.1", "200", "0x10");
+    s += &line(
+        "5.6.7.8",
+        "-",
+        "GET /t HTTP/1.1",
+        "200",
+        "1",
+        &format!(" \"-\" {ua}"),
+    );
+    s += &line(
+        "5.6.7.8",
+        "10/Foo/2000:13:55:36 -0700",
+        "GET /t HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\"",
+    );
+    s += &line(
+        "5.6.7.8",
+        "31/Feb/2001:23:59:60 +0530",
+        "GET /t HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\"",
+    );
+    s += &line(
+        "5.6.7.8",
+        "01/jan/1999:00:00:00 +0000",
+        "GET /t HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\"",
+    );
+    s += &line(
+        "5.6.7.8",
+        "1/Jan/1999:00:00:00 +0000",
+        "GET /t HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\"",
+    );
+    s += &line(
+        "5.6.7.8",
+        "01/Jan/1999:24:00:00 +0000",
+        "GET /t HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\"",
+    );
+    s += &line(
+        "9.9.9.9",
+        t,
+        "GET /trail HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\" \t ",
+    );
+    s += &line(
+        "9.9.9.9",
+        t,
+        "GET /trail HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"x\" junk",
+    );
+    s += &line(
+        "9.9.9.9",
+        t,
+        "GET /quote HTTP/1.1",
+        "200",
+        "1",
+        " \"-\" \"a \"b\" c\"",
+    );
+    s += &line(
+        "9.9.9.9",
+        t,
+        "GET /ref HTTP/1.1",
+        "200",
+        "1",
+        " \"a\" \"b\" \"ua\"",
+    );
+    s += &line(
+        "9.9.9.9",
+        t,
+        "GET /ref HTTP/1.1",
+        "200",
+        "1",
+        " \"a\"b\" \"ua\"",
+    );
+    s += "1.2.3.4 - john doe [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1 \"-\" \"x\"\n";
+    s += " 1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1 \"-\" \"x\"\n";
+    s += "1.2.3.4\t-\t-\t[10/Oct/2000:13:55:36 -0700]\t\"GET / HTTP/1.1\"\t200\t1\t\"-\"\t\"x\"\n";
+    s += "::1 - - [10/Oct/2000:13:55:36 -0700] \"GET /v6 HTTP/1.1\" 200 1 \"-\" \"x\"\r\n";
+    s += "\n\r\nshort\n   \n";
+    s += &line("a", t, "POST /p HTTP/1.1", "201", "7", " \"-\" \"x\"");
+    s += &line("a", t, "POST /p HTTP/1.1", "201", "8", " \"-\" \"x\"");
+    s += &line("b", t, "POST /p HTTP/1.1", "201", "9", " \"-\" \"x\"");
+    let mut v = s.into_bytes();
+    // Invalid UTF-8 and NUL in the client, the path and the user agent.
+    v.extend_from_slice(b"bad\xff\xfe - - [10/Oct/2000:13:55:36 -0700] \"GET /p\xc3\x28ath HTTP/1.1\" 200 3 \"-\" \"U\xe2\x82A\0\"\n");
+    v.extend_from_slice(
+        b"c\0d - - [10/Oct/2000:13:55:36 -0700] \"G\xffET /x HTTP/1.1\" 200 3 \"-\" \"ua\"\n",
+    );
+    // A 1 MB line.
+    let long = format!("/long?{}", "a%20b".repeat(200_000));
+    v.extend_from_slice(
+        full("long.example", &format!("GET {long} HTTP/1.1"), "200", "99").as_bytes(),
+    );
+    // The last line has no newline.
+    v.extend_from_slice(
+        full("last.example", "GET /end HTTP/1.1", "200", "1")
+            .trim_end()
+            .as_bytes(),
+    );
+    v
+}
+
+#[test]
+fn odd_log_lines_equal_reference() {
+    let t = scratch();
+    let odd = t.path().join("odd.log");
+    std::fs::write(&odd, odd_log_lines()).unwrap();
+    let empty = t.path().join("empty.log");
+    std::fs::write(&empty, b"").unwrap();
+    let g = generated_log(t.path(), "200K", "0.2", 5);
+    check_log("combined", std::slice::from_ref(&odd), &configs());
+    // Several inputs, an empty one among them.
+    check_log(
+        "combined",
+        &[odd.clone(), empty, g.clone()],
+        &[("1", "8M"), ("3", "7"), ("2", "1K")],
+    );
+    // The same lines as `common` (the last two fields are then part of `bytes`).
+    check_log("common", &[odd, g], &[("1", "8M"), ("2", "7"), ("3", "64")]);
+}
+
+#[test]
+fn vcombined_equals_reference() {
+    let t = scratch();
+    let g = generated_log(t.path(), "300K", "0.1", 2);
+    let mut v = Vec::new();
+    let hosts: [&[u8]; 6] = [
+        b"www.example.com:80 ",
+        b"api.example.com:443 ",
+        b"x:abc ",
+        b"[::1]:8080 ",
+        b"nohost ",
+        b"",
+    ];
+    for (i, l) in std::fs::read(&g)
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .enumerate()
+    {
+        if l.is_empty() && i > 0 {
+            continue;
+        }
+        v.extend_from_slice(hosts[i % 7 % 6]);
+        v.extend_from_slice(l);
+        v.push(b'\n');
+    }
+    let p = t.path().join("v.log");
+    std::fs::write(&p, v).unwrap();
+    let want = reference("vcombined", &[], std::slice::from_ref(&p));
+    // vhost and port columns, with the port's bad values counted.
+    let (rows, stats) = sql_ok(
+        &["--format", "vcombined", "-j", "2", "--chunk-size", "1K"],
+        "SELECT vhost, count(*) AS n, sum(port) AS p FROM logs GROUP BY vhost ORDER BY vhost",
+        std::slice::from_ref(&p),
+    );
+    assert!(rows.len() >= 4, "{rows:?}");
+    assert_eq!(stats, expected_stats(&want, &["vhost", "port"]));
+    check_log("vcombined", &[p], &[("1", "8M"), ("2", "7"), ("3", "1K")]);
+}
+
+// ------------------------------------------------------------------ other formats
+
+/// A deterministic pseudo-random source for generated records.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "alpha",
+    "beta",
+    "gamma",
+    "über",
+    "naïve",
+    "東京",
+    "x",
+    "a b",
+    "comma,here",
+    "semi;colon",
+    "tab\there",
+    "quote\"d",
+    "back\\slash",
+    "=eq",
+    "",
+];
+
+/// Characters counted in text columns (by code point), as sqlref.py's SPECIALS.
+const SPECIALS: [(&str, u32); 6] = [
+    ("lf", 10),
+    ("tab", 9),
+    ("cr", 13),
+    ("quote", 34),
+    ("backslash", 92),
+    ("replacement", 0xfffd),
+];
+
+/// The SQL that asks per-column questions of a table with `columns` (name, type),
+/// and a function turning its one result row into the reference's answers.
+fn column_query(columns: &[(String, String)]) -> (String, Vec<(String, String, String)>) {
+    let mut select = Vec::new();
+    // (alias, column, answer key)
+    let mut keys = Vec::new();
+    for (i, (name, kind)) in columns.iter().enumerate() {
+        let c = ident(name);
+        let mut add = |expr: String, key: &str| {
+            let alias = format!("a{i}_{key}");
+            select.push(format!("{expr} AS {alias}"));
+            keys.push((alias, name.clone(), key.to_string()));
+        };
+        add(format!("count({c})"), "count");
+        match kind.as_str() {
+            "int" | "float" => {
+                add(format!("sum({c})"), "sum");
+                add(format!("min({c})"), "min");
+                add(format!("max({c})"), "max");
+            }
+            "timestamp" => {
+                add(format!("min(CAST({c} AS BIGINT))"), "min");
+                add(format!("max(CAST({c} AS BIGINT))"), "max");
+            }
+            "bool" => add(format!("count(CASE WHEN {c} THEN 1 END)"), "true"),
+            _ => {
+                add(format!("count(DISTINCT {c})"), "distinct");
+                add(format!("min({c})"), "min");
+                add(format!("max({c})"), "max");
+                add(format!("sum(length({c}))"), "chars");
+                for (key, code) in SPECIALS {
+                    add(
+                        format!("sum(length({c}) - length(replace({c}, chr({code}), '')))"),
+                        key,
+                    );
+                }
+            }
+        }
+    }
+    (format!("SELECT {} FROM logs", select.join(", ")), keys)
+}
+
+/// Equal, or both numbers within `rel` of each other (float sums depend on the
+/// order of addition, which depends on the threads).
+fn close(a: &Value, b: &Value, rel: f64) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) if a.is_f64() || b.is_f64() => {
+            x == y || (x - y).abs() <= rel * x.abs().max(y.abs())
+        }
+        _ => a == b,
+    }
+}
+
+fn arrow_type(kind: &str) -> &'static str {
+    match kind {
+        "string" => "Utf8View",
+        "int" => "Int64",
+        "float" => "Float64",
+        "bool" => "Boolean",
+        "timestamp" => "Timestamp",
+        k => panic!("unknown type {k}"),
+    }
+}
+
+/// The columns and types wf infers, and per-column counts, sums, minima and maxima,
+/// equal the reference's at every configuration.
+fn check_columns(format: &str, extra: &[&str], paths: &[PathBuf], configs: &[(&str, &str)]) {
+    let want = reference(format, extra, paths);
+    let columns: Vec<(String, String)> = want["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c[0].as_str().unwrap().into(), c[1].as_str().unwrap().into()))
+        .collect();
+    let fmt = [&["--format", format][..], extra].concat();
+    let (types, _) = sql_ok(
+        &fmt,
+        "SELECT column_name, data_type FROM information_schema.columns \
+         WHERE table_name = 'logs' ORDER BY ordinal_position",
+        &paths[..1],
+    );
+    let got: Vec<(String, String)> = types
+        .iter()
+        .map(|r| {
+            let t = r["data_type"].as_str().unwrap();
+            let t = if t.starts_with("Timestamp") {
+                "Timestamp"
+            } else {
+                t
+            };
+            (
+                r["column_name"].as_str().unwrap().to_string(),
+                t.to_string(),
+            )
+        })
+        .filter(|(n, _)| n != "_file" && n != "_offset")
+        .collect();
+    let expected: Vec<(String, String)> = columns
+        .iter()
+        .map(|(n, k)| (n.clone(), arrow_type(k).to_string()))
+        .collect();
+    assert_eq!(got, expected, "columns of {format} {}", paths_str(paths));
+
+    let (query, keys) = column_query(&columns);
+    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
+    let stats = expected_stats(&want, &names);
+    for (j, c) in configs {
+        let args = [&fmt[..], &["-j", j, "--chunk-size", c]].concat();
+        let (rows, got_stats) = sql_ok(&args, &query, paths);
+        assert_eq!(rows.len(), 1);
+        let what = format!("{format} -j {j} --chunk-size {c} {}", paths_str(paths));
+        for (alias, col, key) in &keys {
+            let got = get(&rows[0], alias);
+            let exp = want["answers"][col][key].clone();
+            let rel = if key == "sum" { 1e-9 } else { 0.0 };
+            assert!(
+                close(&got, &exp, rel),
+                "{what}: {key} of column {col:?}: wf {got}, reference {exp}"
+            );
+        }
+        assert_eq!(got_stats, stats, "--stats of {what}");
+    }
+}
+
+fn jsonl_data() -> Vec<u8> {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut out: Vec<u8> = Vec::new();
+    for i in 0..1400u64 {
+        let word = r.pick(WORDS);
+        let level = r.pick(&["info", "warn", "error"]);
+        let dur = if r.below(3) == 0 {
+            json!(r.below(100))
+        } else {
+            json!(r.below(4000) as f64 / 8.0 - 100.0)
+        };
+        let mut rec = json!({
+            "id": i,
+            "level": level,
+            "dur": dur,
+            "ok": r.below(2) == 0,
+            "msg": format!("{word} #{i}, \"quoted\" \\ {}", r.pick(WORDS)),
+            "tags": [word, i % 7, {"k": null, "n": [1, 2.5]}],
+            "user": if i % 5 == 0 { Value::Null } else { json!(format!("u{}", i % 13)) },
+            "ключ": i % 17,
+            "odd key\"": word,
+        });
+        let line: Vec<u8> = match i % 50 {
+            1 => b"{\"id\": 1}".to_vec(),
+            2 => b"  {\"id\":2,\"user\":42,\"level\":true}  ".to_vec(),
+            3 => b"[1, 2, 3]".to_vec(),
+            4 => b"\"just a string\"".to_vec(),
+            5 => b"42".to_vec(),
+            6 => b"{\"id\": 6,".to_vec(),
+            7 => b"{\"id\":7}{\"id\":8}".to_vec(),
+            8 => b"{\"id\": NaN}".to_vec(),
+            9 => b"{\"id\": 9, \"msg\": \"bad \xff utf-8\"}".to_vec(),
+            10 => b"   ".to_vec(),
+            11 => b"".to_vec(),
+            12 => b"{\"id\":12,\"id\":13,\"user\":{\"nested\":{\"deep\":[[],{}]}}}".to_vec(),
+            13 => b"{\"id\":14,\"user\":1.5,\"tags\":\"plain\",\"msg\":\"esc \\u00e9 \\n \\t \\\" \\\\ \\/\"}"
+                .to_vec(),
+            14 => {
+                let mut l = serde_json::to_vec(&rec).unwrap();
+                l.push(b'\r');
+                l
+            }
+            // After the sample (first 1000 records): values not of their column's type.
+            20 if i > 1000 => {
+                "{\"id\":\"abc\",\"dur\":\"x\",\"ok\":1,\"late\":1,\"ключ\":1.0}".into()
+            }
+            21 if i == 1021 => {
+                "{\"id\":9007199254740993,\"dur\":-0,\"ok\":false,\"ключ\":18446744073709551615}"
+                    .into()
+            }
+            22 if i > 1000 => "{\"id\":1e2,\"ключ\":0,\"dur\":1E1}".into(),
+            _ => {
+                if i % 11 == 0 {
+                    rec.as_object_mut().unwrap().remove("msg");
+                }
+                serde_json::to_vec(&rec).unwrap()
+            }
+        };
+        out.extend_from_slice(&line);
+        out.push(b'\n');
+    }
+    // A 1 MB line, and a last line without newline.
+    let big = json!({"id": 5000, "msg": "m".repeat(1 << 20), "level": "big"});
+    out.extend_from_slice(&serde_json::to_vec(&big).unwrap());
+    out.push(b'\n');
+    out.extend_from_slice(b"{\"id\": 5001, \"level\": \"last\"}");
+    out
+}
+
+#[test]
+fn jsonl_equals_reference() {
+    let t = scratch();
+    let p = t.path().join("a.jsonl");
+    std::fs::write(&p, jsonl_data()).unwrap();
+    let empty = t.path().join("empty.jsonl");
+    std::fs::write(&empty, b"").unwrap();
+    check_columns("jsonl", &[], std::slice::from_ref(&p), &configs());
+    check_columns(
+        "jsonl",
+        &[],
+        &[p.clone(), empty, p],
+        &[("2", "64"), ("3", "8M")],
+    );
+}
+
+fn logfmt_data() -> Vec<u8> {
+    let mut r = Rng(0x2545_f491_4f6c_dd1d);
+    let times = [
+        "2024-01-02T03:04:05Z",
+        "2024-01-02",
+        "\"2024-01-02 03:04:05.123456\"",
+        "2024-01-02T03:04:05+05:30",
+        "2024-01-02T03:04:05.5-0700",
+        "1999-12-31t23:59:60z",
+    ];
+    let mut out: Vec<u8> = Vec::new();
+    for i in 0..1400u64 {
+        let ts = times[r.below(times.len() as u64) as usize];
+        let dur = match r.below(5) {
+            0 => format!("{}", r.below(50)),
+            1 => format!("-{}.{}", r.below(9), r.below(100)),
+            2 => ".5".into(),
+            3 => "5.".into(),
+            _ => format!("{}.{:02}", r.below(1000), r.below(100)),
+        };
+        let word = r.pick(WORDS);
+        let esc = word.replace('\\', "\\\\").replace('"', "\\\"");
+        let flag = if i % 3 == 0 { " cached" } else { "" };
+        let mut line = match i % 40 {
+            1 => "level=info".to_string(),
+            2 => "just some words".to_string(),
+            3 => "msg=\"unclosed quote".to_string(),
+            4 => "msg=\"ends in a backslash\\\"".to_string(),
+            5 => "   ".to_string(),
+            6 => String::new(),
+            7 => format!("level=warn\tmsg=\"tab\\tand\\nnewline and \\x\"\tn={i}"),
+            8 => format!("level=info msg=\"a\"n={i} url=http://x/?a=b&c=d"),
+            9 => format!("n=1 n={i} n=2 level=dup"),
+            10 => format!("ts={ts} n= dur= level= msg=\"\""),
+            11 => format!("level=crlf n={i}\r"),
+            12 if i > 1000 => "n=12x dur=n/a ts=garbage cached=maybe late=1 =5".to_string(),
+            13 if i > 1000 => {
+                "n=+7 dur=1e3 ts=\"10/Oct/2000:13:55:36 -0700\" msg=\" 2.5 \"".to_string()
+            }
+            14 if i > 1000 => "n=-0 dur=\" 2.5 \" cached=false".to_string(),
+            _ => format!(
+                "ts={ts} level={} msg=\"{esc} #{i}\" dur={dur} n={}{flag}",
+                r.pick(&["info", "warn", "error"]),
+                r.below(1000)
+            ),
+        }
+        .into_bytes();
+        if i % 40 == 15 {
+            line = b"level=bytes msg=\"bad \xff\xfe utf-8\" other=\xc3\x28".to_vec();
+        }
+        out.extend_from_slice(&line);
+        out.push(b'\n');
+    }
+    out.extend_from_slice(format!("level=big msg=\"{}\" n=1\n", "y".repeat(1 << 20)).as_bytes());
+    out.extend_from_slice(b"level=last n=5 cached");
+    out
+}
+
+#[test]
+fn logfmt_equals_reference() {
+    let t = scratch();
+    let p = t.path().join("a.logfmt");
+    std::fs::write(&p, logfmt_data()).unwrap();
+    check_columns("logfmt", &[], std::slice::from_ref(&p), &configs());
+}
+
+/// CSV records: `id,name,score,when,flag,note`. `multiline` adds quoted line breaks
+/// (LF and CRLF) and, as the last record, an unclosed quote; `wide` records with
+/// more fields than the header (which, without a header, set the column count).
+fn csv_data(seed: u64, rows: u64, multiline: bool, header: bool, wide: bool) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let mut out: Vec<u8> = Vec::new();
+    if header {
+        out.extend_from_slice(b"id,name,score,when,flag,note\r\n");
+    }
+    let whens = [
+        "2024-03-01",
+        "2024-03-01T10:00:00Z",
+        "2024-03-01 10:00:00.25",
+        "2024-03-01T10:00:00-07:00",
+    ];
+    for i in 0..rows {
+        let score = match r.below(3) {
+            0 => format!("{}", r.below(100)),
+            1 => format!("-{}.{:02}", r.below(100), r.below(100)),
+            _ => format!("{}.{}", r.below(10000), r.below(10)),
+        };
+        let when = whens[r.below(4) as usize];
+        let flag = r.pick(&["true", "false", "TRUE", "False"]);
+        let word = r.pick(&WORDS[..8]);
+        let line: Vec<u8> = match i % 45 {
+            1 => format!("{i},\"Smith, J\",{score},{when},{flag},\"say \"\"hi\"\"\"").into_bytes(),
+            2 => format!("{i},,,,,").into_bytes(),
+            3 => format!("{i},\"\",\"\",\"\",\"\",\"\"").into_bytes(),
+            4 => format!("{i},ab\"\"c,{score},{when},{flag},x\"\"y").into_bytes(),
+            5 => [
+                format!("{i},bad ").as_bytes(),
+                b"\xff",
+                format!(",{score},{when},{flag},n").as_bytes(),
+            ]
+            .concat(),
+            6 => b"1,2,3".to_vec(),
+            7 if wide => format!("{i},a,1,{when},true,n,extra").into_bytes(),
+            8 => format!("{i},\"ab\"c,1,{when},true,n").into_bytes(),
+            9 if wide => format!("{i},a,1,{when},true,").into_bytes(),
+            10 => Vec::new(),
+            11 => format!("{i},crlf,{score},{when},{flag},n\r").into_bytes(),
+            12 if multiline => format!(
+                "{i},\"two\nlines\",{score},{when},{flag},\"three\r\nlines, \"\"q\"\"\nhere\""
+            )
+            .into_bytes(),
+            13 if multiline => format!("{i},\"\n\",{score},{when},{flag},\"\r\n\"").into_bytes(),
+            20 if i > 1000 => b"12x,late,n/a,garbage,yes,z".to_vec(),
+            21 if i > 1000 => format!("{i},late,1e3,10/Oct/2000:13:55:36 -0700,1,z").into_bytes(),
+            22 if i > 1000 => format!("{i},late,inf,2024-13-01,t,z").into_bytes(),
+            _ => format!("{i},{word},{score},{when},{flag},note {i}").into_bytes(),
+        };
+        let mut line = line;
+        if i == rows / 2 {
+            line = format!("{i},long,1,{},true,{}", whens[0], "n".repeat(1 << 20)).into_bytes();
+        }
+        out.extend_from_slice(&line);
+        out.push(b'\n');
+    }
+    if multiline {
+        out.extend_from_slice(
+            b"9999,\"unclosed,1,2024-01-01,true,n\n10000,a,1,2024-01-01,true,n\n",
+        );
+    } else {
+        out.extend_from_slice(b"9998,last,1.5,2024-01-01,true,no newline");
+    }
+    out
+}
+
+#[test]
+fn csv_equals_reference() {
+    let t = scratch();
+    let plain = t.path().join("plain.csv");
+    std::fs::write(&plain, csv_data(1, 1300, false, true, true)).unwrap();
+    let multi = t.path().join("multi.csv");
+    std::fs::write(&multi, csv_data(2, 1300, true, true, true)).unwrap();
+    let empty = t.path().join("empty.csv");
+    std::fs::write(&empty, b"").unwrap();
+    // Only the file with quoted line breaks is read serially (and says so).
+    let r = wf_sql(
+        &["--format", "csv", "--stats"],
+        "SELECT count(*) FROM logs",
+        &[plain.clone(), multi.clone()],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let serial: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix("read serially (quoted line breaks): ")
+        })
+        .collect();
+    assert_eq!(serial, [multi.to_str().unwrap()], "{}", r.stderr);
+    check_columns("csv", &[], std::slice::from_ref(&plain), &configs());
+    check_columns(
+        "csv",
+        &[],
+        std::slice::from_ref(&multi),
+        &[("1", "8M"), ("3", "7")],
+    );
+    // A file cut at newlines and one read whole, with an empty file between.
+    check_columns(
+        "csv",
+        &[],
+        &[plain.clone(), empty, multi],
+        &[("1", "8M"), ("2", "64"), ("3", "1K")],
+    );
+    // TSV without a header line.
+    let tsv = t.path().join("plain.tsv");
+    let data = String::from_utf8_lossy(&csv_data(3, 1300, false, false, false)).replace(',', "\t");
+    std::fs::write(&tsv, data).unwrap();
+    check_columns(
+        "tsv",
+        &["--no-header"],
+        &[tsv],
+        &[("1", "8M"), ("2", "7"), ("3", "1K")],
+    );
+}
+
+/// Whitespace of every kind awk splits on, blank-looking records, records with
+/// more fields than the sampled ones (after the sample), bad bytes.
+fn fields_data() -> Vec<u8> {
+    let mut r = Rng(99);
+    let seps: [&[u8]; 6] = [b" ", b"\t", b"\x0b", b"\x0c", b" \t ", b"\r"];
+    let mut out = Vec::new();
+    for i in 0..1200u64 {
+        match i % 37 {
+            1 => out.extend_from_slice(b"   "),
+            2 => out.extend_from_slice(b"\r\r"),
+            3 => out.extend_from_slice(b"\t lead and trail \x0c "),
+            4 => out.extend_from_slice(b"bad\xff field \xc3\x28 nul\0byte"),
+            5 if i > 1000 => out.extend_from_slice(b"1 2 3 4 5 6 7 8 9 10"),
+            _ => {
+                for k in 0..1 + r.below(5) {
+                    if k > 0 {
+                        out.extend_from_slice(seps[r.below(6) as usize]);
+                    }
+                    out.extend_from_slice(r.pick(&WORDS[..8]).replace(' ', "_").as_bytes());
+                }
+            }
+        }
+        out.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+    }
+    out
+}
+
+#[test]
+fn fields_equal_reference() {
+    let t = scratch();
+    let f = t.path().join("f.txt");
+    std::fs::write(&f, fields_data()).unwrap();
+    check_columns("fields", &[], &[f], &configs());
+    let g = generated_log(t.path(), "300K", "0.2", 9);
+    check_columns("fields", &[], &[g], &[("1", "8M"), ("2", "7"), ("3", "1K")]);
+}
+
+/// Standard input is read like a file (spooled first), quoted line breaks included.
+#[test]
+fn stdin_equals_file() {
+    let data = csv_data(4, 400, true, true, true);
+    let t = scratch();
+    let p = t.path().join("m.csv");
+    std::fs::write(&p, &data).unwrap();
+    let q =
+        "SELECT count(*) AS n, count(name) AS c, sum(length(note)) AS l, sum(score) AS s FROM logs";
+    let (file_rows, file_stats) = sql_ok(&["--format", "csv"], q, std::slice::from_ref(&p));
+    // `-` after the query: before it, it would be the query.
+    for (args, dash) in [
+        (["--format", "csv", "-j", "3"], false),
+        (["--format", "csv", "-j", "1"], true),
+    ] {
+        let mut c = wf();
+        c.args(["sql", "--json", "--stats", "--no-progress"])
+            .args(args)
+            .arg(q);
+        if dash {
+            c.arg("-");
+        }
+        let o = run(c, Some(&data));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(json_lines(&o.stdout), file_rows, "{args:?} {dash}");
+        assert_eq!(parse_stats(&String::from_utf8_lossy(&o.stderr)), file_stats);
+    }
+}
+
+// ------------------------------------------------------------------ DuckDB
+
+const DUCK_SCRIPT: &str = r#"
+import json, sys, duckdb
+if len(sys.argv) > 2:
+    import pyarrow.ipc
+    t = pyarrow.ipc.open_file(sys.argv[2]).read_all()
+rows = duckdb.sql(sys.argv[1]).fetchall()
+print(json.dumps([list(r) for r in rows], default=str, ensure_ascii=False))
+"#;
+
+/// The Python with duckdb, or `None` (with a message) when it has none.
+fn duckdb_python() -> Option<String> {
+    let py = python();
+    let has = Command::new(&py)
+        .args(["-c", "import duckdb"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if has {
+        return Some(py);
+    }
+    if std::env::var("WF_REQUIRE_DUCKDB").as_deref() == Ok("1") {
+        panic!("WF_REQUIRE_DUCKDB=1 but {py} cannot import duckdb (run scripts/test)");
+    }
+    eprintln!("skipping: duckdb not installed");
+    None
+}
+
+fn has_pyarrow(py: &str) -> bool {
+    Command::new(py)
+        .args(["-c", "import pyarrow.ipc"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// DuckDB's rows for `sql`, as JSON arrays; `arrow` is an Arrow IPC file DuckDB
+/// can query as the table `t`.
+fn duckdb(py: &str, sql: &str, arrow: Option<&Path>) -> Vec<Value> {
+    let mut c = Command::new(py);
+    c.args(["-c", DUCK_SCRIPT, sql]);
+    if let Some(a) = arrow {
+        c.arg(a);
+    }
+    let out = ok_bytes(c, None);
+    match serde_json::from_slice(&out).unwrap() {
+        Value::Array(rows) => rows,
+        v => panic!("duckdb printed {v}"),
+    }
+}
+
+fn sql_string(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "''"))
+}
+
+/// CSV as the `csv` crate-less tests read it: RFC 4180 records of fields.
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !row.is_empty() {
+        row.push(field);
+        rows.push(row);
+    }
+    rows
+}
+
+#[test]
+fn onebrc_equals_duckdb() {
+    let Some(py) = duckdb_python() else { return };
+    let t = scratch();
+    let f = t.path().join("m.txt");
+    let mut c = wf();
+    c.args([
+        "gen",
+        "1brc",
+        "--rows",
+        "200000",
+        "--stations",
+        "50",
+        "--seed",
+        "5",
+        "-o",
+    ])
+    .arg(&f);
+    ok(c);
+    let want = duckdb(
+        &py,
+        &format!(
+            "SELECT station, min(t), avg(t), max(t), count(*) FROM read_csv({}, delim=';', \
+             header=false, columns={{'station':'VARCHAR','t':'DOUBLE'}}) \
+             GROUP BY station ORDER BY station",
+            sql_string(&f)
+        ),
+        None,
+    );
+    assert_eq!(want.len(), 50);
+    let q = "SELECT station, min(t), avg(t), max(t), count(*) FROM logs GROUP BY station ORDER BY station";
+    for (j, c) in [("1", "8M"), ("2", "1K"), ("3", "64K"), ("3", "7")] {
+        let r = wf_sql(
+            &[
+                "--format",
+                "csv",
+                "--delimiter",
+                ";",
+                "--no-header",
+                "--schema",
+                "station:string,t:float",
+                "--csv",
+                "-j",
+                j,
+                "--chunk-size",
+                c,
+            ],
+            q,
+            std::slice::from_ref(&f),
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let rows = parse_csv(&String::from_utf8(r.stdout).unwrap());
+        assert_eq!(rows.len(), 51, "header and 50 stations");
+        for (got, exp) in rows[1..].iter().zip(&want) {
+            let what = format!("-j {j} --chunk-size {c}: {got:?} vs duckdb {exp:?}");
+            assert_eq!(got[0], exp[0].as_str().unwrap(), "{what}");
+            let num = |s: &str| s.parse::<f64>().unwrap();
+            assert_eq!(num(&got[1]), exp[1].as_f64().unwrap(), "min {what}");
+            assert_eq!(num(&got[3]), exp[3].as_f64().unwrap(), "max {what}");
+            assert_eq!(
+                got[4].parse::<u64>().unwrap(),
+                exp[4].as_u64().unwrap(),
+                "{what}"
+            );
+            let (a, b) = (num(&got[2]), exp[2].as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-9 * b.abs().max(1e-300), "avg {what}");
+        }
+    }
+}
+
+/// A clean CSV with every quoting rule: delimiters, doubled quotes and LF and CRLF
+/// line breaks inside quotes, empty fields quoted and not, CRLF line ends, UTF-8,
+/// and no final line end.
+fn tricky_csv() -> Vec<u8> {
+    let mut r = Rng(77);
+    let mut s = String::from("id,name,score,note\r\n");
+    for i in 0..3000u64 {
+        let name = match i % 9 {
+            0 => "\"Smith, J\"".to_string(),
+            1 => "\"say \"\"hi\"\"\"".to_string(),
+            2 => "\"two\nlines\"".to_string(),
+            3 => "\"crlf\r\nin quotes\"".to_string(),
+            4 => String::new(),
+            5 => "\"\"".to_string(),
+            6 => "Zürich 東京".to_string(),
+            7 => "\"\"\"\"".to_string(),
+            _ => format!("plain {}", r.below(100)),
+        };
+        let score = if i % 13 == 0 {
+            String::new()
+        } else {
+            format!("{}.{}", r.below(1000) as i64 - 500, r.below(10))
+        };
+        let note = if i % 4 == 0 { "\",\n,\"" } else { "n" };
+        // CRLF line ends throughout: DuckDB's strict mode rejects mixed ones.
+        s += &format!("{i},{name},{score},{note}\r\n");
+    }
+    s += "3000,last,1.5,end";
+    s.into_bytes()
+}
+
+#[test]
+fn quoted_multiline_csv_equals_duckdb() {
+    let Some(py) = duckdb_python() else { return };
+    let t = scratch();
+    let f = t.path().join("tricky.csv");
+    std::fs::write(&f, tricky_csv()).unwrap();
+    // DuckDB reads a quoted empty field as NULL unless allow_quoted_nulls=false;
+    // wf's documented rule is DuckDB's with that option.
+    let want = duckdb(
+        &py,
+        &format!(
+            "SELECT id, name, score, note FROM read_csv({}, header=true, quote='\"', \
+             escape='\"', allow_quoted_nulls=false, \
+             columns={{'id':'BIGINT','name':'VARCHAR','score':'DOUBLE','note':'VARCHAR'}}) \
+             ORDER BY id",
+            sql_string(&f)
+        ),
+        None,
+    );
+    assert_eq!(want.len(), 3001);
+    for schema in [None, Some("id:int,name:string,score:float,note:string")] {
+        for j in ["1", "3"] {
+            let mut args = vec!["--format", "csv", "-j", j];
+            if let Some(s) = schema {
+                args.extend(["--schema", s]);
+            }
+            let (rows, stats) = sql_ok(
+                &args,
+                "SELECT id, name, score, note FROM logs ORDER BY id",
+                std::slice::from_ref(&f),
+            );
+            assert_eq!(stats.malformed, 0);
+            let got = tuples(&rows, &["id", "name", "score", "note"]);
+            assert_eq!(got, Value::Array(want.clone()), "schema {schema:?} -j {j}");
+        }
+    }
+}
+
+// ------------------------------------------------------------------ wf2.sql
+
+/// The `wf wf2 --json` object built from the rows of examples/sql/wf2.sql.
+fn wf2_from_sql(rows: &[Value]) -> Value {
+    let lists = ["uri_hits", "uri_bytes", "404s", "clients", "referrers"];
+    let mut top = serde_json::Map::new();
+    let mut keys = serde_json::Map::new();
+    for l in lists {
+        top.insert(l.into(), json!([]));
+    }
+    for r in rows {
+        let list = r["list"].as_str().unwrap();
+        top[list]
+            .as_array_mut()
+            .unwrap()
+            .push(json!([r["key"], r["value"]]));
+        keys.insert(list.into(), r["keys"].clone());
+    }
+    let count = |l: &str| keys.get(l).cloned().unwrap_or(json!(0));
+    let mut o = serde_json::Map::new();
+    o.insert(
+        "lines".into(),
+        rows.first().map_or(json!(0), |r| r["lines"].clone()),
+    );
+    o.insert("resources".into(), count("uri_hits"));
+    o.insert("404s".into(), count("404s"));
+    o.insert("clients".into(), count("clients"));
+    o.insert("top".into(), Value::Object(top));
+    Value::Object(o)
+}
+
+fn check_wf2_sql(log: &Path) {
+    let query = std::fs::read_to_string(WF2_SQL).unwrap();
+    let mut c = wf();
+    c.args(["wf2", "--json"]).arg(log);
+    let want: Value = serde_json::from_str(&ok(c)).unwrap();
+    assert!(want["resources"].as_u64().unwrap() > 0);
+    for (j, chunk) in [
+        ("1", "8M"),
+        ("2", "8M"),
+        ("3", "8M"),
+        ("2", "1K"),
+        ("3", "64"),
+    ] {
+        let (rows, _) = sql_ok(
+            &["--format", "fields", "-j", j, "--chunk-size", chunk],
+            &query,
+            &[log.to_path_buf()],
+        );
+        assert_eq!(
+            wf2_from_sql(&rows),
+            want,
+            "wf2.sql -j {j} --chunk-size {chunk} {}",
+            log.display()
+        );
+    }
+}
+
+#[test]
+fn wf2_sql_equals_wf_wf2() {
+    let t = scratch();
+    let clean = generated_log(t.path(), "5M", "0", 3);
+    check_wf2_sql(&clean);
+    if let Some(dir) = shared_data("logs") {
+        check_wf2_sql(&dir.join("ongoing-1000.log"));
+    }
+}
+
+// ------------------------------------------------------------------ errors and exit statuses
+
+fn small_log(dir: &Path) -> PathBuf {
+    let p = dir.join("small.log");
+    std::fs::write(&p, odd_log_lines()).unwrap();
+    p
+}
+
+#[test]
+fn unknown_column_exits_2_and_lists_the_columns() {
+    let t = scratch();
+    let p = small_log(t.path());
+    let r = wf_sql(&["--format", "combined"], "SELECT nosuch FROM logs", &[p]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(r.stderr.contains("nosuch"), "{}", r.stderr);
+    for col in [
+        "client",
+        "time",
+        "method",
+        "path",
+        "status",
+        "bytes",
+        "user_agent",
+        "_file",
+        "_offset",
+    ] {
+        assert!(
+            r.stderr.contains(col),
+            "column {col} not listed: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn sql_errors_exit_2() {
+    let t = scratch();
+    let p = small_log(t.path());
+    for q in [
+        "SELEC count(*) FROM logs",
+        "SELECT count(* FROM logs",
+        "SELECT * FROM nosuchtable",
+        "SELECT sum(client) FROM logs",
+    ] {
+        let r = wf_sql(&["--format", "combined"], q, std::slice::from_ref(&p));
+        assert_eq!(r.code, Some(2), "{q}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{q}");
+        assert!(
+            r.stderr.starts_with("wf sql: ") || r.stderr.contains("\nwf sql: "),
+            "{q}: {}",
+            r.stderr
+        );
+    }
+    for args in [
+        &["--format", "nosuch"][..],
+        &["--format", "csv", "--schema", "a:complex"][..],
+        &["--format", "csv", "--delimiter", "é"][..],
+        &["-o", "out.xlsx"][..],
+    ] {
+        let r = wf_sql(args, "SELECT 1", std::slice::from_ref(&p));
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn missing_input_is_named_and_the_rest_processed() {
+    let t = scratch();
+    let p = small_log(t.path());
+    let missing = t.path().join("missing.log");
+    let (want, _) = sql_ok(
+        &["--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        std::slice::from_ref(&p),
+    );
+    for (format, paths) in [
+        ("combined", vec![p.clone(), missing.clone()]),
+        ("combined", vec![missing.clone(), p.clone()]),
+        ("auto", vec![missing.clone(), p.clone()]),
+    ] {
+        let r = wf_sql(
+            &["--json", "--format", format],
+            "SELECT count(*) AS n FROM logs",
+            &paths,
+        );
+        assert_eq!(r.code, Some(2), "{}", r.stderr);
+        assert!(r.stderr.contains(missing.to_str().unwrap()), "{}", r.stderr);
+        assert_eq!(json_lines(&r.stdout), want, "{format} {paths:?}");
+    }
+}
+
+#[test]
+fn strict_fails_on_malformed_lines_only() {
+    let t = scratch();
+    let p = small_log(t.path());
+    let want = reference("combined", &[], std::slice::from_ref(&p));
+    let r = wf_sql(
+        &["--strict", "--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        &[p],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    let n = want["malformed"].as_u64().unwrap();
+    assert!(
+        r.stderr.contains(&format!("{n} malformed lines")),
+        "{}",
+        r.stderr
+    );
+    let clean = generated_log(t.path(), "100K", "0", 1);
+    let r = wf_sql(
+        &["--strict", "--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        &[clean],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+/// A query that reads its table twice reports each input line once: `--stats`
+/// and `--strict` count lines of the input, not lines times scans.
+#[test]
+fn stats_count_each_line_once_when_a_query_scans_twice() {
+    let t = scratch();
+    let p = small_log(t.path());
+    let want = reference("combined", &[], std::slice::from_ref(&p));
+    let (_, stats) = sql_ok(
+        &["--format", "combined"],
+        "SELECT (SELECT count(*) FROM logs) AS a, (SELECT count(status) FROM logs) AS b",
+        std::slice::from_ref(&p),
+    );
+    assert_eq!(
+        stats.rows,
+        want["rows"].as_u64().unwrap(),
+        "rows: {stats:?}"
+    );
+    assert_eq!(
+        stats.malformed,
+        want["malformed"].as_u64().unwrap(),
+        "{stats:?}"
+    );
+    assert_eq!(stats.blank, want["blank"].as_u64().unwrap(), "{stats:?}");
+}
+
+/// An empty input is no error wherever it stands, first included (format
+/// detection and type inference sample the first input with data).
+#[test]
+fn empty_first_input_is_no_error() {
+    let t = scratch();
+    let empty = t.path().join("a-empty");
+    std::fs::write(&empty, b"").unwrap();
+    let csv = t.path().join("b.csv");
+    std::fs::write(&csv, b"x,y\n1,2\n3,4\n").unwrap();
+    let jsonl = t.path().join("b.jsonl");
+    std::fs::write(&jsonl, b"{\"x\":1}\n{\"x\":3}\n").unwrap();
+    for (format, data) in [("csv", &csv), ("jsonl", &jsonl), ("auto", &csv)] {
+        let r = wf_sql(
+            &["--json", "--format", format],
+            "SELECT count(*) AS n, sum(x) AS s FROM logs",
+            &[empty.clone(), data.clone()],
+        );
+        assert_eq!(r.code, Some(0), "--format {format}: {}", r.stderr);
+        assert_eq!(
+            json_lines(&r.stdout),
+            [json!({"n": 2, "s": 4})],
+            "--format {format}"
+        );
+    }
+}
+
+/// A missing input is named on stderr even when it is the only one, whatever
+/// the format (a format that samples its first input must not hide it).
+#[test]
+fn a_lone_missing_input_is_named() {
+    let t = scratch();
+    let missing = t.path().join("missing.csv");
+    for format in ["csv", "jsonl", "logfmt", "combined", "auto"] {
+        let r = wf_sql(
+            &["--format", format],
+            "SELECT count(*) AS n FROM logs",
+            std::slice::from_ref(&missing),
+        );
+        assert_eq!(r.code, Some(2), "--format {format}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(missing.to_str().unwrap()),
+            "--format {format}: the missing input is not named: {}",
+            r.stderr
+        );
+    }
+}
+
+/// JSON `-0` is an integer (no fraction, no exponent): an int column, value 0.
+#[test]
+fn jsonl_minus_zero_is_the_integer_0() {
+    let t = scratch();
+    let p = t.path().join("z.jsonl");
+    std::fs::write(&p, b"{\"a\":1}\n{\"a\":-0}\n{\"a\":2}\n").unwrap();
+    let (rows, _) = sql_ok(
+        &["--format", "jsonl"],
+        "SELECT a, arrow_typeof(a) AS t FROM logs ORDER BY _offset",
+        &[p],
+    );
+    assert_eq!(
+        rows,
+        [
+            json!({"a": 1, "t": "Int64"}),
+            json!({"a": 0, "t": "Int64"}),
+            json!({"a": 2, "t": "Int64"})
+        ]
+    );
+}
+
+#[test]
+fn invalid_utf8_is_replaced_and_counted_never_a_crash() {
+    let t = scratch();
+    let p = t.path().join("u.csv");
+    std::fs::write(&p, b"name,n\nok,1\nb\xffd,2\n\"q\xc3\x28\",3\n\xe2\x82,4\n").unwrap();
+    let (rows, stats) = sql_ok(
+        &["--format", "csv"],
+        "SELECT name, n FROM logs ORDER BY n",
+        &[p],
+    );
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ok", "b\u{fffd}d", "q\u{fffd}(", "\u{fffd}"]);
+    assert_eq!(stats.invalid_utf8, 3);
+    assert_eq!(stats.rows, 4);
+}
+
+// ------------------------------------------------------------------ -o files
+
+#[test]
+fn output_files_read_back_to_the_same_rows() {
+    let t = scratch();
+    let p = small_log(t.path());
+    let q = "SELECT client, status, bytes, time, CAST(time AS BIGINT) AS t_us, method, _offset \
+             FROM logs ORDER BY _offset";
+    let (rows, _) = sql_ok(&["--format", "combined"], q, std::slice::from_ref(&p));
+    assert!(rows.len() > 20);
+    // Every output file must be written, whatever reads it back.
+    let exts = ["parquet", "csv", "jsonl", "arrow"];
+    for ext in exts {
+        let out = t.path().join(format!("out.{ext}"));
+        let r = wf_sql(
+            &["--format", "combined", "-o", out.to_str().unwrap()],
+            q,
+            std::slice::from_ref(&p),
+        );
+        assert_eq!(r.code, Some(0), "-o {ext}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "-o {ext} printed to stdout");
+        assert!(std::fs::metadata(&out).unwrap().len() > 0, "{ext}");
+    }
+    // jsonl: the same lines as --json.
+    let jsonl = std::fs::read(t.path().join("out.jsonl")).unwrap();
+    assert_eq!(json_lines(&jsonl), rows);
+    let Some(py) = duckdb_python() else { return };
+    let keys = ["client", "status", "bytes", "t_us", "method", "_offset"];
+    let want = tuples(&rows, &keys);
+    let cols = "client, status, bytes, t_us, method, _offset, \
+                epoch_us(time::TIMESTAMPTZ) IS NOT DISTINCT FROM t_us::BIGINT AS same_time";
+    let check = |what: &str, got: Vec<Value>, as_text: bool| {
+        let mut same = Vec::new();
+        let got: Vec<Value> = got
+            .into_iter()
+            .map(|mut r| {
+                same.push(r.as_array_mut().unwrap().pop().unwrap());
+                r
+            })
+            .collect();
+        assert!(
+            same.iter().all(|s| s == &json!(true)),
+            "{what}: time column differs"
+        );
+        let norm = |v: &Value| -> Value {
+            let v = match v {
+                Value::Number(n) if as_text => json!(n.to_string()),
+                Value::String(s) if as_text && s.is_empty() => Value::Null,
+                v => v.clone(),
+            };
+            v
+        };
+        let want: Vec<Value> = want
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| Value::Array(r.as_array().unwrap().iter().map(&norm).collect()))
+            .collect();
+        let got: Vec<Value> = got
+            .iter()
+            .map(|r| Value::Array(r.as_array().unwrap().iter().map(&norm).collect()))
+            .collect();
+        assert_eq!(got, want, "{what}");
+    };
+    let pq = t.path().join("out.parquet");
+    check(
+        "parquet",
+        duckdb(
+            &py,
+            &format!(
+                "SELECT {cols} FROM read_parquet({}) ORDER BY _offset",
+                sql_string(&pq)
+            ),
+            None,
+        ),
+        false,
+    );
+    let csv = t.path().join("out.csv");
+    check(
+        "csv",
+        duckdb(
+            &py,
+            &format!(
+                "SELECT {cols} FROM read_csv({}, header=true, all_varchar=true) ORDER BY _offset::BIGINT",
+                sql_string(&csv)
+            ),
+            None,
+        ),
+        true,
+    );
+    check(
+        "jsonl",
+        duckdb(
+            &py,
+            &format!(
+                "SELECT {cols} FROM read_json({}, format='newline_delimited', columns={{'client':'VARCHAR',\
+                 'status':'BIGINT','bytes':'BIGINT','time':'VARCHAR','t_us':'BIGINT','method':'VARCHAR',\
+                 '_offset':'BIGINT'}}) ORDER BY _offset",
+                sql_string(&t.path().join("out.jsonl"))
+            ),
+            None,
+        ),
+        false,
+    );
+    if has_pyarrow(&py) {
+        let arrow = t.path().join("out.arrow");
+        check(
+            "arrow",
+            duckdb(
+                &py,
+                &format!("SELECT {cols} FROM t ORDER BY _offset"),
+                Some(&arrow),
+            ),
+            false,
+        );
+    } else {
+        eprintln!("skipping: pyarrow not installed (the .arrow file is not read back)");
+    }
+}
