@@ -62,7 +62,9 @@ distinct_referrers and ua_chars (characters of all user agents); and for the
 other formats one entry per column: count of non-NULL values, and by type
 sum/min/max (numbers, times as microseconds), distinct/min/max/chars (text),
 true (bools), and how many LF, tab, CR, `"`, backslash and U+FFFD characters
-the values hold (text). NULL keys sort first; text sorts by code point.
+the values hold (text); and for every format by_file [[_file, rows, sum of
+_offset]] (the byte offsets where the rows' records start). NULL keys sort first;
+text sorts by code point.
 """
 
 import datetime
@@ -247,16 +249,29 @@ def sample_lines(data):
     return [strip_cr(l) for l in lines if strip_cr(l)][:SAMPLE_RECORDS]
 
 
+class Input(bytes):
+    """The bytes of one input, with the name it was given by (`_file`)."""
+
+    name = ""
+
+
 def each_record(table, files, parse, header=False, multiline=False):
+    """Parse every record; a row also gets `_file` and `_offset` (the byte offset
+    of the record's start in its input)."""
     for data in files:
         records = csv_records(data) if multiline else lines_of(data)
-        if header:
-            records = records[1:]
-        for r in records:
+        offset = 0
+        for k, r in enumerate(records):
+            start, offset = offset, offset + len(r) + 1
+            if header and k == 0:
+                continue
             r = strip_cr(r)
             if not r:
                 table.blank += 1
-            elif not parse(r):
+            elif parse(r):
+                table.rows[-1]["_file"] = data.name
+                table.rows[-1]["_offset"] = start
+            else:
                 table.malformed += 1
 
 
@@ -694,7 +709,8 @@ def main(argv):
     files = []
     for p in paths:
         with open(p, "rb") as fh:
-            files.append(fh.read())
+            files.append(Input(fh.read()))
+            files[-1].name = p
     if fmt in LOGS:
         table = read_log(fmt, files)
         answers = log_answers(table, fmt)
@@ -710,6 +726,12 @@ def main(argv):
         else:
             sys.exit("sqlref.py: unknown format %r" % fmt)
         answers = column_answers(table)
+    by_file = {}
+    for r in table.rows:
+        f = by_file.setdefault(r["_file"], [0, 0])
+        f[0] += 1
+        f[1] += r["_offset"]
+    answers["by_file"] = [[name] + by_file[name] for name in sorted(by_file)]
     out = {
         "columns": [list(c) for c in table.columns],
         "rows": len(table.rows),

@@ -196,6 +196,10 @@ fn expected_stats(want: &Value, cols: &[&str]) -> Stats {
 
 // ------------------------------------------------------------------ web logs
 
+/// Rows and the sum of their `_offset`s by `_file`: where the rows came from.
+const BY_FILE: &str =
+    "SELECT _file AS f, count(*) AS n, sum(_offset) AS o FROM logs GROUP BY _file ORDER BY _file";
+
 /// A question about a web log: its SQL, the output columns that make one answer
 /// row, the format columns it projects (for the `--stats` counts), and whether the
 /// answer is one value.
@@ -209,6 +213,14 @@ struct LogQuery {
 }
 
 const LOG_QUERIES: &[LogQuery] = &[
+    LogQuery {
+        key: "by_file",
+        sql: BY_FILE,
+        fields: &["f", "n", "o"],
+        cols: &[],
+        scalar: false,
+        combined_only: false,
+    },
     LogQuery {
         key: "rows",
         sql: "SELECT count(*) AS n FROM logs",
@@ -324,7 +336,11 @@ fn shared_logs_equal_reference() {
     check_log("common", std::slice::from_ref(&nasa), &configs());
     // `auto` finds the same formats, and says so.
     for (f, name) in [(&ongoing, "combined"), (&nasa, "common")] {
-        let r = wf_sql(&["--json"], "SELECT count(*) AS n FROM logs", &[f.clone()]);
+        let r = wf_sql(
+            &["--json"],
+            "SELECT count(*) AS n FROM logs",
+            std::slice::from_ref(f),
+        );
         assert_eq!(r.code, Some(0), "{}", r.stderr);
         assert!(
             r.stderr.contains(&format!("format {name} (detected)")),
@@ -710,6 +726,12 @@ fn check_columns(format: &str, extra: &[&str], paths: &[PathBuf], configs: &[(&s
             );
         }
         assert_eq!(got_stats, stats, "--stats of {what}");
+        let (rows, _) = sql_ok(&args, BY_FILE, paths);
+        assert_eq!(
+            tuples(&rows, &["f", "n", "o"]),
+            want["answers"]["by_file"],
+            "_file and _offset of {what}"
+        );
     }
 }
 
@@ -1614,12 +1636,11 @@ fn output_files_read_back_to_the_same_rows() {
             "{what}: time column differs"
         );
         let norm = |v: &Value| -> Value {
-            let v = match v {
+            match v {
                 Value::Number(n) if as_text => json!(n.to_string()),
                 Value::String(s) if as_text && s.is_empty() => Value::Null,
                 v => v.clone(),
-            };
-            v
+            }
         };
         let want: Vec<Value> = want
             .as_array()
