@@ -1409,6 +1409,8 @@ fn sql_errors_exit_2() {
         "SELECT count(* FROM logs",
         "SELECT * FROM nosuchtable",
         "SELECT sum(client) FROM logs",
+        // An error while running, not planning.
+        "SELECT CAST(client AS INT) FROM logs",
     ] {
         let r = wf_sql(&["--format", "combined"], q, std::slice::from_ref(&p));
         assert_eq!(r.code, Some(2), "{q}: {}", r.stderr);
@@ -1531,6 +1533,52 @@ fn empty_first_input_is_no_error() {
             "--format {format}"
         );
     }
+}
+
+/// Type inference and format sampling see whole records: a first record longer
+/// than the sample (256 KiB) neither hides the columns (jsonl) nor makes every
+/// column text (csv: "types inferred from the first 1000 records").
+#[test]
+fn a_first_record_longer_than_the_sample_is_read() {
+    let t = scratch();
+    let big = "x".repeat(300_000);
+    let mut jsonl = format!("{{\"id\":0,\"msg\":\"{big}\"}}\n");
+    let mut csv = format!("id,msg\n0,{big}\n");
+    for i in 1..5 {
+        jsonl += &format!("{{\"id\":{i},\"msg\":\"m\"}}\n");
+        csv += &format!("{i},m\n");
+    }
+    for (format, data) in [("jsonl", jsonl), ("csv", csv)] {
+        let p = t.path().join(format!("big-first.{format}"));
+        std::fs::write(&p, data).unwrap();
+        let r = wf_sql(
+            &["--json", "--format", format],
+            "SELECT count(*) AS n, sum(id) AS s, max(length(msg)) AS l FROM logs",
+            &[p],
+        );
+        assert_eq!(r.code, Some(0), "--format {format}: {}", r.stderr);
+        assert_eq!(
+            json_lines(&r.stdout),
+            [json!({"n": 5, "s": 10, "l": 300_000})],
+            "--format {format}"
+        );
+    }
+}
+
+/// A UTF-8 byte order mark (as Excel writes) is not part of the first column's
+/// name (DuckDB drops it too): `SELECT id` works on "\u{feff}id,name".
+#[test]
+fn csv_byte_order_mark_is_not_part_of_a_name() {
+    let t = scratch();
+    let p = t.path().join("bom.csv");
+    std::fs::write(&p, b"\xef\xbb\xbfid,name\n1,a\n2,b\n").unwrap();
+    let r = wf_sql(
+        &["--json", "--format", "csv"],
+        "SELECT sum(id) AS s FROM logs",
+        &[p],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(json_lines(&r.stdout), [json!({"s": 3})]);
 }
 
 /// A missing input is named on stderr even when it is the only one, whatever
