@@ -10,7 +10,7 @@ asks `wf sql` the same questions in SQL and compares the exact numbers.
 
     sqlref.py --format FMT [--delimiter C] [--no-header] FILE...
 
-FMT is combined, common, vcombined, jsonl, logfmt, csv, tsv or fields. The rules
+FMT is combined, common, vcombined, jsonl, logfmt, csv, tsv, fields or regex:RE. The rules
 are those of the formats' documentation (`wf sql --help` and the `//!` comments
 of crates/wf/src/formats/*.rs), restated here:
 
@@ -48,6 +48,9 @@ inferred from the sampled records (int, float, ISO timestamp, bool, text).
 
 fields: split on runs of space, tab, CR, VT, FF; columns c1..cN with N the most
 fields of a sampled record; missing fields are NULL; every record is a row.
+
+regex:RE: a record is a row when RE is found in it (re.search); its named groups
+are text columns, NULL when the group took no part.
 
 Sampling (for inferred columns): the first 256 KiB of the first input, cut into
 lines at LF (CSV: records), the last piece dropped when it is not the only one,
@@ -659,6 +662,27 @@ def read_fields(files):
     return table
 
 
+# ---------------------------------------------------------------- regex
+
+
+def read_regex(pattern, files):
+    """Named groups are text columns; a record the pattern does not find is malformed.
+    (Python's syntax: the tests give patterns that mean the same in both engines.)"""
+    rx = re.compile(pattern.encode())
+    names = sorted(rx.groupindex, key=rx.groupindex.get)
+    table = Table([(n, "string") for n in names])
+
+    def parse(r):
+        m = rx.search(r)
+        if not m:
+            return False
+        table.rows.append({n: (None if m.group(n) is None else table.string(n, m.group(n))) for n in names})
+        return True
+
+    each_record(table, files, parse)
+    return table
+
+
 # ---------------------------------------------------------------- answers
 
 
@@ -723,6 +747,8 @@ def main(argv):
             table = read_csv(files, delim or (ord(",") if fmt == "csv" else 9), header)
         elif fmt == "fields":
             table = read_fields(files)
+        elif fmt.startswith("regex:"):
+            table = read_regex(fmt[len("regex:"):], files)
         else:
             sys.exit("sqlref.py: unknown format %r" % fmt)
         answers = column_answers(table)

@@ -1042,6 +1042,16 @@ fn fields_equal_reference() {
     check_columns("fields", &[], &[g], &[("1", "8M"), ("2", "7"), ("3", "1K")]);
 }
 
+/// `regex:` with a pattern that means the same to Rust's regex crate and Python's
+/// re (ASCII classes only, so invalid UTF-8 matches neither).
+#[test]
+fn regex_equals_reference() {
+    let t = scratch();
+    let g = generated_log(t.path(), "300K", "0.2", 13);
+    let re = r#"regex:^(?P<client>[a-zA-Z0-9.:-]+) - (?P<user>[a-z-]+) \[(?P<time>[0-9A-Za-z/: +-]+)\] "(?P<method>[A-Z]+) (?P<path>[!-~]+) HTTP/1\.[01]" (?P<status>[0-9]{3}) (?P<bytes>[0-9]+|-)(?P<referrer> "[ -~]*")?"#;
+    check_columns(re, &[], &[g], &[("1", "8M"), ("2", "7"), ("3", "1K")]);
+}
+
 /// Standard input is read like a file (spooled first), quoted line breaks included.
 #[test]
 fn stdin_equals_file() {
