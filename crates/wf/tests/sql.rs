@@ -1052,6 +1052,72 @@ fn regex_equals_reference() {
     check_columns(re, &[], &[g], &[("1", "8M"), ("2", "7"), ("3", "1K")]);
 }
 
+/// `--format auto` names the format it chose on stderr, and reads like it.
+#[test]
+fn auto_detects_each_format() {
+    let t = scratch();
+    let n = 30;
+    let mut cases: Vec<(&str, &str, String)> = Vec::new();
+    let lines = |f: &dyn Fn(u64) -> String| -> String { (0..n).map(|i| f(i) + "\n").collect() };
+    cases.push((
+        "a.jsonl",
+        "jsonl",
+        lines(&|i| format!("{{\"id\":{i},\"msg\":\"m {i}\"}}")),
+    ));
+    cases.push((
+        "a.logfmt",
+        "logfmt",
+        lines(&|i| format!("id={i} msg=\"m {i}\" ok")),
+    ));
+    cases.push((
+        "a.csv",
+        "csv",
+        format!("id,msg\n{}", lines(&|i| format!("{i},\"m, {i}\""))),
+    ));
+    cases.push((
+        "a.tsv",
+        "tsv",
+        format!("id\tmsg\n{}", lines(&|i| format!("{i}\tm {i}"))),
+    ));
+    cases.push((
+        "m.txt",
+        "csv (delimiter ';')",
+        lines(&|i| format!("Station {i};{i}.5")),
+    ));
+    cases.push((
+        "a.txt",
+        "fields",
+        lines(&|i| format!("word {i} and {}", "more ".repeat(i as usize % 3))),
+    ));
+    let log = |i: u64| {
+        format!("1.2.3.{i} - - [10/Oct/2000:13:55:36 -0700] \"GET /{i} HTTP/1.1\" 200 {i}")
+    };
+    cases.push(("c.log", "common", lines(&log)));
+    cases.push(("d.log", "combined", lines(&|i| log(i) + " \"-\" \"UA\"")));
+    cases.push((
+        "v.log",
+        "vcombined",
+        lines(&|i| format!("h:80 {} \"-\" \"UA\"", log(i))),
+    ));
+    for (name, format, data) in cases {
+        let p = t.path().join(name);
+        std::fs::write(&p, data).unwrap();
+        let r = wf_sql(
+            &["--json"],
+            "SELECT count(*) AS n FROM logs",
+            std::slice::from_ref(&p),
+        );
+        assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("logs: format {format} (detected)")),
+            "{name}: expected {format}: {}",
+            r.stderr
+        );
+        assert_eq!(json_lines(&r.stdout), [json!({"n": n})], "{name}");
+    }
+}
+
 /// Standard input is read like a file (spooled first), quoted line breaks included.
 #[test]
 fn stdin_equals_file() {
