@@ -1304,18 +1304,23 @@ fn onebrc_equals_duckdb() {
     }
 }
 
-/// A clean CSV with every quoting rule: delimiters, doubled quotes and LF and CRLF
-/// line breaks inside quotes, empty fields quoted and not, CRLF line ends, UTF-8,
-/// and no final line end.
-fn tricky_csv() -> Vec<u8> {
+/// A clean CSV (delimiter `d`) with every quoting rule: delimiters, doubled quotes
+/// and (with `line_breaks`) LF and CRLF line breaks inside quotes, empty fields
+/// quoted and not, CRLF line ends, UTF-8, and no final line end.
+fn tricky_csv(d: char, line_breaks: bool) -> Vec<u8> {
     let mut r = Rng(77);
-    let mut s = String::from("id,name,score,note\r\n");
+    let mut s = format!("id{d}name{d}score{d}note\r\n");
+    let (lf, crlf) = if line_breaks {
+        ("\"two\nlines\"", "\"crlf\r\nin quotes\"")
+    } else {
+        ("\"two lines\"", "\"tab\tin quotes\"")
+    };
     for i in 0..3000u64 {
         let name = match i % 9 {
-            0 => "\"Smith, J\"".to_string(),
+            0 => format!("\"Smith{d} J\""),
             1 => "\"say \"\"hi\"\"\"".to_string(),
-            2 => "\"two\nlines\"".to_string(),
-            3 => "\"crlf\r\nin quotes\"".to_string(),
+            2 => lf.to_string(),
+            3 => crlf.to_string(),
             4 => String::new(),
             5 => "\"\"".to_string(),
             6 => "Zürich 東京".to_string(),
@@ -1327,48 +1332,59 @@ fn tricky_csv() -> Vec<u8> {
         } else {
             format!("{}.{}", r.below(1000) as i64 - 500, r.below(10))
         };
-        let note = if i % 4 == 0 { "\",\n,\"" } else { "n" };
+        let note = match (i % 4, line_breaks) {
+            (0, true) => format!("\"{d}\n{d}\""),
+            (0, false) => format!("\"{d}{d}\""),
+            _ => "n".to_string(),
+        };
         // CRLF line ends throughout: DuckDB's strict mode rejects mixed ones.
-        s += &format!("{i},{name},{score},{note}\r\n");
+        s += &format!("{i}{d}{name}{d}{score}{d}{note}\r\n");
     }
-    s += "3000,last,1.5,end";
+    s += &format!("3000{d}last{d}1.5{d}end");
     s.into_bytes()
 }
 
+/// CSV and TSV with quoted delimiters, doubled quotes and (read serially) quoted
+/// line breaks, and CSV without line breaks (cut on every core), as DuckDB reads
+/// them.
 #[test]
-fn quoted_multiline_csv_equals_duckdb() {
+fn quoted_csv_and_tsv_equal_duckdb() {
     let Some(py) = duckdb_python() else { return };
     let t = scratch();
-    let f = t.path().join("tricky.csv");
-    std::fs::write(&f, tricky_csv()).unwrap();
-    // DuckDB reads a quoted empty field as NULL unless allow_quoted_nulls=false;
-    // wf's documented rule is DuckDB's with that option.
-    let want = duckdb(
-        &py,
-        &format!(
-            "SELECT id, name, score, note FROM read_csv({}, header=true, quote='\"', \
-             escape='\"', allow_quoted_nulls=false, \
-             columns={{'id':'BIGINT','name':'VARCHAR','score':'DOUBLE','note':'VARCHAR'}}) \
-             ORDER BY id",
-            sql_string(&f)
-        ),
-        None,
-    );
-    assert_eq!(want.len(), 3001);
-    for schema in [None, Some("id:int,name:string,score:float,note:string")] {
-        for j in ["1", "3"] {
-            let mut args = vec!["--format", "csv", "-j", j];
-            if let Some(s) = schema {
-                args.extend(["--schema", s]);
+    for (d, format, line_breaks) in [(',', "csv", true), ('\t', "tsv", true), (',', "csv", false)] {
+        let f = t.path().join(format!("tricky-{line_breaks}.{format}"));
+        std::fs::write(&f, tricky_csv(d, line_breaks)).unwrap();
+        // DuckDB reads a quoted empty field as NULL unless allow_quoted_nulls=false;
+        // wf's documented rule is DuckDB's with that option.
+        let want = duckdb(
+            &py,
+            &format!(
+                "SELECT id, name, score, note FROM read_csv({}, header=true, delim={}, \
+                 quote='\"', escape='\"', allow_quoted_nulls=false, \
+                 columns={{'id':'BIGINT','name':'VARCHAR','score':'DOUBLE','note':'VARCHAR'}}) \
+                 ORDER BY id",
+                sql_string(&f),
+                if d == ',' { "','" } else { "'\\t'" },
+            ),
+            None,
+        );
+        assert_eq!(want.len(), 3001);
+        for schema in [None, Some("id:int,name:string,score:float,note:string")] {
+            for (j, c) in [("1", "8M"), ("3", "1K")] {
+                let mut args = vec!["--format", format, "-j", j, "--chunk-size", c];
+                if let Some(s) = schema {
+                    args.extend(["--schema", s]);
+                }
+                let (rows, stats) = sql_ok(
+                    &args,
+                    "SELECT id, name, score, note FROM logs ORDER BY id",
+                    std::slice::from_ref(&f),
+                );
+                assert_eq!(stats.malformed, 0);
+                let got = tuples(&rows, &["id", "name", "score", "note"]);
+                let what = format!("{} schema {schema:?} -j {j} --chunk-size {c}", f.display());
+                assert_eq!(got, Value::Array(want.clone()), "{what}");
             }
-            let (rows, stats) = sql_ok(
-                &args,
-                "SELECT id, name, score, note FROM logs ORDER BY id",
-                std::slice::from_ref(&f),
-            );
-            assert_eq!(stats.malformed, 0);
-            let got = tuples(&rows, &["id", "name", "score", "note"]);
-            assert_eq!(got, Value::Array(want.clone()), "schema {schema:?} -j {j}");
         }
     }
 }
