@@ -209,7 +209,10 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
     });
     let runs = match result {
         Ok(r) => r,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => {
+            errors.iter().for_each(|e| eprintln!("wf: {e}"));
+            return fail(&e.to_string());
+        }
     };
     errors.extend(wf::sql::errors(&runs));
     for e in &errors {

@@ -51,13 +51,13 @@ type Record = Vec<Option<Vec<u8>>>;
 fn sample_records(sample: &[u8], delim: u8, n: usize) -> Vec<Record> {
     let mut out = Vec::new();
     let mut pos = 0;
-    while pos < sample.len() && out.len() < n {
+    // The first n records, malformed ones included in the count (they are
+    // records too; skipping them must not reach further into the file).
+    for _ in 0..n {
         let Some(end) = record_end(sample, pos) else {
             break;
         };
-        if let Some(fields) = owned_fields(trim_cr(&sample[pos..end]), delim) {
-            out.push(fields);
-        }
+        out.extend(owned_fields(trim_cr(&sample[pos..end]), delim));
         pos = end + 1;
     }
     if out.is_empty() && pos < sample.len() {

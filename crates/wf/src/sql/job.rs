@@ -186,6 +186,11 @@ impl BatchJob {
     /// Parse one record into the state's columns; flush a full batch.
     fn record(&self, st: &mut BatchState, chunk: &Chunk<'_>, pos: usize, rec: &[u8]) {
         let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
+        let rec = if chunk.offset == 0 && pos == 0 {
+            super::strip_bom(rec)
+        } else {
+            rec
+        };
         if rec.is_empty() {
             st.stats.blank += 1;
             return;

@@ -70,6 +70,12 @@ impl std::fmt::Display for SqlError {
 
 /// Bytes read from the start of the first input to detect a format or infer types.
 const SAMPLE: usize = 256 << 10;
+const MAX_SAMPLE: usize = 64 << 20;
+
+/// A record without the UTF-8 byte order mark that may start a file (Excel's CSV).
+pub fn strip_bom(r: &[u8]) -> &[u8] {
+    r.strip_prefix(b"\xef\xbb\xbf").unwrap_or(r)
+}
 
 /// Run `query` over `tables`, sending the rows to `out`. Streams given as inputs
 /// are first copied to unlinked temporary files (so their start can be sampled
@@ -186,10 +192,14 @@ fn table_columns(ctx: &SessionContext, t: &str) -> Option<String> {
 
 /// The format of a table: `--format` read against a sample of its first input.
 fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>, SqlError> {
-    let sample = match t.inputs.first() {
-        Some(i) => read_sample(i).map_err(|e| SqlError::Usage(format!("{}: {e}", i.name)))?,
-        None => Vec::new(),
-    };
+    // The first input with data: an empty first file says nothing of the format.
+    let mut sample = Vec::new();
+    for i in &t.inputs {
+        sample = read_sample(i).map_err(|e| SqlError::Usage(format!("{}: {e}", i.name)))?;
+        if !sample.is_empty() {
+            break;
+        }
+    }
     formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)
 }
 
@@ -198,10 +208,19 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
         return Ok(Vec::new());
     };
     let mut buf = Vec::with_capacity(SAMPLE);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(SAMPLE as u64).read_to_end(&mut buf))
-        .map_err(|e| crate::scan::io_message(&e))?;
-    Ok(buf)
+    let mut f = std::fs::File::open(path).map_err(|e| crate::scan::io_message(&e))?;
+    // At least SAMPLE bytes, then on to the end of a record (at most 64 MiB), so
+    // a long first record is sampled whole.
+    while buf.len() < SAMPLE || (buf.len() < MAX_SAMPLE && !buf[SAMPLE..].contains(&b'\n')) {
+        let n = (&mut f)
+            .take(SAMPLE as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| crate::scan::io_message(&e))?;
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(strip_bom(&buf).to_vec())
 }
 
 /// Copy stream inputs (stdin, pipes) to unlinked temporary files, kept open in

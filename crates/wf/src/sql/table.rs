@@ -11,7 +11,7 @@
 //! channel, so once a query's streams are done the report is complete.
 
 use std::fmt;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -61,6 +61,9 @@ struct TableInner {
     schema: SchemaRef,
     progress: Option<Arc<Progress>>,
     report: Arc<Mutex<ScanReport>>,
+    /// Set by the first scan of the table: a query that scans it again (a
+    /// self-join, a scalar subquery) reports its lines and errors once.
+    reported: AtomicBool,
 }
 
 impl fmt::Debug for TableInner {
@@ -97,6 +100,7 @@ impl LogTable {
                 schema: Arc::new(Schema::new(fields)),
                 progress,
                 report: Arc::default(),
+                reported: AtomicBool::new(false),
             }),
         }
     }
@@ -183,7 +187,8 @@ impl ScanExec {
         let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
         let scans = self.jobs(tx);
         let table = self.table.clone();
-        std::thread::spawn(move || run_scans(&table, scans));
+        let report = !table.reported.swap(true, Ordering::Relaxed);
+        std::thread::spawn(move || run_scans(&table, scans, report));
         *rx = Some(r.clone());
         r
     }
@@ -262,7 +267,7 @@ fn has_quoted_newline(input: &Input) -> bool {
 
 /// Run the scans, record what they found, then close the channel (by dropping
 /// the jobs, which hold its senders).
-fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
+fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>, report: bool) {
     for (job, inputs) in scans {
         let mut opts = table.opts.clone();
         opts.sep = table.format.separator();
@@ -273,6 +278,9 @@ fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
         let mut out = scan::run(&job, inputs, &opts, table.progress.as_deref());
         job.flush(&mut out.state);
+        if !report {
+            continue;
+        }
         let mut r = table.report.lock().unwrap();
         r.errors.extend(out.errors.iter().cloned());
         r.bytes += out.bytes;
