@@ -52,9 +52,13 @@ fields of a sampled record; missing fields are NULL; every record is a row.
 regex:RE: a record is a row when RE is found in it (re.search); its named groups
 are text columns, NULL when the group took no part.
 
-Sampling (for inferred columns): the first 256 KiB of the first input, cut into
-lines at LF (CSV: records), the last piece dropped when it is not the only one,
-at most 1000 records (CSV: 1001 with the header).
+A UTF-8 byte order mark at the start of an input is dropped.
+
+Sampling (for inferred columns): the first 256 KiB of the first input with data,
+read on in 256 KiB steps until a LF follows the first 256 KiB (a long first
+record is sampled whole; at most 64 MiB), cut into lines at LF (CSV: records),
+the last piece dropped when it is not the only one, at most 1000 records (CSV:
+the first 1001 with the header, malformed ones counted but not used).
 
 Output: {"columns": [[name, type]...], "rows", "malformed", "blank",
 "invalid_utf8": {column: n}, "bad_values": {column: n}, "answers": {...}} where
@@ -77,6 +81,8 @@ import re
 import sys
 
 SAMPLE_BYTES = 256 * 1024
+MAX_SAMPLE = 64 << 20
+BOM = b"\xef\xbb\xbf"
 SAMPLE_RECORDS = 1000
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 EPOCH = datetime.date(1970, 1, 1).toordinal()
@@ -245,8 +251,22 @@ def strip_cr(r):
     return r[:-1] if r.endswith(b"\r") else r
 
 
-def sample_lines(data):
-    lines = data[:SAMPLE_BYTES].split(b"\n")[: SAMPLE_RECORDS + 1]
+def sample(files):
+    """The start of the first input with data: 256 KiB, read on in 256 KiB steps
+    until a LF follows the first 256 KiB (at most 64 MiB), without a BOM."""
+    for data in files:
+        end = SAMPLE_BYTES
+        while end < len(data) and end < MAX_SAMPLE and b"\n" not in data[SAMPLE_BYTES:end]:
+            end += SAMPLE_BYTES
+        out = data[:end]
+        out = out[len(BOM) :] if out.startswith(BOM) else out
+        if out:
+            return out
+    return b""
+
+
+def sample_lines(files):
+    lines = sample(files).split(b"\n")[: SAMPLE_RECORDS + 1]
     if len(lines) > 1:
         lines.pop()
     return [strip_cr(l) for l in lines if strip_cr(l)][:SAMPLE_RECORDS]
@@ -269,6 +289,8 @@ def each_record(table, files, parse, header=False, multiline=False):
             if header and k == 0:
                 continue
             r = strip_cr(r)
+            if k == 0 and r.startswith(BOM):
+                r = r[len(BOM) :]
             if not r:
                 table.blank += 1
             elif parse(r):
@@ -420,7 +442,7 @@ def json_kind(v):
 
 def read_jsonl(files):
     kinds = {}
-    for line in sample_lines(files[0]) if files else []:
+    for line in sample_lines(files):
         obj = json_object(line)
         for k, v in (obj or {}).items():
             now, this = kinds.get(k), json_kind(v)
@@ -509,7 +531,7 @@ def logfmt_pairs(r):
 
 def read_logfmt(files):
     seen = {}
-    for line in sample_lines(files[0]) if files else []:
+    for line in sample_lines(files):
         for k, v in logfmt_pairs(line) or []:
             seen.setdefault(k, []).append(v)
     cols = [(k.decode("utf-8", "replace"), infer_kind(vs)) for k, vs in seen.items()]
@@ -600,13 +622,11 @@ def csv_fields(r, delim):
 
 
 def read_csv(files, delim, header):
-    # Sampled records: cut quote-aware, bad ones skipped, at most 1001 good
-    # ones; the piece after the last cut only when no record came before it.
-    complete, rest = csv_cut(files[0][:SAMPLE_BYTES] if files else b"")
+    # Sampled records: the first 1001 cut quote-aware, bad ones left out; the
+    # piece after the last cut only when no record came before it.
+    complete, rest = csv_cut(sample(files))
     recs = []
-    for p in complete:
-        if len(recs) > SAMPLE_RECORDS:
-            break
+    for p in complete[: SAMPLE_RECORDS + 1]:
         f = csv_fields(strip_cr(p), delim)
         if f is not None:
             recs.append(f)
@@ -649,7 +669,7 @@ SPACES = re.compile(rb"[ \t\r\x0b\x0c]+")
 
 
 def read_fields(files):
-    n = max((len([f for f in SPACES.split(l) if f]) for l in sample_lines(files[0] if files else b"")), default=1)
+    n = max((len([f for f in SPACES.split(l) if f]) for l in sample_lines(files)), default=1)
     cols = [("c%d" % (i + 1), "string") for i in range(max(n, 1))]
     table = Table(cols)
 
