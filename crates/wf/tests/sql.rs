@@ -1601,6 +1601,44 @@ fn stats_count_each_line_once_when_a_query_scans_twice() {
     assert_eq!(stats.blank, want["blank"].as_u64().unwrap(), "{stats:?}");
 }
 
+/// When a query scans its table twice and one scan stops early (LIMIT), `--stats`
+/// and `--strict` still count every line the other scan read: a partial scan
+/// must not be the one reported. (Which scan starts first varies, so each order
+/// runs a few times.)
+#[test]
+fn stats_are_complete_when_one_of_two_scans_stops_early() {
+    let t = scratch();
+    let g = generated_log(t.path(), "20M", "0.01", 4);
+    let p = std::slice::from_ref(&g);
+    let (_, once) = sql_ok(
+        &["--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        p,
+    );
+    assert!(once.malformed > 0);
+    for q in [
+        "SELECT (SELECT client FROM logs LIMIT 1) AS c, (SELECT count(*) FROM logs) AS n",
+        "SELECT (SELECT count(*) FROM logs) AS n, (SELECT client FROM logs LIMIT 1) AS c",
+    ] {
+        for _ in 0..3 {
+            let r = wf_sql(
+                &[
+                    "--format", "combined", "-j", "2", "--stats", "--strict", "--json",
+                ],
+                q,
+                p,
+            );
+            let stats = parse_stats(&r.stderr);
+            assert_eq!(
+                (stats.rows, stats.malformed),
+                (once.rows, once.malformed),
+                "{q}: --stats {stats:?}"
+            );
+            assert_eq!(r.code, Some(2), "{q}: --strict: {}", r.stderr);
+        }
+    }
+}
+
 /// An empty input is no error wherever it stands, first included (format
 /// detection and type inference sample the first input with data).
 #[test]
