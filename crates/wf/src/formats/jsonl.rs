@@ -49,12 +49,18 @@ impl JsonLines {
     }
 }
 
+/// serde_json reads the integer `-0` as the float -0.0 (its text is lost); JSON's
+/// `-0` has no fraction or exponent, so it is taken as the integer 0.
+fn is_minus_zero(n: &serde_json::Number) -> bool {
+    n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative())
+}
+
 /// The kind of a column after seeing one more value (`None`: only nulls yet).
 fn widen(k: Option<Kind>, v: &Value) -> Option<Kind> {
     let this = match v {
         Value::Null => return k,
         Value::Bool(_) => Kind::Bool,
-        Value::Number(n) if n.is_i64() => Kind::Int,
+        Value::Number(n) if n.is_i64() || is_minus_zero(n) => Kind::Int,
         Value::Number(_) => Kind::Float,
         _ => Kind::Str,
     };
@@ -113,7 +119,10 @@ fn append(out: &mut Columns, o: usize, v: Option<&Value>) {
             Value::String(s) => out.str(o, s.as_bytes()),
             other => out.str(o, other.to_string().as_bytes()),
         },
-        Kind::Int => out.int(o, v.as_i64()),
+        Kind::Int => match v {
+            Value::Number(n) if is_minus_zero(n) => out.int(o, Some(0)),
+            _ => out.int(o, v.as_i64()),
+        },
         Kind::Float => out.float(o, v.as_f64()),
         Kind::Bool => out.bool(o, v.as_bool()),
         Kind::Time => match v {
