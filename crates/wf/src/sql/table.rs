@@ -61,8 +61,8 @@ struct TableInner {
     schema: SchemaRef,
     progress: Option<Arc<Progress>>,
     report: Arc<Mutex<ScanReport>>,
-    /// Set by the first scan of the table that parsed every record: a query
-    /// that scans it again (a self-join, a scalar subquery) reports once.
+    /// Set by the first scan of the table: a query that scans it again (a
+    /// self-join, a scalar subquery) reports its lines and errors once.
     reported: AtomicBool,
 }
 
@@ -187,7 +187,8 @@ impl ScanExec {
         let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
         let scans = self.jobs(tx);
         let table = self.table.clone();
-        std::thread::spawn(move || run_scans(&table, scans));
+        let report = !table.reported.swap(true, Ordering::Relaxed);
+        std::thread::spawn(move || run_scans(&table, scans, report));
         *rx = Some(r.clone());
         r
     }
@@ -266,9 +267,7 @@ fn has_quoted_newline(input: &Input) -> bool {
 
 /// Run the scans, record what they found, then close the channel (by dropping
 /// the jobs, which hold its senders).
-fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
-    let mut found = ScanReport::default();
-    let mut complete = true;
+fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>, report: bool) {
     for (job, inputs) in scans {
         let mut opts = table.opts.clone();
         opts.sep = table.format.separator();
@@ -279,24 +278,22 @@ fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
         let mut out = scan::run(&job, inputs, &opts, table.progress.as_deref());
         job.flush(&mut out.state);
-        complete &= !job.closed.load(Ordering::Relaxed);
-        found.errors.extend(out.errors.iter().cloned());
-        found.bytes += out.bytes;
+        if !report {
+            continue;
+        }
+        let mut r = table.report.lock().unwrap();
+        r.errors.extend(out.errors.iter().cloned());
+        r.bytes += out.bytes;
         let mut stats = out.state.stats;
         // Name the malformed records' inputs from this scan's own input list.
         for (i, off) in std::mem::take(&mut stats.first_bad) {
-            found.first_bad.push((names[i].clone(), off));
+            r.first_bad.push((names[i].clone(), off));
         }
-        found.first_bad.truncate(SHOW_BAD);
-        found.stats.merge(stats);
+        r.first_bad.truncate(SHOW_BAD);
+        r.stats.merge(stats);
         if job.quoted {
-            found.serial_files.extend(names);
+            r.serial_files.extend(names);
         }
-    }
-    // Only a scan that parsed everything reports, and only the first such (a
-    // query may scan a table twice, and stop one scan early at a LIMIT).
-    if complete && !table.reported.swap(true, Ordering::Relaxed) {
-        *table.report.lock().unwrap() = found;
     }
 }
 
