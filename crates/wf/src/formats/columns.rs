@@ -84,6 +84,11 @@ impl Columns {
         }
     }
 
+    /// Some projected column is text.
+    pub fn has_text(&self) -> bool {
+        self.kinds.contains(&Kind::Str)
+    }
+
     /// The kind of projected column `i`.
     pub fn kind(&self, i: usize) -> Kind {
         self.kinds[i]

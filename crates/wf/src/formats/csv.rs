@@ -15,7 +15,8 @@
 //! quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
 
-use super::{columns, next_byte, time, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::bytemap::{ByteMap, Finder, Mapped, Plain};
+use super::{columns, time, Columns, Field, Format, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct Csv {
@@ -217,7 +218,14 @@ enum Val {
 
 /// Split one record into `vals` (quotes removed, `""` unescaped into
 /// `scratch`). False when quotes are unbalanced or text follows a closing quote.
-fn split_fields(r: &[u8], delim: u8, vals: &mut Vec<Val>, scratch: &mut Vec<u8>) -> bool {
+#[inline(always)]
+fn split_fields(
+    r: &[u8],
+    delim: u8,
+    vals: &mut Vec<Val>,
+    scratch: &mut Vec<u8>,
+    f: &impl Finder,
+) -> bool {
     vals.clear();
     scratch.clear();
     let mut pos = 0;
@@ -233,7 +241,7 @@ fn split_fields(r: &[u8], delim: u8, vals: &mut Vec<Val>, scratch: &mut Vec<u8>)
                 Some(_) => return false,
             }
         } else {
-            let end = next_byte(r, pos, delim).unwrap_or(r.len());
+            let end = f.find_byte(r, pos, delim).unwrap_or(r.len());
             vals.push(if end > pos {
                 Val::Raw(pos, end)
             } else {
@@ -281,7 +289,7 @@ fn value<'a>(v: Val, r: &'a [u8], scratch: &'a [u8]) -> Option<&'a [u8]> {
 /// The fields of one record as owned values (for sampling and tests).
 fn owned_fields(r: &[u8], delim: u8) -> Option<Record> {
     let (mut vals, mut scratch) = (Vec::new(), Vec::new());
-    split_fields(r, delim, &mut vals, &mut scratch).then(|| {
+    split_fields(r, delim, &mut vals, &mut scratch, &Plain).then(|| {
         vals.iter()
             .map(|&v| value(v, r, &scratch).map(<[u8]>::to_vec))
             .collect()
@@ -322,6 +330,10 @@ impl Format for Csv {
     fn header_lines(&self) -> usize {
         self.header as usize
     }
+
+    fn needles(&self) -> Vec<u8> {
+        vec![self.delim]
+    }
 }
 
 struct CsvParser {
@@ -334,7 +346,26 @@ struct CsvParser {
 
 impl Parser for CsvParser {
     fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
-        if !split_fields(record, self.delim, &mut self.vals, &mut self.scratch)
+        self.parse_with(record, out, &Plain)
+    }
+
+    fn parse_in(
+        &mut self,
+        piece: &[u8],
+        map: &ByteMap,
+        start: usize,
+        end: usize,
+        out: &mut Columns,
+    ) -> bool {
+        let found = Mapped { map, base: start };
+        self.parse_with(&piece[start..end], out, &found)
+    }
+}
+
+impl CsvParser {
+    #[inline(always)]
+    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
+        if !split_fields(record, self.delim, &mut self.vals, &mut self.scratch, f)
             || self.vals.len() != self.ncols
         {
             return false;

@@ -13,6 +13,7 @@
 //! [`Columns`], so a malformed record leaves no half row behind: it returns
 //! `false` and the caller counts it.
 
+pub mod bytemap;
 pub mod clf;
 pub mod columns;
 pub mod csv;
@@ -123,6 +124,12 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     fn ascii_boundaries(&self) -> bool {
         true
     }
+    /// Bytes the parser looks for, which the caller marks once per piece of
+    /// records in a [`bytemap::ByteMap`] for [`Parser::parse_in`] (at most
+    /// [`bytemap::MAX`] - 1: the separator is marked too).
+    fn needles(&self) -> Vec<u8> {
+        Vec::new()
+    }
 }
 
 /// Turns one record into one row of the projected columns.
@@ -131,6 +138,20 @@ pub trait Parser: Send {
     /// value to every column of `out` and return true; on a malformed record
     /// append nothing and return false.
     fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool;
+
+    /// Parse the record `piece[start..end]`, where `map` marks the piece's
+    /// [`Format::needles`] (a parser may hop from mark to mark instead of
+    /// searching bytes); the same rules as [`Parser::parse`].
+    fn parse_in(
+        &mut self,
+        piece: &[u8],
+        _map: &bytemap::ByteMap,
+        start: usize,
+        end: usize,
+        out: &mut Columns,
+    ) -> bool {
+        self.parse(&piece[start..end], out)
+    }
 }
 
 /// The Arrow schema of `fields`.

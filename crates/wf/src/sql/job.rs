@@ -18,6 +18,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::error::DataFusionError;
 
+use crate::formats::bytemap::ByteMap;
 use crate::formats::{csv, Columns, Format, Kind, Parser};
 use crate::jobs::{Chunk, Job};
 
@@ -31,12 +32,17 @@ pub enum Virtual {
     File,
     /// Byte offset of the record's first byte in its input.
     Offset,
+    /// Line number (from 1) of the record's first line in its input. Needs the
+    /// lines before a record, so a table with `_line` in the query reads each
+    /// file front to back on one worker (files still in parallel).
+    Line,
 }
 
 impl Virtual {
-    pub const ALL: [(&'static str, Virtual, Kind); 2] = [
+    pub const ALL: [(&'static str, Virtual, Kind); 3] = [
         ("_file", Virtual::File, Kind::Str),
         ("_offset", Virtual::Offset, Kind::Int),
+        ("_line", Virtual::Line, Kind::Int),
     ];
 }
 
@@ -102,9 +108,12 @@ impl ParseStats {
 
 pub struct BatchState {
     parser: Box<dyn Parser>,
+    /// The separator and the format's needles, marked per piece.
+    map: ByteMap,
     cols: Columns,
     virt: Columns,
     pub stats: ParseStats,
+    lines: Lines,
 }
 
 impl Job for BatchJob {
@@ -116,9 +125,11 @@ impl Job for BatchJob {
         let vkinds: Vec<Kind> = self.virtuals.iter().map(|v| virtual_kind(*v)).collect();
         BatchState {
             parser: self.format.parser(&self.format_cols),
+            map: ByteMap::new(&[&[self.format.separator()][..], &self.format.needles()].concat()),
             cols: Columns::new(&kinds),
             virt: Columns::new(&vkinds),
             stats: ParseStats::default(),
+            lines: Lines::default(),
         }
     }
 
@@ -135,21 +146,17 @@ impl Job for BatchJob {
         // One UTF-8 check of the piece instead of one per text value (from_utf8
         // per value was 14% of a 1BRC scan in perf); a piece that fails it is
         // checked value by value, so invalid bytes are still replaced and counted.
-        st.cols.utf8_checked = self.ascii_boundaries && std::str::from_utf8(data).is_ok();
+        // simdutf8, not std's check, which was itself 14% of a 1BRC scan whose
+        // station names are not ASCII (perf, now 1.4%); none when no text is built.
+        st.cols.utf8_checked = self.ascii_boundaries
+            && (!st.cols.has_text() || simdutf8::basic::from_utf8(data).is_ok());
+        st.lines.start(chunk);
         if self.quoted {
-            return self.quoted_records(st, chunk, skip);
+            self.quoted_records(st, chunk, skip);
+        } else {
+            self.plain_records(st, chunk, skip);
         }
-        // One memchr iterator over the piece: a memchr call per record paid its
-        // set-up once per 200-byte line.
-        let sep = self.format.separator();
-        let last = (data.last() != Some(&sep)).then_some(data.len());
-        let mut pos = 0;
-        for (k, end) in memchr::memchr_iter(sep, data).chain(last).enumerate() {
-            if k >= skip {
-                self.record(st, chunk, pos, &data[pos..end]);
-            }
-            pos = end + 1;
-        }
+        st.lines.end(chunk);
     }
 
     /// States merge when the workers are done: what a state still holds goes out
@@ -163,39 +170,111 @@ impl Job for BatchJob {
 fn virtual_kind(v: Virtual) -> Kind {
     match v {
         Virtual::File => Kind::Str,
-        Virtual::Offset => Kind::Int,
+        Virtual::Offset | Virtual::Line => Kind::Int,
+    }
+}
+
+/// Where `_line` counting stands: the input and offset the next piece must
+/// start at to continue, and the line there.
+#[derive(Default)]
+struct Lines {
+    next: Option<(usize, u64)>,
+    /// The line of the record being parsed; None where it cannot be known.
+    line: Option<u64>,
+}
+
+impl Lines {
+    /// A piece starts: its first line, if it starts its input or continues
+    /// the previous piece.
+    fn start(&mut self, chunk: &Chunk<'_>) {
+        if chunk.offset == 0 {
+            self.line = Some(1);
+        } else if self.next != Some((chunk.input, chunk.offset)) {
+            self.line = None;
+        }
+    }
+
+    /// The bytes of a record and its separator were passed.
+    fn pass(&mut self, bytes: &[u8]) {
+        if let Some(l) = &mut self.line {
+            *l += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        }
+    }
+
+    fn end(&mut self, chunk: &Chunk<'_>) {
+        self.next = Some((chunk.input, chunk.offset + chunk.data.len() as u64));
     }
 }
 
 impl BatchJob {
+    /// Records cut at the separator. They end at the separator's marks in the
+    /// piece's byte map, built in the same pass as the parser's needles (a
+    /// memchr pass of its own was 8% of a log scan; a memchr call per record
+    /// paid its set-up per line).
+    fn plain_records(&self, st: &mut BatchState, chunk: &Chunk<'_>, skip: usize) {
+        let data = chunk.data;
+        st.map.build(data);
+        let lines = self.virtuals.contains(&Virtual::Line);
+        let mut pos = 0;
+        let mut k = 0;
+        while pos < data.len() {
+            let end = st.map.next(0, pos, data.len()).unwrap_or(data.len());
+            if k >= skip {
+                self.record(st, chunk, pos, end);
+            }
+            if lines {
+                st.lines.pass(&data[pos..data.len().min(end + 1)]);
+            }
+            k += 1;
+            pos = end + 1;
+        }
+    }
+
     /// Records cut quote-aware (a CSV file with quoted line breaks, read whole).
     fn quoted_records(&self, st: &mut BatchState, chunk: &Chunk<'_>, mut skip: usize) {
         let data = chunk.data;
+        let lines = self.virtuals.contains(&Virtual::Line);
         let mut pos = 0;
         while pos < data.len() {
             let end = csv::record_end(data, pos).unwrap_or(data.len());
             if skip > 0 {
                 skip -= 1;
             } else {
-                self.record(st, chunk, pos, &data[pos..end]);
+                self.record(st, chunk, pos, end);
+            }
+            if lines {
+                st.lines.pass(&data[pos..data.len().min(end + 1)]);
             }
             pos = end + 1;
         }
     }
 
-    /// Parse one record into the state's columns; flush a full batch.
-    fn record(&self, st: &mut BatchState, chunk: &Chunk<'_>, pos: usize, rec: &[u8]) {
-        let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
-        let rec = if chunk.offset == 0 && pos == 0 {
-            super::strip_bom(rec)
+    /// Parse the record `chunk.data[pos..end]` into the state's columns; flush a
+    /// full batch.
+    fn record(&self, st: &mut BatchState, chunk: &Chunk<'_>, pos: usize, end: usize) {
+        let data = chunk.data;
+        let end = if end > pos && data[end - 1] == b'\r' {
+            end - 1
         } else {
-            rec
+            end
         };
-        if rec.is_empty() {
+        let start = if chunk.offset == 0 && pos == 0 {
+            end - super::strip_bom(&data[pos..end]).len()
+        } else {
+            pos
+        };
+        if start == end {
             st.stats.blank += 1;
             return;
         }
-        if !st.parser.parse(rec, &mut st.cols) {
+        // Quoted records are cut without the byte map (it is built per piece of
+        // plain records only), so they are parsed on their own.
+        let parsed = if self.quoted {
+            st.parser.parse(&data[start..end], &mut st.cols)
+        } else {
+            st.parser.parse_in(data, &st.map, start, end, &mut st.cols)
+        };
+        if !parsed {
             st.stats.malformed += 1;
             if st.stats.first_bad.len() < SHOW_BAD {
                 st.stats
@@ -208,6 +287,7 @@ impl BatchJob {
             match v {
                 Virtual::File => st.virt.str(i, self.names[chunk.input].as_bytes()),
                 Virtual::Offset => st.virt.int(i, Some((chunk.offset + pos as u64) as i64)),
+                Virtual::Line => st.virt.int(i, st.lines.line.map(|l| l as i64)),
             }
         }
         st.virt.end_row();
