@@ -70,7 +70,8 @@ other formats one entry per column: count of non-NULL values, and by type
 sum/min/max (numbers, times as microseconds), distinct/min/max/chars (text),
 true (bools), and how many LF, tab, CR, `"`, backslash and U+FFFD characters
 the values hold (text); and for every format by_file [[_file, rows, sum of
-_offset]] (the byte offsets where the rows' records start). NULL keys sort first;
+_offset]] (the byte offsets where the rows' records start) and by_line [[_file,
+sum of _line]] (the line numbers, from 1, of the records' first lines). NULL keys sort first;
 text sorts by code point.
 """
 
@@ -279,13 +280,15 @@ class Input(bytes):
 
 
 def each_record(table, files, parse, header=False, multiline=False):
-    """Parse every record; a row also gets `_file` and `_offset` (the byte offset
-    of the record's start in its input)."""
+    """Parse every record; a row also gets `_file`, `_offset` (the byte offset
+    of the record's start in its input) and `_line` (the line number of its
+    first line)."""
     for data in files:
         records = csv_records(data) if multiline else lines_of(data)
-        offset = 0
+        offset, line = 0, 1
         for k, r in enumerate(records):
             start, offset = offset, offset + len(r) + 1
+            first, line = line, line + r.count(b"\n") + 1
             if header and k == 0:
                 continue
             r = strip_cr(r)
@@ -296,6 +299,7 @@ def each_record(table, files, parse, header=False, multiline=False):
             elif parse(r):
                 table.rows[-1]["_file"] = data.name
                 table.rows[-1]["_offset"] = start
+                table.rows[-1]["_line"] = first
             else:
                 table.malformed += 1
 
@@ -778,6 +782,10 @@ def main(argv):
         f[0] += 1
         f[1] += r["_offset"]
     answers["by_file"] = [[name] + by_file[name] for name in sorted(by_file)]
+    by_line = {}
+    for r in table.rows:
+        by_line[r["_file"]] = by_line.get(r["_file"], 0) + r["_line"]
+    answers["by_line"] = [[name, by_line[name]] for name in sorted(by_line)]
     out = {
         "columns": [list(c) for c in table.columns],
         "rows": len(table.rows),

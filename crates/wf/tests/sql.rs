@@ -200,6 +200,9 @@ fn expected_stats(want: &Value, cols: &[&str]) -> Stats {
 const BY_FILE: &str =
     "SELECT _file AS f, count(*) AS n, sum(_offset) AS o FROM logs GROUP BY _file ORDER BY _file";
 
+/// The sum of the rows' `_line`s by `_file` (read front to back per file).
+const BY_LINE: &str = "SELECT _file AS f, sum(_line) AS l FROM logs GROUP BY _file ORDER BY _file";
+
 /// A question about a web log: its SQL, the output columns that make one answer
 /// row, the format columns it projects (for the `--stats` counts), and whether the
 /// answer is one value.
@@ -217,6 +220,14 @@ const LOG_QUERIES: &[LogQuery] = &[
         key: "by_file",
         sql: BY_FILE,
         fields: &["f", "n", "o"],
+        cols: &[],
+        scalar: false,
+        combined_only: false,
+    },
+    LogQuery {
+        key: "by_line",
+        sql: BY_LINE,
+        fields: &["f", "l"],
         cols: &[],
         scalar: false,
         combined_only: false,
@@ -700,7 +711,7 @@ fn check_columns(format: &str, extra: &[&str], paths: &[PathBuf], configs: &[(&s
                 t.to_string(),
             )
         })
-        .filter(|(n, _)| n != "_file" && n != "_offset")
+        .filter(|(n, _)| !["_file", "_offset", "_line"].contains(&n.as_str()))
         .collect();
     let expected: Vec<(String, String)> = columns
         .iter()
@@ -731,6 +742,12 @@ fn check_columns(format: &str, extra: &[&str], paths: &[PathBuf], configs: &[(&s
             tuples(&rows, &["f", "n", "o"]),
             want["answers"]["by_file"],
             "_file and _offset of {what}"
+        );
+        let (rows, _) = sql_ok(&args, BY_LINE, paths);
+        assert_eq!(
+            tuples(&rows, &["f", "l"]),
+            want["answers"]["by_line"],
+            "_line of {what}"
         );
     }
 }
@@ -1483,6 +1500,7 @@ fn unknown_column_exits_2_and_lists_the_columns() {
         "user_agent",
         "_file",
         "_offset",
+        "_line",
     ] {
         assert!(
             r.stderr.contains(col),
@@ -1606,7 +1624,6 @@ fn stats_count_each_line_once_when_a_query_scans_twice() {
 /// must not be the one reported. (Which scan starts first varies, so each order
 /// runs a few times.)
 #[test]
-#[ignore = "known bug, open in issue 17: the first scan of a table reports, even one a LIMIT stopped early"]
 fn stats_are_complete_when_one_of_two_scans_stops_early() {
     let t = scratch();
     let g = generated_log(t.path(), "20M", "0.01", 4);

@@ -43,7 +43,8 @@ from the header line, or c1..cN with --no-header; types inferred from the first 
   fields     runs of whitespace, like awk: columns c1..cN (text unless --schema)
   regex:'RE' named captures (?P<name>...) are text columns; lines that do not match are \
 malformed (the slow escape hatch)
-Every table also has _file (the input's name) and _offset (byte offset of the record), to \
+Every table also has _file (the input's name), _offset (byte offset of the record) and _line \
+(line number of its first line, from 1; a query that uses it reads each file on one core), to \
 find the raw record behind a row.
 
 Lines that do not parse are not rows: --stats counts them and locates the first few; --strict \

@@ -9,6 +9,11 @@
 //! when the first partition is executed. When the scan ends it leaves its input
 //! errors and parse counts in the table's [`ScanReport`] *before* it closes the
 //! channel, so once a query's streams are done the report is complete.
+//!
+//! A query may scan a table more than once (a self-join, a scalar subquery);
+//! the lines and errors are reported once, from the first scan that read every
+//! record. A scan that a LIMIT stopped early reports only while no complete scan
+//! has (the two-scan test in `tests/sql.rs` runs both orders).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +51,9 @@ pub struct ScanReport {
     pub bytes: u64,
     /// Files read whole and serially because quoted fields hold line breaks.
     pub serial_files: Vec<String>,
+    /// Some scan reported: `complete` says whether it read every record.
+    pub reported: bool,
+    pub complete: bool,
 }
 
 /// A table: inputs, their format, and how to scan them.
@@ -61,9 +69,6 @@ struct TableInner {
     schema: SchemaRef,
     progress: Option<Arc<Progress>>,
     report: Arc<Mutex<ScanReport>>,
-    /// Set by the first scan of the table: a query that scans it again (a
-    /// self-join, a scalar subquery) reports its lines and errors once.
-    reported: AtomicBool,
 }
 
 impl fmt::Debug for TableInner {
@@ -100,7 +105,6 @@ impl LogTable {
                 schema: Arc::new(Schema::new(fields)),
                 progress,
                 report: Arc::default(),
-                reported: AtomicBool::new(false),
             }),
         }
     }
@@ -187,8 +191,7 @@ impl ScanExec {
         let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
         let scans = self.jobs(tx);
         let table = self.table.clone();
-        let report = !table.reported.swap(true, Ordering::Relaxed);
-        std::thread::spawn(move || run_scans(&table, scans, report));
+        std::thread::spawn(move || run_scans(&table, scans));
         *rx = Some(r.clone());
         r
     }
@@ -266,35 +269,48 @@ fn has_quoted_newline(input: &Input) -> bool {
 }
 
 /// Run the scans, record what they found, then close the channel (by dropping
-/// the jobs, which hold its senders).
-fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>, report: bool) {
-    for (job, inputs) in scans {
+/// the jobs, which hold its senders, after the report is in).
+fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
+    let mut mine = ScanReport {
+        reported: true,
+        complete: true,
+        ..ScanReport::default()
+    };
+    for (job, inputs) in &scans {
         let mut opts = table.opts.clone();
         opts.sep = table.format.separator();
         if job.quoted {
             opts.chunk_size = u64::MAX;
             opts.mmap = true;
         }
-        let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-        let mut out = scan::run(&job, inputs, &opts, table.progress.as_deref());
-        job.flush(&mut out.state);
-        if !report {
-            continue;
+        if job.virtuals.contains(&Virtual::Line) {
+            // Each file one chunk: read front to back by one worker, which
+            // counts its lines (see `Virtual::Line`).
+            opts.chunk_size = u64::MAX;
         }
-        let mut r = table.report.lock().unwrap();
-        r.errors.extend(out.errors.iter().cloned());
-        r.bytes += out.bytes;
+        let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+        let mut out = scan::run(job, inputs.clone(), &opts, table.progress.as_deref());
+        job.flush(&mut out.state);
+        mine.complete &= !job.closed.load(Ordering::Relaxed);
+        mine.errors.extend(out.errors.iter().cloned());
+        mine.bytes += out.bytes;
         let mut stats = out.state.stats;
         // Name the malformed records' inputs from this scan's own input list.
         for (i, off) in std::mem::take(&mut stats.first_bad) {
-            r.first_bad.push((names[i].clone(), off));
+            mine.first_bad.push((names[i].clone(), off));
         }
-        r.first_bad.truncate(SHOW_BAD);
-        r.stats.merge(stats);
+        mine.first_bad.truncate(SHOW_BAD);
+        mine.stats.merge(stats);
         if job.quoted {
-            r.serial_files.extend(names);
+            mine.serial_files.extend(names);
         }
     }
+    let mut r = table.report.lock().unwrap();
+    if !r.reported || (mine.complete && !r.complete) {
+        *r = mine;
+    }
+    drop(r);
+    drop(scans);
 }
 
 impl DisplayAs for ScanExec {
