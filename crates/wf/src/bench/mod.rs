@@ -102,7 +102,8 @@ pub fn input_files(inputs: &[crate::scan::Input]) -> Vec<PathBuf> {
     inputs
         .iter()
         .filter_map(|i| match &i.source {
-            crate::scan::Source::File { path, .. } => Some(path.clone()),
+            crate::scan::Source::File { path, .. }
+            | crate::scan::Source::Compressed { path, .. } => Some(path.clone()),
             crate::scan::Source::Stream { .. } => None,
         })
         .collect()

@@ -19,6 +19,20 @@ pub(crate) struct InputArgs {
     /// Follow symbolic links while walking directories.
     #[arg(short = 'L', long = "follow")]
     pub(crate) follow: bool,
+    /// Decode gzip, zstd, bzip2, xz and lzma files, known by their first bytes
+    /// (auto); read every file as it is (never); or fail on a file that is not
+    /// compressed (always).
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = parse_decompress)]
+    pub(crate) decompress: scan::Decompress,
+}
+
+fn parse_decompress(s: &str) -> Result<scan::Decompress, String> {
+    match s {
+        "auto" => Ok(scan::Decompress::Auto),
+        "never" => Ok(scan::Decompress::Never),
+        "always" => Ok(scan::Decompress::Always),
+        _ => Err(format!("'{s}': expected auto, never or always")),
+    }
 }
 
 impl InputArgs {
@@ -27,6 +41,7 @@ impl InputArgs {
             paths: self.paths.clone(),
             files_from: self.files_from.clone(),
             follow_links: self.follow,
+            decompress: self.decompress,
         }
         .collect()
     }

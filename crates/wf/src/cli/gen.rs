@@ -94,16 +94,40 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
     }
 }
 
-/// Run a generator on a 1 MiB buffer in front of `output` (a new file) or stdout,
-/// and flush it; returns what the generator returned.
+/// Run a generator on a 1 MiB buffer in front of `output` (a new file, gzip or
+/// zstd compressed when its name ends in `.gz` or `.zst`) or stdout, and flush
+/// it; returns what the generator returned.
 fn write_to(
     output: Option<&Path>,
     generate: impl FnOnce(&mut dyn Write) -> io::Result<u64>,
 ) -> io::Result<u64> {
+    let ext = output.and_then(|p| p.extension()).and_then(|e| e.to_str());
     let out: Box<dyn Write> = match output {
         Some(p) => Box::new(std::fs::File::create(p)?),
         None => Box::new(io::stdout().lock()),
     };
+    let n = match ext {
+        Some("gz") => {
+            let mut z = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            let n = buffered(&mut z, generate)?;
+            z.finish()?;
+            n
+        }
+        Some("zst") => {
+            let mut z = zstd::stream::write::Encoder::new(out, 3)?;
+            let n = buffered(&mut z, generate)?;
+            z.finish()?;
+            n
+        }
+        _ => buffered(out, generate)?,
+    };
+    Ok(n)
+}
+
+fn buffered(
+    out: impl Write,
+    generate: impl FnOnce(&mut dyn Write) -> io::Result<u64>,
+) -> io::Result<u64> {
     let mut w = io::BufWriter::with_capacity(1 << 20, out);
     let n = generate(&mut w)?;
     w.flush()?;

@@ -152,6 +152,7 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf::sql::TableSpec>, Vec<InputError>),
             paths,
             files_from: None,
             follow_links: q.scan.input.follow,
+            decompress: q.scan.input.decompress,
         }
         .collect();
         errors.extend(c.errors);

@@ -115,11 +115,19 @@ pub(crate) fn plan(
                 Ok(f) => p.file(i, Arc::new(f), 0).map(|_| ()),
                 Err(e) => Err(e.into()),
             },
-            Source::Stream { path: None } => p.stdin(i),
-            Source::Stream { path: Some(path) } => match File::open(path) {
+            Source::Stream { path: None, .. } => p.stdin(i),
+            Source::Stream {
+                path: Some(path), ..
+            } => match File::open(path) {
                 Ok(f) => p.stream(i, f),
                 Err(e) => Err(e.into()),
             },
+            Source::Compressed { path, codec, .. } => {
+                match crate::scan::decompress::open(path, *codec) {
+                    Ok(r) => p.decoded(i, r),
+                    Err(e) => Err(e.into()),
+                }
+            }
         };
         match r {
             Ok(()) => {}
@@ -212,9 +220,23 @@ impl Planner<'_> {
         let ctl = self.ctl;
         let stop = || ctl.planner_stop();
         let mut src = Polled::new(&f, &stop);
+        self.blocks(input, &mut src)
+    }
+
+    /// A compressed file's decoded bytes, read like a stream; its reads never
+    /// wait on a writer, so a stop is noticed between blocks.
+    fn decoded(&mut self, input: usize, mut src: impl io::Read) -> Result<(), Fail> {
+        self.blocks(input, &mut src)
+    }
+
+    fn blocks(&mut self, input: usize, src: &mut dyn io::Read) -> Result<(), Fail> {
         let size = self.block.min(1 << 30) as usize;
         let pool = self.pool.clone();
-        let end = stream::read_blocks(&mut src, size, self.sep, &pool, |b| {
+        let ctl = self.ctl;
+        let end = stream::read_blocks(src, size, self.sep, &pool, |b| {
+            if ctl.planner_stop() {
+                return Err(Refused);
+            }
             let block = Block {
                 seq: self.seq,
                 input,

@@ -123,9 +123,9 @@ impl<S> Outcome<S> {
             (None, Source::File { path, .. }) => {
                 read_full_at(&File::open(path)?, &mut buf, offset)?
             }
-            (None, Source::Stream { .. }) => {
+            (None, Source::Stream { .. } | Source::Compressed { .. }) => {
                 return Err(io::Error::other(
-                    "a stream that was not spooled cannot be read back",
+                    "a stream or compressed input that was not spooled cannot be read back",
                 ))
             }
         };

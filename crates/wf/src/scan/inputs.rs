@@ -10,6 +10,7 @@ use std::io::{self, BufRead};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::decompress::{self, Codec, Decompress};
 use super::io_message;
 
 /// Where an input's bytes come from.
@@ -19,7 +20,19 @@ pub enum Source {
     File { path: PathBuf, size: u64 },
     /// Standard input (`path == None`), a FIFO, a process substitution or a
     /// character device: read front to back as a stream.
-    Stream { path: Option<PathBuf> },
+    /// Its first bytes are checked for a compression format unless
+    /// `decompress` is `Never`.
+    Stream {
+        path: Option<PathBuf>,
+        decompress: Decompress,
+    },
+    /// A regular file whose magic bytes name a compression format: decoded
+    /// front to back as a stream (`scan::decompress`).
+    Compressed {
+        path: PathBuf,
+        size: u64,
+        codec: Codec,
+    },
 }
 
 /// One input, in the order given.
@@ -46,8 +59,8 @@ impl std::fmt::Display for InputError {
 /// Paths for the files behind inputs (for jobs that re-open inputs).
 pub fn input_path(inp: &Input) -> Option<&PathBuf> {
     match &inp.source {
-        Source::File { path, .. } => Some(path),
-        Source::Stream { path } => path.as_ref(),
+        Source::File { path, .. } | Source::Compressed { path, .. } => Some(path),
+        Source::Stream { path, .. } => path.as_ref(),
     }
 }
 
@@ -58,6 +71,8 @@ pub struct InputSpec {
     pub files_from: Option<PathBuf>,
     /// Follow symbolic links met while walking directories (`-L`).
     pub follow_links: bool,
+    /// Which regular files are checked for compression (`--decompress`).
+    pub decompress: Decompress,
 }
 
 /// The collected inputs and the paths that could not be used.
@@ -85,7 +100,10 @@ impl InputSpec {
         if named.is_empty() && self.files_from.is_none() {
             out.inputs.push(Input {
                 name: "<stdin>".into(),
-                source: Source::Stream { path: None },
+                source: Source::Stream {
+                    path: None,
+                    decompress: self.decompress,
+                },
             });
             return out;
         }
@@ -115,7 +133,10 @@ impl InputSpec {
         if p.as_os_str() == "-" {
             out.inputs.push(Input {
                 name: "<stdin>".into(),
-                source: Source::Stream { path: None },
+                source: Source::Stream {
+                    path: None,
+                    decompress: self.decompress,
+                },
             });
             return;
         }
@@ -147,13 +168,7 @@ impl InputSpec {
         if md.is_dir() {
             self.walk(p, out);
         } else if md.is_file() && !pseudo_file(p, &md) {
-            out.inputs.push(Input {
-                name,
-                source: Source::File {
-                    path: p.to_path_buf(),
-                    size: md.len(),
-                },
-            });
+            self.push_file(name, p, md.len(), out);
         } else {
             // FIFO, /dev/fd/N from a process substitution, a character device, or a
             // /proc or /sys file (whose size says nothing about its content).
@@ -161,9 +176,36 @@ impl InputSpec {
                 name,
                 source: Source::Stream {
                     path: Some(p.to_path_buf()),
+                    decompress: self.decompress,
                 },
             });
         }
+    }
+
+    /// A regular file: compressed (by its first bytes) or plain. A file whose
+    /// first bytes cannot be read is left to the scan, which names the error.
+    fn push_file(&self, name: String, path: &Path, size: u64, out: &mut Collected) {
+        let path = path.to_path_buf();
+        let codec = match self.decompress {
+            Decompress::Never => None,
+            _ => decompress::head_of(&path)
+                .ok()
+                .and_then(|h| decompress::detect(&h)),
+        };
+        let source = match (codec, self.decompress) {
+            (Some(codec), _) => Source::Compressed { path, size, codec },
+            (None, Decompress::Always) => {
+                out.errors.push(InputError {
+                    name,
+                    message: "not in a compressed format wf knows (gzip, zstd, bzip2, xz, \
+                              lzma) and --decompress always"
+                        .into(),
+                });
+                return;
+            }
+            (None, _) => Source::File { path, size },
+        };
+        out.inputs.push(Input { name, source });
     }
 
     fn walk(&self, dir: &Path, out: &mut Collected) {
@@ -189,13 +231,7 @@ impl InputSpec {
                             continue;
                         }
                     };
-                    out.inputs.push(Input {
-                        name: ent.path().display().to_string(),
-                        source: Source::File {
-                            path: ent.path().to_path_buf(),
-                            size,
-                        },
-                    });
+                    self.push_file(ent.path().display().to_string(), ent.path(), size, out);
                 }
                 Err(e) => {
                     let name = e

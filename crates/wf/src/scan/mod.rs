@@ -9,6 +9,7 @@
 //! record-aligned blocks, for the engine and for `feed`).
 
 mod ahead;
+pub mod decompress;
 pub mod engine;
 pub mod inputs;
 mod plan;
@@ -22,6 +23,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
+pub use decompress::{Codec, Decompress};
 pub use engine::{run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ};
 pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
 pub use range::record_start_at;

@@ -74,7 +74,7 @@ fn by_kind(inputs: &[Input]) -> (Vec<(usize, u64)>, Vec<usize>) {
     for (i, inp) in inputs.iter().enumerate() {
         match inp.source {
             Source::File { size, .. } => files.push((i, size)),
-            Source::Stream { .. } => streams.push(i),
+            Source::Stream { .. } | Source::Compressed { .. } => streams.push(i),
         }
     }
     files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -170,7 +170,7 @@ impl Planner<'_> {
             next.next();
             let f = match &self.inputs[i].source {
                 Source::File { path, .. } => File::open(path),
-                Source::Stream { .. } => unreachable!(),
+                Source::Stream { .. } | Source::Compressed { .. } => unreachable!(),
             };
             if small {
                 if let Ok(f) = &f {

@@ -26,10 +26,20 @@ use crossbeam_channel as chan;
 
 use super::inputs::Source;
 
-pub(super) fn open_stream(src: &Source) -> io::Result<Box<dyn Read>> {
+pub(crate) fn open_stream(src: &Source) -> io::Result<Box<dyn Read>> {
     match src {
-        Source::Stream { path: None } => Ok(Box::new(io::stdin().lock())),
-        Source::Stream { path: Some(p) } => Ok(Box::new(File::open(p)?)),
+        Source::Compressed { path, codec, .. } => Ok(super::decompress::open(path, *codec)?),
+        Source::Stream { path, decompress } => {
+            let mut raw: Box<dyn Read> = match path {
+                None => Box::new(io::stdin().lock()),
+                Some(p) => Box::new(File::open(p)?),
+            };
+            if *decompress == super::Decompress::Never {
+                return Ok(raw);
+            }
+            let head = super::decompress::read_head(&mut raw)?;
+            super::decompress::sniffed(head, raw, *decompress)
+        }
         Source::File { path, .. } => Ok(Box::new(File::open(path)?)),
     }
 }

@@ -209,6 +209,7 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
     };
     let mut buf = Vec::with_capacity(SAMPLE);
     let mut f = std::fs::File::open(path).map_err(|e| crate::scan::io_message(&e))?;
+    // (Compressed inputs were decoded to files by `spool_streams`.)
     // At least SAMPLE bytes, then on to the end of a record (at most 64 MiB), so
     // a long first record is sampled whole.
     while buf.len() < SAMPLE || (buf.len() < MAX_SAMPLE && !buf[SAMPLE..].contains(&b'\n')) {
@@ -228,13 +229,13 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
 fn spool_streams(inputs: &mut [Input], keep: &mut Vec<std::fs::File>) -> Result<(), String> {
     use std::os::unix::io::AsRawFd;
     for inp in inputs.iter_mut() {
-        let Source::Stream { path } = &inp.source else {
+        if matches!(inp.source, Source::File { .. }) {
             continue;
-        };
-        let mut src: Box<dyn Read> = match path {
-            Some(p) => Box::new(std::fs::File::open(p).map_err(|e| format!("{}: {e}", inp.name))?),
-            None => Box::new(std::io::stdin().lock()),
-        };
+        }
+        // Streams and compressed files (decoded), so that `_offset` and the
+        // sample are of the decoded bytes.
+        let mut src = crate::scan::stream::open_stream(&inp.source)
+            .map_err(|e| format!("{}: {}", inp.name, crate::scan::io_message(&e)))?;
         let mut f = tempfile::tempfile().map_err(|e| format!("spooling {}: {e}", inp.name))?;
         let size = std::io::copy(&mut src, &mut f).map_err(|e| format!("{}: {e}", inp.name))?;
         inp.source = Source::File {

@@ -1,0 +1,242 @@
+//! Compressed inputs: which files are compressed (by their magic bytes, never
+//! by their names) and the streaming decoders that read them.
+//!
+//! A compressed file is read front to back through its decoder, as a stream:
+//! the planner's stream path (`stream::read_blocks`) cuts the decoded bytes into
+//! record-aligned blocks that the workers parse, so parsing runs beside the
+//! decoder and the decoder is the only serial part. Memory stays at the stream
+//! path's block buffers whatever the ratio (a decompression bomb is read like
+//! any long stream).
+//!
+//! A decoding error names the compressed offset the decoder had reached (the
+//! input it consumed, counted by [`Consumed`]; exact to the decoder's own
+//! look-ahead), rewritten into the error by [`Located`]. Streams (stdin, pipes)
+//! are sniffed too: their first bytes are read, then put back in front.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A compression format `wf` decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// gzip, single or multi-member (BGZF and `pigz` output included).
+    Gzip,
+    /// zstd, single or multi-frame (skippable frames are skipped).
+    Zstd,
+    /// bzip2, single or multi-stream.
+    Bzip2,
+    /// xz (multi-stream) or legacy `.lzma`.
+    Xz,
+    Lzma,
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Codec::Gzip => "gzip",
+            Codec::Zstd => "zstd",
+            Codec::Bzip2 => "bzip2",
+            Codec::Xz => "xz",
+            Codec::Lzma => "lzma",
+        })
+    }
+}
+
+/// `--decompress`: whether inputs are checked for compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Decompress {
+    /// Decode what has a known magic; read the rest as text.
+    #[default]
+    Auto,
+    /// Read every input as it is.
+    Never,
+    /// Decode every input; one with no known magic is an error.
+    Always,
+}
+
+/// The bytes a file must start with to be detected (the longest magic).
+pub const MAGIC_LEN: usize = 6;
+
+/// The format whose magic `head` starts with.
+pub fn detect(head: &[u8]) -> Option<Codec> {
+    match head {
+        [0x1f, 0x8b, 8, ..] => Some(Codec::Gzip),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Codec::Zstd),
+        // A zstd file may start with a skippable frame (pzstd writes one).
+        [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Some(Codec::Zstd),
+        [b'B', b'Z', b'h', b'1'..=b'9', ..] => Some(Codec::Bzip2),
+        [0xfd, b'7', b'z', b'X', b'Z', 0] => Some(Codec::Xz),
+        // lzma_alone: properties byte 0x5d and a 32-bit dictionary size.
+        [0x5d, 0, 0, _, _, _] => Some(Codec::Lzma),
+        _ => None,
+    }
+}
+
+/// The first bytes of the file at `path` (fewer if it is shorter).
+pub fn head_of(path: &Path) -> io::Result<Vec<u8>> {
+    read_head(&mut File::open(path)?)
+}
+
+/// A reader of the decoded bytes of `path`.
+pub fn open(path: &Path, codec: Codec) -> io::Result<Box<dyn Read>> {
+    Ok(decoder(Box::new(File::open(path)?), codec))
+}
+
+/// The decoded bytes of a stream that starts with `head` (bytes already read
+/// from it) and goes on with `rest`: decoded if `head` names a format, as they
+/// are otherwise; an error under `--decompress always` if it names none.
+pub fn sniffed(head: Vec<u8>, rest: Box<dyn Read>, mode: Decompress) -> io::Result<Box<dyn Read>> {
+    let whole: Box<dyn Read> = Box::new(io::Cursor::new(head.clone()).chain(rest));
+    match (mode, detect(&head)) {
+        (Decompress::Never, _) => Ok(whole),
+        (_, Some(codec)) => Ok(decoder(whole, codec)),
+        (Decompress::Always, None) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not in a compressed format wf knows (gzip, zstd, bzip2, xz, lzma) and \
+             --decompress always",
+        )),
+        (Decompress::Auto, None) => Ok(whole),
+    }
+}
+
+/// The first [`MAGIC_LEN`] bytes of `r` (fewer at its end).
+pub fn read_head(r: &mut dyn Read) -> io::Result<Vec<u8>> {
+    let mut head = vec![0; MAGIC_LEN];
+    let mut n = 0;
+    while n < MAGIC_LEN {
+        match r.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(n);
+    Ok(head)
+}
+
+/// `codec`'s decoder over `src`, with errors that name the compressed offset.
+fn decoder(src: Box<dyn Read>, codec: Codec) -> Box<dyn Read> {
+    let read = Arc::new(AtomicU64::new(0));
+    let input = Consumed {
+        inner: BufReader::with_capacity(128 << 10, src),
+        consumed: read.clone(),
+    };
+    let decoder: Box<dyn Read> = match codec {
+        Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
+        Codec::Zstd => match zstd::stream::read::Decoder::with_buffer(input) {
+            Ok(d) => Box::new(d),
+            Err(e) => return Box::new(Failed(Some(e))),
+        },
+        Codec::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(input)),
+        Codec::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(input)),
+        Codec::Lzma => match liblzma::stream::Stream::new_lzma_decoder(u64::MAX) {
+            Ok(stream) => Box::new(liblzma::bufread::XzDecoder::new_stream(input, stream)),
+            Err(e) => return Box::new(Failed(Some(io::Error::other(e)))),
+        },
+    };
+    Box::new(Located {
+        inner: decoder,
+        codec,
+        read,
+        out: 0,
+    })
+}
+
+/// A decoder that could not be made: its error, on the first read.
+struct Failed(Option<io::Error>);
+
+impl Read for Failed {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        Err(self
+            .0
+            .take()
+            .unwrap_or_else(|| io::Error::other("decoder failed")))
+    }
+}
+
+/// Buffered compressed input that counts the bytes the decoder consumed (the
+/// compressed offset it reached).
+struct Consumed {
+    inner: BufReader<Box<dyn Read>>,
+    consumed: Arc<AtomicU64>,
+}
+
+impl Read for Consumed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl BufRead for Consumed {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// A decoder whose errors say where they happened, and which treats a stream
+/// that ends inside a member or frame as an error.
+struct Located {
+    inner: Box<dyn Read>,
+    codec: Codec,
+    /// Compressed bytes read from the file so far.
+    read: Arc<AtomicU64>,
+    /// Decoded bytes handed out so far.
+    out: u64,
+}
+
+impl Read for Located {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.out += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                let what = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    "truncated"
+                } else {
+                    "corrupt"
+                };
+                Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} data {what} (decoding failed at about compressed byte {}, \
+                         after {} decoded bytes): {e}",
+                        self.codec,
+                        self.read.load(Ordering::Relaxed),
+                        self.out
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magics() {
+        assert_eq!(detect(&[0x1f, 0x8b, 8, 0, 0, 0]), Some(Codec::Gzip));
+        assert_eq!(detect(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0]), Some(Codec::Zstd));
+        assert_eq!(detect(&[0x50, 0x2a, 0x4d, 0x18, 0, 0]), Some(Codec::Zstd));
+        assert_eq!(detect(b"BZh91A"), Some(Codec::Bzip2));
+        assert_eq!(detect(&[0xfd, b'7', b'z', b'X', b'Z', 0]), Some(Codec::Xz));
+        assert_eq!(detect(b"1.2.3.4 - -"), None);
+        assert_eq!(detect(b"BZ"), None);
+        assert_eq!(detect(b""), None);
+    }
+}

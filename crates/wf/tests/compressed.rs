@@ -1,0 +1,269 @@
+//! Compressed inputs, made with the real tools (gzip, zstd, bzip2, xz, lzma):
+//! every job gives the same answer as on the plain file, at several thread
+//! counts and chunk sizes; a truncated or corrupt file is named with its
+//! compressed offset, the rest is processed, and the exit status is 2.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The tools, their file suffix and extra arguments; `None` if not installed.
+const TOOLS: &[(&str, &str, &[&str])] = &[
+    ("gzip", "gz", &[]),
+    ("zstd", "zst", &["-q"]),
+    ("bzip2", "bz2", &[]),
+    ("xz", "xz", &[]),
+    ("lzma", "lzma", &[]),
+];
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// `plain` compressed by `tool` into `dir` (`-c`, keeping the original).
+fn compress(tool: &str, ext: &str, extra: &[&str], plain: &Path, dir: &Path) -> PathBuf {
+    let out = dir.join(format!(
+        "{}.{ext}",
+        plain.file_name().unwrap().to_string_lossy()
+    ));
+    let o = Command::new(tool)
+        .args(extra)
+        .arg("-c")
+        .arg(plain)
+        .output()
+        .expect(tool);
+    assert!(
+        o.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(&out, o.stdout).unwrap();
+    out
+}
+
+fn json_of(args: &[&str], paths: &[PathBuf]) -> String {
+    let mut c = wf();
+    c.args(args).arg("--json").args(paths);
+    ok(c)
+}
+
+/// Each tool's output of a log with odd lines: count and wf2 answers equal the
+/// plain file's at -j 1/2/3 and small and large chunks.
+#[test]
+fn every_format_gives_the_plain_answers() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = generated_log(t.path(), "3M", "0.05", 21);
+    for (tool, ext, extra) in TOOLS {
+        if !have(tool) {
+            eprintln!("skipping {tool}: not installed");
+            continue;
+        }
+        let z = compress(tool, ext, extra, &plain, t.path());
+        for job in ["count", "wf2"] {
+            let want = json_of(&[job], std::slice::from_ref(&plain));
+            for (j, c) in [("1", "64K"), ("2", "1K"), ("3", "8M")] {
+                let got = json_of(&[job, "-j", j, "--chunk-size", c], std::slice::from_ref(&z));
+                let got = got.replace(&z.display().to_string(), &plain.display().to_string());
+                assert_eq!(got, want, "{tool} {job} -j {j} --chunk-size {c}");
+            }
+        }
+    }
+}
+
+/// gzip members concatenated (as `pigz -i`, BGZF and log rotation make) and
+/// zstd frames concatenated: the whole file is read.
+#[test]
+fn multi_member_and_multi_frame_files_are_read_whole() {
+    let t = tempfile::tempdir().unwrap();
+    let a = generated_log(t.path(), "500K", "0.0", 3);
+    let b = generated_log(t.path(), "700K", "0.0", 4);
+    let mut both = std::fs::read(&a).unwrap();
+    both.extend(std::fs::read(&b).unwrap());
+    let plain = t.path().join("both.log");
+    std::fs::write(&plain, &both).unwrap();
+    let want = json_of(&["count"], std::slice::from_ref(&plain));
+    for (tool, ext) in [
+        ("gzip", "gz"),
+        ("zstd", "zst"),
+        ("bzip2", "bz2"),
+        ("xz", "xz"),
+    ] {
+        if !have(tool) {
+            continue;
+        }
+        let za = compress(tool, ext, &["-q"], &a, t.path());
+        let zb = compress(tool, ext, &["-q"], &b, t.path());
+        let mut cat = std::fs::read(&za).unwrap();
+        cat.extend(std::fs::read(&zb).unwrap());
+        let multi = t.path().join(format!("both.log.{ext}"));
+        std::fs::write(&multi, cat).unwrap();
+        let got = json_of(&["count", "-j", "2"], std::slice::from_ref(&multi));
+        let got = got.replace(&multi.display().to_string(), &plain.display().to_string());
+        assert_eq!(got, want, "{tool} multi-member");
+    }
+}
+
+/// A directory mixing plain and compressed files counts like the plain files.
+#[test]
+fn a_mixed_directory_counts_like_plain_files() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    let dir = t.path().join("mixed");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut total = 0u64;
+    for (k, (tool, ext, extra)) in TOOLS.iter().enumerate() {
+        let p = generated_log(&src, &format!("{}K", 100 + 50 * k), "0.02", k as u64);
+        total += std::fs::read(&p)
+            .unwrap()
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count() as u64;
+        if have(tool) {
+            compress(tool, ext, extra, &p, &dir);
+        } else {
+            std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let mut c = wf();
+    c.args(["count", "-j", "3"]).arg(&dir);
+    let out = ok(c);
+    assert!(out.starts_with(&format!("{total} records")), "{out}");
+}
+
+/// `--decompress never` counts the compressed bytes' newlines; `always`
+/// refuses a plain file, naming it.
+#[test]
+fn decompress_never_and_always() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = generated_log(t.path(), "200K", "0.0", 5);
+    let z = compress("gzip", "gz", &[], &plain, t.path());
+    let raw = std::fs::read(&z).unwrap();
+    let newlines = raw.iter().filter(|&&c| c == b'\n').count();
+    let records = newlines + (raw.last() != Some(&b'\n')) as usize;
+    let mut c = wf();
+    c.args(["count", "--decompress", "never"]).arg(&z);
+    let out = ok(c);
+    assert!(out.starts_with(&format!("{records} records")), "{out}");
+    let mut c = wf();
+    c.args(["count", "--decompress", "always"])
+        .arg(&z)
+        .arg(&plain);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&plain.display().to_string()), "{err}");
+}
+
+/// A truncated or corrupted file of each format: exit 2, the file and a
+/// compressed offset named, the other input still counted.
+#[test]
+fn truncated_and_corrupt_files_are_named() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = generated_log(t.path(), "400K", "0.0", 6);
+    let lines = std::fs::read(&plain)
+        .unwrap()
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count();
+    for (tool, ext, extra) in TOOLS {
+        if !have(tool) {
+            continue;
+        }
+        let z = compress(tool, ext, extra, &plain, t.path());
+        let bytes = std::fs::read(&z).unwrap();
+        let cut = t.path().join(format!("cut.{ext}"));
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let bad = t.path().join(format!("bad.{ext}"));
+        let mut b = bytes.clone();
+        let mid = b.len() / 2;
+        for x in &mut b[mid..mid + 64] {
+            *x ^= 0x55;
+        }
+        std::fs::write(&bad, &b).unwrap();
+        for broken in [&cut, &bad] {
+            let mut c = wf();
+            c.args(["count", "-j", "2"]).arg(broken).arg(&plain);
+            let o = run(c, None);
+            let err = String::from_utf8_lossy(&o.stderr);
+            let what = format!("{tool} {}", broken.display());
+            assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+            assert!(err.contains(&broken.display().to_string()), "{what}: {err}");
+            assert!(err.contains("compressed byte"), "{what}: {err}");
+            let out = String::from_utf8_lossy(&o.stdout);
+            let n: usize = out.split_whitespace().next().unwrap().parse().unwrap();
+            // The plain file whole, and what decoded before the damage.
+            assert!(n >= lines && n < 2 * lines, "{what}: {n} records: {out}");
+        }
+    }
+}
+
+/// `wf gen ... -o x.gz` and `-o x.zst` write what the real tools decode to the
+/// plain output.
+#[test]
+fn gen_writes_gzip_and_zstd() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = t.path().join("p.log");
+    let gen = |out: &Path| {
+        let mut c = wf();
+        c.args(["gen", "wf2", "--size", "300K", "--seed", "9", "-o"])
+            .arg(out);
+        ok(c);
+    };
+    gen(&plain);
+    for (tool, ext) in [("gzip", "gz"), ("zstd", "zst")] {
+        if !have(tool) {
+            continue;
+        }
+        let z = t.path().join(format!("p.log.{ext}"));
+        gen(&z);
+        let o = Command::new(tool)
+            .args(["-d", "-c"])
+            .arg(&z)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{tool} -d");
+        assert_eq!(o.stdout, std::fs::read(&plain).unwrap(), "{tool}");
+    }
+}
+
+/// A compressed stream on stdin is decoded like a file (and read as it is
+/// with `--decompress never`); `wf sql` reads compressed files and stdin too.
+#[test]
+fn compressed_stdin_and_sql() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = generated_log(t.path(), "600K", "0.05", 8);
+    let z = compress("gzip", "gz", &[], &plain, t.path());
+    let gz = std::fs::read(&z).unwrap();
+    for job in ["count", "wf2"] {
+        let want = json_of(&[job], std::slice::from_ref(&plain));
+        let mut c = wf();
+        c.args([job, "--json", "-j", "2", "--chunk-size", "4K"]);
+        let got = ok_with(c, Some(&gz));
+        let name = plain.display().to_string();
+        assert_eq!(got.replace("<stdin>", &name), want, "{job} from stdin");
+    }
+    let mut c = wf();
+    c.args(["count", "--decompress", "never"]);
+    let raw = ok_with(c, Some(&gz));
+    let n = gz.iter().filter(|&&c| c == b'\n').count() + (gz.last() != Some(&b'\n')) as usize;
+    assert!(raw.starts_with(&format!("{n} records")), "{raw}");
+    let q = "SELECT count(*) AS n, sum(bytes) AS b, sum(_offset) AS o FROM logs";
+    let sql = |args: &[&str], paths: &[PathBuf], stdin: Option<&[u8]>| {
+        let mut c = wf();
+        c.args(["sql", "--format", "combined", "--json"])
+            .args(args)
+            .arg(q)
+            .args(paths);
+        ok_with(c, stdin)
+    };
+    let want = sql(&[], std::slice::from_ref(&plain), None);
+    assert_eq!(
+        sql(&["-j", "3"], std::slice::from_ref(&z), None),
+        want,
+        "sql on .gz"
+    );
+    assert_eq!(sql(&[], &[], Some(&gz)), want, "sql on gzip stdin");
+}
