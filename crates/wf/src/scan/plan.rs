@@ -62,6 +62,10 @@ pub(super) fn plan(
             return;
         }
     }
+    let (compressed, streams): (Vec<usize>, Vec<usize>) = streams
+        .into_iter()
+        .partition(|&i| matches!(inputs[i].source, Source::Compressed { .. }));
+    p.decode(&compressed, pool);
     for i in streams {
         p.stream(i, pool);
     }
@@ -278,6 +282,29 @@ impl Planner<'_> {
 
     /// Read a stream into blocks for the workers (up to 64 MiB each; see
     /// `stream.rs`).
+    /// Compressed files, largest first, decoded by up to one thread per
+    /// worker at once (each file front to back by one of them, its blocks
+    /// parsed by the workers): one decoder at a time left the other cores
+    /// idle on a directory of rotated `.gz` logs.
+    fn decode(&self, files: &[usize], pool: &chan::Receiver<Vec<u8>>) {
+        let mut order = files.to_vec();
+        order.sort_by_key(|&i| match self.inputs[i].source {
+            Source::Compressed { size, .. } => std::cmp::Reverse(size),
+            _ => std::cmp::Reverse(0),
+        });
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let decoders = self.threads.min(order.len());
+        std::thread::scope(|s| {
+            for _ in 0..decoders {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = order.get(k) else { break };
+                    self.stream(i, pool);
+                });
+            }
+        });
+    }
+
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
         let mut src = match open_stream(&self.inputs[i].source) {
             Ok(src) => src,
