@@ -19,6 +19,11 @@ pub struct CountState {
 impl Job for Count {
     type State = CountState;
 
+    /// Offsets are not used: a compressed file may be decoded in parts.
+    fn offsets(&self) -> bool {
+        false
+    }
+
     fn new_state(&self) -> CountState {
         CountState::default()
     }

@@ -22,7 +22,7 @@ pub struct Chunk<'a> {
     /// Index of the input in the order the inputs were given (after directory
     /// walking and `--files-from` expansion).
     pub input: usize,
-    /// Byte offset of `data[0]` within its input.
+    /// Byte offset of `data[0]` within its input (but see [`Job::offsets`]).
     pub offset: u64,
     /// Whole records.
     pub data: &'a [u8],
@@ -38,4 +38,11 @@ pub trait Job: Sync {
     /// Fold `other` into `into`. Must be associative and give the same final
     /// answer whatever the thread count or chunk size.
     fn merge(&self, into: &mut Self::State, other: Self::State);
+    /// Does the job use [`Chunk::offset`]? A job that does not lets the scan
+    /// decode one compressed file in parts on several threads, where the
+    /// decoded offset of a later part is not known while it is parsed (its
+    /// chunks' offsets then only order them within the part).
+    fn offsets(&self) -> bool {
+        true
+    }
 }

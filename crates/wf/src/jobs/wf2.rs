@@ -979,6 +979,11 @@ enum UriOp {
 impl Job for Wf2 {
     type State = Wf2State;
 
+    /// Offsets are not used: a compressed file may be decoded in parts.
+    fn offsets(&self) -> bool {
+        false
+    }
+
     fn new_state(&self) -> Wf2State {
         Wf2State {
             lines: 0,

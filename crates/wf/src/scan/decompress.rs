@@ -19,6 +19,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A compression format `wf` decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,36 @@ pub enum Decompress {
     Always,
 }
 
+/// Decoding work done in a scan, for `--stats`: compressed bytes consumed,
+/// decoded bytes produced, and the time spent in the decoders (reading the
+/// compressed bytes included), summed over the threads that decoded.
+#[derive(Debug, Default)]
+pub struct Meter {
+    pub compressed: AtomicU64,
+    pub decoded: AtomicU64,
+    pub nanos: AtomicU64,
+}
+
+impl Meter {
+    /// The totals so far.
+    pub fn totals(&self) -> Decoded {
+        Decoded {
+            compressed: self.compressed.load(Ordering::Relaxed),
+            decoded: self.decoded.load(Ordering::Relaxed),
+            seconds: self.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        }
+    }
+}
+
+/// What a [`Meter`] measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Decoded {
+    pub compressed: u64,
+    pub decoded: u64,
+    /// Decoder time summed over threads.
+    pub seconds: f64,
+}
+
 /// The bytes a file must start with to be detected (the longest magic).
 pub const MAGIC_LEN: usize = 6;
 
@@ -83,17 +114,33 @@ pub fn head_of(path: &Path) -> io::Result<Vec<u8>> {
 
 /// A reader of the decoded bytes of `path`.
 pub fn open(path: &Path, codec: Codec) -> io::Result<Box<dyn Read>> {
-    Ok(decoder(Box::new(File::open(path)?), codec))
+    metered(path, codec, None)
+}
+
+/// A reader of the decoded bytes of `path` whose work is added to `meter`.
+pub fn metered(path: &Path, codec: Codec, meter: Option<&Arc<Meter>>) -> io::Result<Box<dyn Read>> {
+    let src: Box<dyn Read> = Box::new(File::open(path)?);
+    Ok(decoder(src, codec, 0, meter.cloned()))
 }
 
 /// The decoded bytes of a stream that starts with `head` (bytes already read
 /// from it) and goes on with `rest`: decoded if `head` names a format, as they
 /// are otherwise; an error under `--decompress always` if it names none.
 pub fn sniffed(head: Vec<u8>, rest: Box<dyn Read>, mode: Decompress) -> io::Result<Box<dyn Read>> {
+    sniffed_metered(head, rest, mode, None)
+}
+
+/// [`sniffed`], with the decoding work added to `meter`.
+pub fn sniffed_metered(
+    head: Vec<u8>,
+    rest: Box<dyn Read>,
+    mode: Decompress,
+    meter: Option<&Arc<Meter>>,
+) -> io::Result<Box<dyn Read>> {
     let whole: Box<dyn Read> = Box::new(io::Cursor::new(head.clone()).chain(rest));
     match (mode, detect(&head)) {
         (Decompress::Never, _) => Ok(whole),
-        (_, Some(codec)) => Ok(decoder(whole, codec)),
+        (_, Some(codec)) => Ok(decoder(whole, codec, 0, meter.cloned())),
         (Decompress::Always, None) => Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "not in a compressed format wf knows (gzip, zstd, bzip2, xz, lzma) and \
@@ -119,13 +166,16 @@ pub fn read_head(r: &mut dyn Read) -> io::Result<Vec<u8>> {
     Ok(head)
 }
 
-/// `codec`'s decoder over `src`, with errors that name the compressed offset.
-fn decoder(src: Box<dyn Read>, codec: Codec) -> Box<dyn Read> {
-    let read = Arc::new(AtomicU64::new(0));
-    let input = Consumed {
-        inner: BufReader::with_capacity(128 << 10, src),
-        consumed: read.clone(),
-    };
+/// `codec`'s decoder over `src` (which starts at compressed byte `base`), with
+/// errors that name the compressed offset.
+pub(super) fn decoder(
+    src: Box<dyn Read>,
+    codec: Codec,
+    base: u64,
+    meter: Option<Arc<Meter>>,
+) -> Box<dyn Read> {
+    let input = Consumed::new(src);
+    let read = input.consumed.clone();
     let decoder: Box<dyn Read> = match codec {
         Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
         Codec::Zstd => match zstd::stream::read::Decoder::with_buffer(input) {
@@ -139,12 +189,7 @@ fn decoder(src: Box<dyn Read>, codec: Codec) -> Box<dyn Read> {
             Err(e) => return Box::new(Failed(Some(io::Error::other(e)))),
         },
     };
-    Box::new(Located {
-        inner: decoder,
-        codec,
-        read,
-        out: 0,
-    })
+    Box::new(Located::new(decoder, codec, base, read, meter))
 }
 
 /// A decoder that could not be made: its error, on the first read.
@@ -161,9 +206,18 @@ impl Read for Failed {
 
 /// Buffered compressed input that counts the bytes the decoder consumed (the
 /// compressed offset it reached).
-struct Consumed {
+pub(super) struct Consumed {
     inner: BufReader<Box<dyn Read>>,
-    consumed: Arc<AtomicU64>,
+    pub(super) consumed: Arc<AtomicU64>,
+}
+
+impl Consumed {
+    pub(super) fn new(src: Box<dyn Read>) -> Self {
+        Consumed {
+            inner: BufReader::with_capacity(128 << 10, src),
+            consumed: Arc::new(AtomicU64::new(0)),
+        }
+    }
 }
 
 impl Read for Consumed {
@@ -186,43 +240,120 @@ impl BufRead for Consumed {
 }
 
 /// A decoder whose errors say where they happened, and which treats a stream
-/// that ends inside a member or frame as an error.
-struct Located {
+/// that ends inside a member or frame as an error. Its work goes to a [`Meter`].
+pub(super) struct Located {
     inner: Box<dyn Read>,
     codec: Codec,
+    /// The compressed offset `read` counts from.
+    base: u64,
     /// Compressed bytes read from the file so far.
     read: Arc<AtomicU64>,
     /// Decoded bytes handed out so far.
     out: u64,
+    meter: Option<Arc<Meter>>,
+}
+
+impl Located {
+    pub(super) fn new(
+        inner: Box<dyn Read>,
+        codec: Codec,
+        base: u64,
+        read: Arc<AtomicU64>,
+        meter: Option<Arc<Meter>>,
+    ) -> Self {
+        Located {
+            inner,
+            codec,
+            base,
+            read,
+            out: 0,
+            meter,
+        }
+    }
+}
+
+impl Drop for Located {
+    fn drop(&mut self) {
+        if let Some(m) = &self.meter {
+            let read = self.read.load(Ordering::Relaxed);
+            m.compressed.fetch_add(read, Ordering::Relaxed);
+            m.decoded.fetch_add(self.out, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Read for Located {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.inner.read(buf) {
+        let t = self.meter.as_ref().map(|_| Instant::now());
+        let r = self.inner.read(buf);
+        if let (Some(m), Some(t)) = (&self.meter, t) {
+            m.nanos
+                .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+        match r {
             Ok(n) => {
                 self.out += n as u64;
                 Ok(n)
             }
-            Err(e) => {
-                let what = if e.kind() == io::ErrorKind::UnexpectedEof {
-                    "truncated"
-                } else {
-                    "corrupt"
-                };
-                Err(io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{} data {what} (decoding failed at about compressed byte {}, \
-                         after {} decoded bytes): {e}",
-                        self.codec,
-                        self.read.load(Ordering::Relaxed),
-                        self.out
-                    ),
-                ))
-            }
+            Err(e) => Err(io::Error::new(
+                e.kind(),
+                DecodeError {
+                    codec: self.codec,
+                    at: self.base + self.read.load(Ordering::Relaxed),
+                    after: self.out,
+                    message: e.to_string(),
+                    truncated: e.kind() == io::ErrorKind::UnexpectedEof,
+                },
+            )),
         }
     }
 }
+
+/// A decoding error and where it happened.
+#[derive(Debug, Clone)]
+pub struct DecodeError {
+    pub codec: Codec,
+    /// About the compressed byte the decoder had reached (exact to its look-ahead).
+    pub at: u64,
+    /// Decoded bytes before the error (of the part that failed, for a file
+    /// decoded in parts, until the part's start is known: [`DecodeError::after_more`]).
+    pub after: u64,
+    pub message: String,
+    /// The data ended early (rather than being wrong).
+    pub truncated: bool,
+}
+
+impl DecodeError {
+    /// `e` with `n` more decoded bytes before it, if it is a decoding error.
+    pub fn after_more(e: io::Error, n: u64) -> io::Error {
+        match e.get_ref().and_then(|x| x.downcast_ref::<DecodeError>()) {
+            Some(d) => {
+                let mut d = d.clone();
+                d.after += n;
+                io::Error::new(e.kind(), d)
+            }
+            None => e,
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.truncated {
+            "truncated"
+        } else {
+            "corrupt"
+        };
+        write!(
+            f,
+            "{} data {what} (decoding failed at about compressed byte {}, after {} decoded \
+             bytes): {}",
+            self.codec, self.at, self.after, self.message
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
 
 #[cfg(test)]
 mod tests {

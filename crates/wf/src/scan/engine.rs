@@ -24,10 +24,12 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
+use super::decompress::{Decoded, Meter};
 use super::inputs::{Input, InputError, Source};
 use super::plan::plan;
 use super::read_full_at;
 use super::regions::Regions;
+use super::split::{self, Part, Parts};
 use super::worker::Worker;
 use crate::jobs::Job;
 
@@ -108,6 +110,8 @@ pub struct Outcome<S> {
     pub bytes: u64,
     /// Inputs read without error.
     pub files: u64,
+    /// The decoding of compressed inputs.
+    pub decoded: Decoded,
     inputs: Vec<Input>,
     spooled: Vec<Option<Arc<File>>>,
 }
@@ -142,6 +146,7 @@ impl<S> Outcome<S> {
                 errors: self.errors,
                 bytes: self.bytes,
                 files: self.files,
+                decoded: self.decoded,
                 inputs: self.inputs,
                 spooled: self.spooled,
             },
@@ -177,6 +182,8 @@ pub(super) enum Work {
         buf: Vec<u8>,
         len: usize,
     },
+    /// Part `k` of a compressed file (see `split.rs`).
+    Part { parts: Arc<Parts>, k: usize },
 }
 
 /// What the planner and the workers share: the inputs' errors and the bytes done.
@@ -184,6 +191,9 @@ pub(super) struct Shared<'a> {
     errors: Mutex<Vec<(usize, String)>>,
     bytes: AtomicU64,
     progress: Option<&'a Progress>,
+    pub(super) meter: Arc<Meter>,
+    /// Compressed files may be decoded in parts (the job does not use offsets).
+    pub(super) split: bool,
 }
 
 impl Shared<'_> {
@@ -220,6 +230,8 @@ pub fn run<J: Job>(
         errors: Mutex::new(Vec::new()),
         bytes: AtomicU64::new(0),
         progress,
+        meter: Arc::default(),
+        split: !job.offsets() && !opts.spool_streams,
     };
     let spooled: Vec<Mutex<Option<Arc<File>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
     if let Some(p) = progress {
@@ -238,21 +250,39 @@ pub fn run<J: Job>(
             .collect();
         drop(rx);
         let mut merged: Option<J::State> = None;
+        let mut parts = Vec::new();
         for h in handles {
-            let st = h.join().expect("worker thread panicked");
+            let (st, p) = h.join().expect("worker thread panicked");
+            parts.extend(p);
             match merged.as_mut() {
                 None => merged = Some(st),
                 Some(m) => job.merge(m, st),
             }
         }
+        let mut merged = merged.unwrap_or_else(|| job.new_state());
+        join_parts(job, &mut merged, parts, opts.sep, shared);
         merged
     });
-    outcome(
-        merged.unwrap_or_else(|| job.new_state()),
-        shared,
-        inputs,
-        spooled,
-    )
+    outcome(merged, shared, inputs, spooled)
+}
+
+/// Join the parts of each compressed file decoded in parts (`split.rs`).
+fn join_parts<J: Job>(
+    job: &J,
+    state: &mut J::State,
+    mut parts: Vec<Part<J::State>>,
+    sep: u8,
+    shared: &Shared,
+) {
+    parts.sort_by_key(|p| (p.parts.input, p.start));
+    while !parts.is_empty() {
+        let input = parts[0].parts.input;
+        let n = parts.partition_point(|p| p.parts.input == input);
+        let file: Vec<_> = parts.drain(..n).collect();
+        let meter = Some(&shared.meter);
+        let bytes = split::resolve(job, state, file, sep, meter, |e| shared.error(input, e));
+        shared.account(bytes);
+    }
 }
 
 /// Bytes of the regular files among `inputs` (known up front).
@@ -291,6 +321,7 @@ fn outcome<S>(
     Outcome {
         state,
         errors,
+        decoded: shared.meter.totals(),
         bytes: shared.bytes.into_inner(),
         files: bad.iter().filter(|b| !**b).count() as u64,
         spooled: spooled

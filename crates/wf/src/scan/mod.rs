@@ -15,6 +15,7 @@ pub mod inputs;
 mod plan;
 mod range;
 mod regions;
+mod split;
 pub(crate) mod stream;
 mod worker;
 
@@ -23,7 +24,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
-pub use decompress::{Codec, Decompress};
+pub use decompress::{Codec, Decoded, Decompress};
 pub use engine::{run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ};
 pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
 pub use range::record_start_at;

@@ -26,6 +26,7 @@ use crossbeam_channel as chan;
 use super::engine::{ScanOptions, Shared, Work};
 use super::inputs::{Input, Source};
 use super::regions::Regions;
+use super::split::{self, Parts};
 use super::stream::{open_stream, read_blocks, spool, End, Refused};
 use super::{fadvise, io_message};
 
@@ -112,7 +113,7 @@ impl Planner<'_> {
     ) -> Vec<(usize, Arc<File>)> {
         let mut files = Vec::new();
         for &i in streams {
-            match spool(&self.inputs[i].source) {
+            match spool(&self.inputs[i].source, Some(&self.shared.meter)) {
                 Ok(f) => {
                     let f = Arc::new(f);
                     *spooled[i].lock().unwrap() = Some(f.clone());
@@ -280,18 +281,33 @@ impl Planner<'_> {
         true
     }
 
-    /// Read a stream into blocks for the workers (up to 64 MiB each; see
-    /// `stream.rs`).
-    /// Compressed files, largest first, decoded by up to one thread per
-    /// worker at once (each file front to back by one of them, its blocks
-    /// parsed by the workers): one decoder at a time left the other cores
-    /// idle on a directory of rotated `.gz` logs.
+    /// Compressed files, largest first. Those that can be cut at frame or
+    /// member starts go to the workers in parts (`split.rs`); the others are
+    /// decoded by up to one thread per worker at once (each file front to back
+    /// by one of them, its blocks parsed by the workers): one decoder at a time
+    /// left the other cores idle on a directory of rotated `.gz` logs.
     fn decode(&self, files: &[usize], pool: &chan::Receiver<Vec<u8>>) {
-        let mut order = files.to_vec();
-        order.sort_by_key(|&i| match self.inputs[i].source {
+        let mut sorted = files.to_vec();
+        sorted.sort_by_key(|&i| match self.inputs[i].source {
             Source::Compressed { size, .. } => std::cmp::Reverse(size),
             _ => std::cmp::Reverse(0),
         });
+        let mut order = Vec::new();
+        for i in sorted {
+            match self.parts(i) {
+                Some(p) => {
+                    let k = p.starts.len();
+                    let mut sent = (0..k).map(|k| Work::Part {
+                        parts: p.clone(),
+                        k,
+                    });
+                    if !sent.all(|w| self.tx.send(w).is_ok()) {
+                        return;
+                    }
+                }
+                None => order.push(i),
+            }
+        }
         let next = std::sync::atomic::AtomicUsize::new(0);
         let decoders = self.threads.min(order.len());
         std::thread::scope(|s| {
@@ -305,8 +321,24 @@ impl Planner<'_> {
         });
     }
 
+    /// The parts of compressed file `i`, if the job allows it and the file can
+    /// be cut (a file that cannot be looked at is left to the stream path,
+    /// which names the error).
+    fn parts(&self, i: usize) -> Option<Arc<Parts>> {
+        let Source::Compressed { path, size, codec } = &self.inputs[i].source else {
+            return None;
+        };
+        if !self.shared.split {
+            return None;
+        }
+        let parts = split::locate(i, path, *codec, *size, self.chunk).ok()?;
+        (parts.starts.len() > 1).then(|| Arc::new(parts))
+    }
+
+    /// Read a stream into blocks for the workers (up to 64 MiB each; see
+    /// `stream.rs`).
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
-        let mut src = match open_stream(&self.inputs[i].source) {
+        let mut src = match open_stream(&self.inputs[i].source, Some(&self.shared.meter)) {
             Ok(src) => src,
             Err(e) => return self.shared.error(i, io_message(&e)),
         };

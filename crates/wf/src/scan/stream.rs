@@ -24,11 +24,15 @@ use std::os::unix::io::{AsFd, AsRawFd};
 
 use crossbeam_channel as chan;
 
+use super::decompress::Meter;
 use super::inputs::Source;
+use std::sync::Arc;
 
-pub(crate) fn open_stream(src: &Source) -> io::Result<Box<dyn Read>> {
+/// The bytes of an input, decoded if compressed (the decoding's work added to
+/// `meter`).
+pub(crate) fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<dyn Read>> {
     match src {
-        Source::Compressed { path, codec, .. } => Ok(super::decompress::open(path, *codec)?),
+        Source::Compressed { path, codec, .. } => super::decompress::metered(path, *codec, meter),
         Source::Stream { path, decompress } => {
             let mut raw: Box<dyn Read> = match path {
                 None => Box::new(io::stdin().lock()),
@@ -38,15 +42,15 @@ pub(crate) fn open_stream(src: &Source) -> io::Result<Box<dyn Read>> {
                 return Ok(raw);
             }
             let head = super::decompress::read_head(&mut raw)?;
-            super::decompress::sniffed(head, raw, *decompress)
+            super::decompress::sniffed_metered(head, raw, *decompress, meter)
         }
         Source::File { path, .. } => Ok(Box::new(File::open(path)?)),
     }
 }
 
 /// Copy a stream to an unlinked temporary file.
-pub(super) fn spool(src: &Source) -> io::Result<File> {
-    let mut r = open_stream(src)?;
+pub(super) fn spool(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<File> {
+    let mut r = open_stream(src, meter)?;
     let mut f = tempfile::tempfile()?;
     io::copy(&mut r, &mut f)?;
     Ok(f)

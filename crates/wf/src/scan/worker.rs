@@ -9,6 +9,7 @@ use super::ahead::{AheadLink, ReadAhead};
 use super::engine::{ScanOptions, Shared, Work};
 use super::range::{process_mapped, process_range};
 use super::regions::Regions;
+use super::split::{self, Part};
 use crate::jobs::{Chunk, Job};
 
 pub(super) struct Worker<'a, J: Job> {
@@ -20,6 +21,8 @@ pub(super) struct Worker<'a, J: Job> {
     state: J::State,
     /// The reusable read buffer of [`process_range`].
     buf: Vec<u8>,
+    /// Parts of compressed files decoded here, for the engine to join.
+    parts: Vec<Part<J::State>>,
 }
 
 impl<'a, J: Job> Worker<'a, J> {
@@ -36,11 +39,13 @@ impl<'a, J: Job> Worker<'a, J> {
             pool,
             state: job.new_state(),
             buf: Vec::new(),
+            parts: Vec::new(),
         }
     }
 
-    /// Process work until the planner is done; returns the job state.
-    pub(super) fn run(mut self, rx: chan::Receiver<Work>) -> J::State {
+    /// Process work until the planner is done; returns the job state and the
+    /// parts of compressed files decoded (their bytes are counted when joined).
+    pub(super) fn run(mut self, rx: chan::Receiver<Work>) -> (J::State, Vec<Part<J::State>>) {
         for w in rx.iter() {
             let n = match w {
                 Work::Regions(r) => {
@@ -69,10 +74,17 @@ impl<'a, J: Job> Worker<'a, J> {
                     buf,
                     len,
                 } => self.block(input, offset, buf, len),
+                Work::Part { parts, k } => {
+                    let range = (parts.starts[k], parts.end(k));
+                    let meter = Some(&self.shared.meter);
+                    let part = split::decode(self.job, &parts, range, self.opts.sep, meter);
+                    self.parts.push(part);
+                    0
+                }
             };
             self.shared.account(n);
         }
-        self.state
+        (self.state, self.parts)
     }
 
     /// Read the records a range owns; a failure is the file's error, and its

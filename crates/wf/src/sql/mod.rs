@@ -234,7 +234,7 @@ fn spool_streams(inputs: &mut [Input], keep: &mut Vec<std::fs::File>) -> Result<
         }
         // Streams and compressed files (decoded), so that `_offset` and the
         // sample are of the decoded bytes.
-        let mut src = crate::scan::stream::open_stream(&inp.source)
+        let mut src = crate::scan::stream::open_stream(&inp.source, None)
             .map_err(|e| format!("{}: {}", inp.name, crate::scan::io_message(&e)))?;
         let mut f = tempfile::tempfile().map_err(|e| format!("spooling {}: {e}", inp.name))?;
         let size = std::io::copy(&mut src, &mut f).map_err(|e| format!("{}: {e}", inp.name))?;

@@ -1,0 +1,674 @@
+//! One compressed file on every core: a multi-frame zstd file or a multi-member
+//! gzip file is cut into parts at frame or member starts; each part is decoded
+//! and parsed by one worker into a job state of its own, and the records that
+//! straddle two parts are stitched together at the end ([`resolve`]).
+//!
+//! Where parts start ([`locate`]):
+//! - zstd: the frames' sizes, walked from their headers (exact).
+//! - gzip in BGZF (`bgzip`): every member says its size in a `BC` extra field
+//!   (exact).
+//! - other gzip files (concatenated members, `pigz` of several files): a search
+//!   for member headers near each nominal cut, each checked by decoding its first
+//!   64 KiB. Such a start is a guess: bytes inside compressed data can look like
+//!   a member (a stored block may even hold a whole gzip file). So a part counts
+//!   only if the chain of parts from byte 0 reaches it: the part before it ended
+//!   its last member (CRC checked) exactly there. A part the chain skips is
+//!   dropped with its state, and the bytes the chain has not covered are decoded
+//!   again, front to back.
+//!
+//! A single-member gzip file has no such cut and is read as a stream (one decoder
+//! thread, parsing on the workers). Every part keeps its own state until the end,
+//! so that a corrupt part ends the file's records where a front-to-back decode
+//! would, and the answer is the same at every thread count and part size. Jobs
+//! that need exact offsets ([`Job::offsets`]) are given whole streams instead.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crossbeam_channel as chan;
+use flate2::bufread::GzDecoder;
+
+use super::decompress::{Codec, Consumed, DecodeError, Located, Meter};
+use super::stream::{read_blocks, Block, End};
+use crate::jobs::{Chunk, Job};
+
+/// A compressed file cut into parts.
+#[derive(Debug)]
+pub(super) struct Parts {
+    pub input: usize,
+    pub path: PathBuf,
+    pub codec: Codec,
+    pub size: u64,
+    /// Compressed offsets where parts start: increasing, from 0.
+    pub starts: Vec<u64>,
+}
+
+impl Parts {
+    /// Where part `k` nominally ends.
+    pub fn end(&self, k: usize) -> u64 {
+        self.starts.get(k + 1).copied().unwrap_or(self.size)
+    }
+
+    /// The first part start after `pos`, or the file's end.
+    fn next_start(&self, pos: u64) -> u64 {
+        let k = self.starts.partition_point(|&s| s <= pos);
+        self.starts.get(k).copied().unwrap_or(self.size)
+    }
+}
+
+/// Parts of about `target` compressed bytes, but no more than this many per
+/// file (each part's state is kept until the file is done).
+const MAX_PARTS: u64 = 64;
+
+/// The decoded bytes a part is cut into for parsing.
+const PART_BLOCK: usize = 1 << 20;
+
+/// Where to cut the compressed file `path` (`size` bytes) into parts of about
+/// `target` compressed bytes (at least `size / 64`): frame or member starts.
+/// Just `[0]` when there is no cut (a single gzip member, bzip2, xz).
+pub(super) fn locate(
+    input: usize,
+    path: &Path,
+    codec: Codec,
+    size: u64,
+    target: u64,
+) -> io::Result<Parts> {
+    let target = target.max(size / MAX_PARTS).max(1);
+    let mut parts = Parts {
+        input,
+        path: path.to_path_buf(),
+        codec,
+        size,
+        starts: vec![0],
+    };
+    if size <= target || !matches!(codec, Codec::Gzip | Codec::Zstd) {
+        return Ok(parts);
+    }
+    let f = File::open(path)?;
+    // Safety: read-only; a file truncated meanwhile is the risk `--mmap` takes
+    // too, and only the few header bytes looked at here are touched.
+    let map = unsafe { memmap2::Mmap::map(&f)? };
+    let data = &map[..(size as usize).min(map.len())];
+    parts.starts = match codec {
+        Codec::Zstd => zstd_frames(data, target),
+        _ => bgzf_blocks(data, target).unwrap_or_else(|| gzip_members(data, target)),
+    };
+    Ok(parts)
+}
+
+/// Push `pos` as a start if the part before it has reached `target` bytes.
+fn cut_at(starts: &mut Vec<u64>, pos: usize, len: usize, target: u64) {
+    let last = *starts.last().unwrap();
+    if pos < len && pos as u64 - last >= target {
+        starts.push(pos as u64);
+    }
+}
+
+/// Frame starts of a zstd file (skippable frames included), walked by their
+/// sizes; a frame that cannot be walked ends the walk (its part's decoder names
+/// the error).
+fn zstd_frames(data: &[u8], target: u64) -> Vec<u64> {
+    let mut starts = vec![0];
+    let mut pos = 0;
+    while pos < data.len() {
+        match zstd::zstd_safe::find_frame_compressed_size(&data[pos..]) {
+            Ok(n) if n > 0 => pos += n,
+            _ => break,
+        }
+        cut_at(&mut starts, pos, data.len(), target);
+    }
+    starts
+}
+
+/// Member starts of a BGZF file, walked by the sizes the members give; `None`
+/// if the file does not start as BGZF. A member that is not BGZF ends the walk.
+fn bgzf_blocks(data: &[u8], target: u64) -> Option<Vec<u64>> {
+    bgzf_size(data)?;
+    let mut starts = vec![0];
+    let mut pos = 0;
+    while let Some(n) = bgzf_size(&data[pos..]) {
+        pos += n;
+        cut_at(&mut starts, pos, data.len(), target);
+        if pos >= data.len() {
+            break;
+        }
+    }
+    Some(starts)
+}
+
+/// The size of the BGZF member at the start of `h` (its `BC` subfield + 1).
+fn bgzf_size(h: &[u8]) -> Option<usize> {
+    if h.len() < 18 || h[..4] != [0x1f, 0x8b, 8, 4] {
+        return None;
+    }
+    let xlen = u16::from_le_bytes([h[10], h[11]]) as usize;
+    let extra = h.get(12..12 + xlen)?;
+    let mut i = 0;
+    while i + 4 <= extra.len() {
+        let slen = u16::from_le_bytes([extra[i + 2], extra[i + 3]]) as usize;
+        if extra[i..i + 2] == *b"BC" && slen == 2 && i + 6 <= extra.len() {
+            return Some(u16::from_le_bytes([extra[i + 4], extra[i + 5]]) as usize + 1);
+        }
+        i += 4 + slen;
+    }
+    None
+}
+
+/// Likely member starts of a gzip file: per window of `target` bytes, the first
+/// header that decodes (see the module comment: these are guesses).
+fn gzip_members(data: &[u8], target: u64) -> Vec<u64> {
+    let finder = memchr::memmem::Finder::new(&[0x1f, 0x8b, 8]);
+    let mut starts = vec![0];
+    let step = target as usize;
+    let mut t = step;
+    while t < data.len() {
+        let window = t..(t + step).min(data.len());
+        let found = finder
+            .find_iter(&data[window.clone()])
+            .map(|p| window.start + p)
+            .find(|&c| gzip_member_at(&data[c..]));
+        match found {
+            Some(c) => {
+                starts.push(c as u64);
+                t = c + step;
+            }
+            None => t = window.end,
+        }
+    }
+    starts
+}
+
+/// Does `h` start with a gzip header whose first 64 KiB decode?
+fn gzip_member_at(h: &[u8]) -> bool {
+    let plausible = h.len() >= 18
+        && h[3] & 0xe0 == 0
+        && matches!(h[8], 0 | 2 | 4)
+        && (h[9] <= 13 || h[9] == 255);
+    if !plausible {
+        return false;
+    }
+    let cut = h.len().min(1 << 20);
+    let mut d = GzDecoder::new(&h[..cut]);
+    let mut buf = vec![0u8; 64 << 10];
+    let mut got = 0;
+    loop {
+        match d.read(&mut buf[got..]) {
+            Ok(0) => return true,
+            Ok(n) => {
+                got += n;
+                if got == buf.len() {
+                    return true;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return e.kind() == io::ErrorKind::UnexpectedEof && cut < h.len(),
+        }
+    }
+}
+
+/// What decoding one part gave.
+pub(super) struct Part<S> {
+    pub parts: Arc<Parts>,
+    pub start: u64,
+    /// Where decoding stopped: the end of the last member or frame decoded.
+    pub end: u64,
+    /// Decoded bytes up to and including the first separator (the end of a
+    /// record begun in an earlier part); every byte while `whole`.
+    head: Vec<u8>,
+    /// No separator seen (yet) in a part that does not start the file.
+    whole: bool,
+    /// Decoded bytes after the last separator (a record that goes on).
+    tail: Vec<u8>,
+    /// The state of the records between head and tail.
+    state: S,
+    decoded: u64,
+    /// Decoded bytes passed to the job.
+    processed: u64,
+    error: Option<io::Error>,
+}
+
+impl<S> Part<S> {
+    /// The record bytes of one block: the head's, the job's, the tail's.
+    fn take<J: Job<State = S>>(&mut self, job: &J, b: &Block, sep: u8) {
+        let mut data = &b.buf[..b.len];
+        let offset = self.start + self.decoded;
+        self.decoded += data.len() as u64;
+        if self.whole {
+            let Some(p) = memchr::memchr(sep, data) else {
+                self.head.extend_from_slice(data);
+                return;
+            };
+            self.head.extend_from_slice(&data[..=p]);
+            data = &data[p + 1..];
+            self.whole = false;
+        }
+        if b.unterminated {
+            let p = memchr::memrchr(sep, data).map_or(0, |p| p + 1);
+            self.tail.extend_from_slice(&data[p..]);
+            data = &data[..p];
+        }
+        if !data.is_empty() {
+            let input = self.parts.input;
+            let offset = offset + (b.len - data.len()) as u64;
+            job.process(
+                &mut self.state,
+                &Chunk {
+                    input,
+                    offset,
+                    data,
+                },
+            );
+            self.processed += data.len() as u64;
+        }
+    }
+}
+
+/// Decode and parse the part of `parts` from compressed byte `start` (a frame or
+/// member start) up to the first frame or member end at or after `end`.
+pub(super) fn decode<J: Job>(
+    job: &J,
+    parts: &Arc<Parts>,
+    (start, end): (u64, u64),
+    sep: u8,
+    meter: Option<&Arc<Meter>>,
+) -> Part<J::State> {
+    let mut part = Part {
+        parts: parts.clone(),
+        start,
+        end: start,
+        head: Vec::new(),
+        whole: start > 0,
+        tail: Vec::new(),
+        state: job.new_state(),
+        decoded: 0,
+        processed: 0,
+        error: None,
+    };
+    let (mut src, consumed) = match open_part(parts, start, end, meter) {
+        Ok(x) => x,
+        Err(e) => {
+            part.error = Some(e);
+            return part;
+        }
+    };
+    let (pool_tx, pool_rx) = chan::unbounded();
+    let ended = read_blocks(&mut *src, PART_BLOCK, sep, &pool_rx, |b| {
+        part.take(job, &b, sep);
+        let _ = pool_tx.send(b.buf);
+        Ok(())
+    });
+    drop(src);
+    part.end = start + consumed.load(Ordering::Relaxed);
+    if let End::Failed(e) = ended {
+        part.error = Some(e);
+    }
+    part
+}
+
+/// A decoder of the part `[start, end)`, and its count of compressed bytes used.
+fn open_part(
+    parts: &Parts,
+    start: u64,
+    end: u64,
+    meter: Option<&Arc<Meter>>,
+) -> io::Result<(Box<dyn Read>, Arc<std::sync::atomic::AtomicU64>)> {
+    let mut f = File::open(&parts.path)?;
+    f.seek(SeekFrom::Start(start))?;
+    let inner: Box<dyn Read> = match parts.codec {
+        Codec::Zstd => Box::new(f.take(end - start)),
+        _ => Box::new(f),
+    };
+    let input = Consumed::new(inner);
+    let consumed = input.consumed.clone();
+    let dec: Box<dyn Read> = match parts.codec {
+        Codec::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(input)?),
+        _ => Box::new(Members {
+            dec: Some(GzDecoder::new(input)),
+            base: start,
+            end,
+        }),
+    };
+    let read = consumed.clone();
+    let located = Located::new(dec, parts.codec, start, read, meter.cloned());
+    Ok((Box::new(located), consumed))
+}
+
+/// The gzip members from a member start up to the first one that ends at or
+/// after `end`.
+struct Members {
+    dec: Option<GzDecoder<Consumed>>,
+    base: u64,
+    end: u64,
+}
+
+impl Read for Members {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(d) = self.dec.as_mut() else {
+                return Ok(0);
+            };
+            let n = d.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            let mut r = self.dec.take().unwrap().into_inner();
+            let at = self.base + r.consumed.load(Ordering::Relaxed);
+            if at >= self.end || r.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            self.dec = Some(GzDecoder::new(r));
+        }
+    }
+}
+
+/// Where the stitching of one file's parts has got to.
+struct Stitch {
+    /// Decoded bytes of the parts joined so far.
+    done: u64,
+    /// A record begun in an earlier part, and its decoded offset.
+    pending: Vec<u8>,
+    pending_at: u64,
+    processed: u64,
+}
+
+impl Stitch {
+    /// Pass the pending record to the job.
+    fn flush<J: Job>(&mut self, job: &J, state: &mut J::State, input: usize) {
+        if !self.pending.is_empty() {
+            let (offset, data) = (self.pending_at, &self.pending[..]);
+            job.process(
+                state,
+                &Chunk {
+                    input,
+                    offset,
+                    data,
+                },
+            );
+            self.processed += data.len() as u64;
+            self.pending.clear();
+        }
+    }
+
+    /// Join part `p` (the next in the chain) to what came before it.
+    fn join<J: Job>(&mut self, job: &J, state: &mut J::State, p: Part<J::State>) {
+        let input = p.parts.input;
+        if self.pending.is_empty() {
+            self.pending_at = self.done;
+        }
+        self.pending.extend_from_slice(&p.head);
+        if !p.whole {
+            self.flush(job, state, input);
+        }
+        self.done += p.decoded;
+        if self.pending.is_empty() {
+            self.pending_at = self.done - p.tail.len() as u64;
+        }
+        self.pending.extend_from_slice(&p.tail);
+        self.processed += p.processed;
+        job.merge(state, p.state);
+    }
+}
+
+/// Join the parts of one file into `state` (see the module comment): from byte
+/// 0, each next part is the one that starts where the last ended, or, where no
+/// part does, that stretch decoded again here. The first error ends the file
+/// (what follows it is dropped, as in a front-to-back decode) and is passed to
+/// `error`. Returns the decoded bytes passed to the job.
+pub(super) fn resolve<J: Job>(
+    job: &J,
+    state: &mut J::State,
+    mut parts: Vec<Part<J::State>>,
+    sep: u8,
+    meter: Option<&Arc<Meter>>,
+    error: impl FnOnce(String),
+) -> u64 {
+    parts.sort_by_key(|p| p.start);
+    let spec = parts[0].parts.clone();
+    let mut parts = VecDeque::from(parts);
+    let mut st = Stitch {
+        done: 0,
+        pending: Vec::new(),
+        pending_at: 0,
+        processed: 0,
+    };
+    let mut pos = 0;
+    let mut failed = None;
+    while pos < spec.size {
+        while parts.front().is_some_and(|p| p.start < pos) {
+            parts.pop_front(); // skipped by the chain: a false member start
+        }
+        let mut p = match parts.front() {
+            Some(p) if p.start == pos => parts.pop_front().unwrap(),
+            _ => decode(job, &spec, (pos, spec.next_start(pos)), sep, meter),
+        };
+        let (done, end, err) = (st.done, p.end, p.error.take());
+        st.join(job, state, p);
+        if let Some(e) = err {
+            failed = Some(DecodeError::after_more(e, done));
+            break;
+        }
+        if end <= pos {
+            failed = Some(io::Error::other(format!(
+                "{} data: decoding stopped at compressed byte {pos}",
+                spec.codec
+            )));
+            break;
+        }
+        pos = end;
+    }
+    st.flush(job, state, spec.input);
+    if let Some(e) = failed {
+        error(super::io_message(&e));
+    }
+    st.processed
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::scan::{run, Input, ScanOptions, Source};
+
+    /// Every record it is given, split at newlines; `split` says whether
+    /// compressed files may be decoded in parts.
+    struct Records {
+        split: bool,
+    }
+
+    impl Job for Records {
+        type State = Vec<Vec<u8>>;
+        fn new_state(&self) -> Self::State {
+            Vec::new()
+        }
+        fn process(&self, st: &mut Self::State, chunk: &Chunk<'_>) {
+            st.extend(
+                chunk
+                    .data
+                    .split_inclusive(|&b| b == b'\n')
+                    .map(<[u8]>::to_vec),
+            );
+        }
+        fn merge(&self, into: &mut Self::State, other: Self::State) {
+            into.extend(other);
+        }
+        fn offsets(&self) -> bool {
+            !self.split
+        }
+    }
+
+    fn gzip(data: &[u8], level: u32) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn lines(tag: &str, n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("{tag} {i}\n").into_bytes())
+            .collect()
+    }
+
+    /// The sorted records of `file` read with `split` at `threads` and a
+    /// part size of `target`, and the error, if any.
+    fn records(
+        file: &Path,
+        codec: Codec,
+        split: bool,
+        threads: usize,
+        target: u64,
+    ) -> (Vec<Vec<u8>>, Vec<String>) {
+        let size = std::fs::metadata(file).unwrap().len();
+        let input = Input {
+            name: "x".into(),
+            source: Source::Compressed {
+                path: file.into(),
+                size,
+                codec,
+            },
+        };
+        let opts = ScanOptions {
+            threads,
+            chunk_size: target,
+            ..Default::default()
+        };
+        let out = run(&Records { split }, vec![input], &opts, None);
+        let mut got = out.state;
+        got.sort();
+        (got, out.errors.iter().map(|e| e.message.clone()).collect())
+    }
+
+    /// A gzip file of three members whose second, stored (level 0), holds a
+    /// whole gzip file among its text: a member header that is not one.
+    /// Returns the file, its text, and where the fake header is.
+    fn with_fake_member(dir: &Path) -> (PathBuf, Vec<u8>, u64) {
+        let m1 = gzip(&lines("first", 20_000), 6);
+        let inner = gzip(&lines("inner", 5_000), 6);
+        let mut text2 = lines("stored", 3_000);
+        let fake_at = text2.len();
+        text2.extend_from_slice(&inner);
+        text2.extend_from_slice(b"\n");
+        text2.extend(lines("after", 3_000));
+        let m2 = gzip(&text2, 0);
+        let text3 = lines("third", 10_000);
+        let m3 = gzip(&text3, 9);
+        let mut file = m1.clone();
+        file.extend_from_slice(&m2);
+        // In a stored member the text is at its place after a 10-byte header
+        // and a 5-byte block header.
+        let fake = (m1.len() + 15 + fake_at) as u64;
+        file.extend_from_slice(&m3);
+        let mut text = lines("first", 20_000);
+        text.extend(text2);
+        text.extend(text3);
+        let path = dir.join("fake.gz");
+        std::fs::write(&path, &file).unwrap();
+        (path, text, fake)
+    }
+
+    fn sorted_records(text: &[u8]) -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = text
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_false_member_start_is_dropped_and_its_bytes_decoded_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, text, fake) = with_fake_member(dir.path());
+        assert_eq!(
+            &std::fs::read(&path).unwrap()[fake as usize..][..3],
+            &[0x1f, 0x8b, 8]
+        );
+        let want = sorted_records(&text);
+        let size = std::fs::metadata(&path).unwrap().len();
+        let mut guessed_wrong = 0;
+        for target in [500, 2_000, 8_000, 30_000, 100_000, size] {
+            let parts = locate(0, &path, Codec::Gzip, size, target).unwrap();
+            guessed_wrong += parts.starts.contains(&fake) as usize;
+            for threads in [1, 2, 3] {
+                let (got, errors) = records(&path, Codec::Gzip, true, threads, target);
+                assert!(errors.is_empty(), "{errors:?}");
+                assert!(got == want, "target {target}, {threads} threads");
+            }
+        }
+        assert!(guessed_wrong > 0, "no part started at the false member");
+    }
+
+    #[test]
+    fn a_corrupt_or_truncated_part_ends_the_file_as_a_stream_decode_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let members: Vec<Vec<u8>> = (0..8)
+            .map(|k| gzip(&lines(&format!("m{k}"), 4_000), 6))
+            .collect();
+        let whole = members.concat();
+        let bad_at = members[..5].iter().map(Vec::len).sum::<usize>() + 200;
+        let mut corrupt = whole.clone();
+        corrupt[bad_at] ^= 0x55;
+        let truncated = whole[..whole.len() - members[7].len() / 2].to_vec();
+        for (name, bytes) in [("corrupt.gz", corrupt), ("truncated.gz", truncated)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let (want, want_err) = records(&path, Codec::Gzip, false, 1, 1 << 20);
+            assert_eq!(want_err.len(), 1, "{name}");
+            for target in [1_000, 10_000, 1 << 20] {
+                for threads in [1, 2, 3] {
+                    let (got, err) = records(&path, Codec::Gzip, true, threads, target);
+                    assert!(got == want, "{name}: target {target}, {threads} threads");
+                    assert_eq!(err.len(), 1, "{name}");
+                    assert!(err[0].contains("compressed byte"), "{}", err[0]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zstd_frames_are_exact_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = Vec::new();
+        let mut text = Vec::new();
+        for k in 0..6 {
+            // A record that goes on from one frame into the next.
+            let mut t = lines(&format!("f{k}"), 3_000);
+            t.extend_from_slice(format!("cut in frame {k}, ").as_bytes());
+            file.extend(zstd::encode_all(&t[..], 3).unwrap());
+            if k == 2 {
+                file.extend_from_slice(&[0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4]);
+            }
+            text.extend(t);
+        }
+        let path = dir.path().join("x.zst");
+        std::fs::write(&path, &file).unwrap();
+        let size = file.len() as u64;
+        let parts = locate(0, &path, Codec::Zstd, size, 1).unwrap();
+        // Six frames; the small skippable frame goes with the frame after it.
+        assert_eq!(parts.starts.len(), 6, "{:?}", parts.starts);
+        let want = sorted_records(&text);
+        for target in [1, 5_000, size] {
+            for threads in [1, 2, 3] {
+                let (got, errors) = records(&path, Codec::Zstd, true, threads, target);
+                assert!(errors.is_empty(), "{errors:?}");
+                assert!(got == want, "target {target}, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn bgzf_sizes() {
+        let mut m = vec![
+            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255, 6, 0, b'B', b'C', 2, 0, 0x1b, 0,
+        ];
+        m.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(bgzf_size(&m), Some(28));
+        m[12] = b'X';
+        assert_eq!(bgzf_size(&m), None);
+        assert_eq!(bgzf_size(&[0x1f, 0x8b]), None);
+    }
+}
