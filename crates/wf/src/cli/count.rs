@@ -32,6 +32,7 @@ impl JobCmd for CountArgs {
             bytes: out.bytes,
             records: Some(out.state.records),
             extra: vec![],
+            decoded: out.decoded,
         }
     }
 }

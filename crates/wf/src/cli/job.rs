@@ -23,6 +23,8 @@ pub(crate) struct JobRun {
     pub(crate) records: Option<u64>,
     /// Job-specific `--stats` counters.
     pub(crate) extra: Vec<(String, u64)>,
+    /// The decoding of compressed inputs.
+    pub(crate) decoded: scan::Decoded,
 }
 
 /// A command that runs one scan job.
@@ -65,6 +67,7 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
         let mut st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), run.bytes, opts.threads);
         st.records = run.records;
         st.extra = run.extra;
+        st.decoded = run.decoded;
         eprint!("{}", st.text());
     }
     if failed {

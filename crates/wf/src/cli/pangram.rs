@@ -34,7 +34,7 @@ impl JobCmd for PangramArgs {
         let mut o = opts.clone();
         o.spool_streams = true; // window text is read back after the scan
         let (out, mut errors) = job::scan(&job, &self.scan, &o, progress);
-        let bytes = out.bytes;
+        let (bytes, decoded) = (out.bytes, out.decoded);
         let (state, rest) = out.into_parts();
         let windows = read_windows(&job, state, &rest, &mut errors);
         JobRun {
@@ -43,6 +43,7 @@ impl JobCmd for PangramArgs {
             bytes,
             records: None,
             extra: vec![("windows reported".into(), windows.len() as u64)],
+            decoded,
         }
     }
 }

@@ -222,7 +222,12 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
     }
     if q.scan.stats {
         let bytes = runs.iter().map(|r| r.report.lock().unwrap().bytes).sum();
-        let st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), bytes, opts.scan.threads);
+        let mut st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), bytes, opts.scan.threads);
+        for r in &runs {
+            st.decoded.compressed += r.decoded.compressed;
+            st.decoded.decoded += r.decoded.decoded;
+            st.decoded.seconds += r.decoded.seconds;
+        }
         eprint!("{}", st.text());
         runs.iter()
             .for_each(|r| eprint!("{}", wf::sql::stats_text(r)));

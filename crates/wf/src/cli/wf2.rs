@@ -25,7 +25,7 @@ impl JobCmd for Wf2Args {
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let job = Wf2;
         let (out, errors) = job::scan(&job, &self.scan, opts, progress);
-        let bytes = out.bytes;
+        let (bytes, decoded) = (out.bytes, out.decoded);
         let r = job.finish(out.state, self.top);
         let output = if self.scan.json {
             (report::wf2::json(&r) + "\n").into_bytes()
@@ -41,6 +41,7 @@ impl JobCmd for Wf2Args {
                 ("lines not GET".into(), r.not_get),
                 ("lines with too few fields".into(), r.too_few_fields),
             ],
+            decoded,
         }
     }
 }

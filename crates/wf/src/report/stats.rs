@@ -56,6 +56,8 @@ pub struct RunStats {
     pub threads: usize,
     /// Job-specific counters (name, value), e.g. malformed lines.
     pub extra: Vec<(String, u64)>,
+    /// The decoding of compressed inputs (none: all zero).
+    pub decoded: crate::scan::Decoded,
 }
 
 impl RunStats {
@@ -73,6 +75,7 @@ impl RunStats {
             },
             threads,
             extra: Vec::new(),
+            decoded: Default::default(),
         }
     }
 
@@ -91,6 +94,29 @@ impl RunStats {
         } else {
             0.0
         }
+    }
+
+    /// The `--stats` lines on compressed inputs, if any were decoded.
+    fn decoded_text(&self) -> String {
+        let d = &self.decoded;
+        if d.compressed == 0 && d.decoded == 0 {
+            return String::new();
+        }
+        let cpu = self.user + self.system;
+        let share = if cpu > 0.0 {
+            d.seconds / cpu * 100.0
+        } else {
+            0.0
+        };
+        format!(
+            "compressed:     {} bytes, decoded to {} bytes ({:.1}x)\n\
+             decoding:       {:.3} s over all threads, {:.0}% of the cpu time\n",
+            d.compressed,
+            d.decoded,
+            d.decoded as f64 / d.compressed.max(1) as f64,
+            d.seconds,
+            share.min(100.0)
+        )
     }
 
     /// The human `--stats` block, for stderr.
@@ -115,6 +141,7 @@ impl RunStats {
             None => s.push_str("read from storage: unknown (no /proc/self/io)\n"),
         }
         s.push_str(&format!("major faults:   {}\n", self.major_faults));
+        s.push_str(&self.decoded_text());
         for (k, v) in &self.extra {
             s.push_str(&format!("{k}: {v}\n"));
         }

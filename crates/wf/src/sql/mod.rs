@@ -10,7 +10,7 @@ pub mod job;
 pub mod output;
 pub mod table;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -47,6 +47,11 @@ pub struct TableRun {
     pub name: String,
     pub format: String,
     pub report: Arc<Mutex<ScanReport>>,
+    /// Streams and compressed inputs that could not be read whole before the
+    /// query (what was read of them is in the table).
+    pub spool_errors: Vec<InputError>,
+    /// The decoding of the table's compressed inputs.
+    pub decoded: crate::scan::Decoded,
 }
 
 /// Why a query failed.
@@ -93,7 +98,8 @@ pub fn run(
     let mut runs = Vec::new();
     let ctx = context(opts)?;
     for mut t in tables {
-        spool_streams(&mut t.inputs, &mut spooled).map_err(SqlError::Usage)?;
+        let meter = Arc::new(crate::scan::decompress::Meter::default());
+        let spool_errors = spool_streams(&mut t.inputs, &mut spooled, &meter);
         let format = table_format(&t, &opts.format)?;
         if t.format == "auto" {
             notes(format!("{}: format {} (detected)", t.name, format.name()));
@@ -108,6 +114,8 @@ pub fn run(
             name: t.name.clone(),
             format: format.name(),
             report: table.report(),
+            spool_errors,
+            decoded: meter.totals(),
         });
         ctx.register_table(t.name.as_str(), Arc::new(table))
             .map_err(|e| SqlError::Usage(e.to_string()))?;
@@ -226,31 +234,70 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
 
 /// Copy stream inputs (stdin, pipes) to unlinked temporary files, kept open in
 /// `keep` and named by `/proc/self/fd`, so every input can be sampled and split.
-fn spool_streams(inputs: &mut [Input], keep: &mut Vec<std::fs::File>) -> Result<(), String> {
-    use std::os::unix::io::AsRawFd;
-    for inp in inputs.iter_mut() {
+/// An input that fails part way keeps what was read of it; the failures are
+/// returned (one that cannot be opened at all leaves the table).
+fn spool_streams(
+    inputs: &mut Vec<Input>,
+    keep: &mut Vec<std::fs::File>,
+    meter: &Arc<crate::scan::decompress::Meter>,
+) -> Vec<InputError> {
+    let mut errors = Vec::new();
+    inputs.retain_mut(|inp| {
         if matches!(inp.source, Source::File { .. }) {
-            continue;
+            return true;
         }
-        // Streams and compressed files (decoded), so that `_offset` and the
-        // sample are of the decoded bytes.
-        let mut src = crate::scan::stream::open_stream(&inp.source, None)
-            .map_err(|e| format!("{}: {}", inp.name, crate::scan::io_message(&e)))?;
-        let mut f = tempfile::tempfile().map_err(|e| format!("spooling {}: {e}", inp.name))?;
-        let size = std::io::copy(&mut src, &mut f).map_err(|e| format!("{}: {e}", inp.name))?;
-        inp.source = Source::File {
-            path: PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd())),
-            size,
-        };
-        keep.push(f);
-    }
-    Ok(())
+        match spool_one(inp, meter) {
+            Ok((f, err)) => {
+                keep.push(f);
+                errors.extend(err);
+                true
+            }
+            Err(e) => {
+                errors.push(e);
+                false
+            }
+        }
+    });
+    errors
+}
+
+/// Spool one stream or compressed input (decoded, so that `_offset` and the
+/// sample are of the decoded bytes): the file, and the error that ended it early.
+fn spool_one(
+    inp: &mut Input,
+    meter: &Arc<crate::scan::decompress::Meter>,
+) -> Result<(std::fs::File, Option<InputError>), InputError> {
+    use std::os::unix::io::AsRawFd;
+    let fail = |message: String| InputError {
+        name: inp.name.clone(),
+        message,
+    };
+    let mut src = crate::scan::stream::open_stream(&inp.source, Some(meter))
+        .map_err(|e| fail(crate::scan::io_message(&e)))?;
+    let mut f = tempfile::tempfile().map_err(|e| fail(format!("spooling: {e}")))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
+    let copied = std::io::copy(&mut src, &mut w);
+    let flushed = w.flush();
+    drop(w);
+    let err = match (copied, flushed) {
+        (Ok(_), Ok(())) => None,
+        (Err(e), _) | (_, Err(e)) => Some(fail(crate::scan::io_message(&e))),
+    };
+    let size = f.metadata().map_err(|e| fail(e.to_string()))?.len();
+    inp.source = Source::File {
+        path: PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd())),
+        size,
+    };
+    Ok((f, err))
 }
 
 /// The input errors, parse counts and serial files of all tables, for the CLI.
 pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
     runs.iter()
-        .flat_map(|r| r.report.lock().unwrap().errors.clone())
+        .flat_map(|r| {
+            let scanned = r.report.lock().unwrap().errors.clone();
+            r.spool_errors.iter().cloned().chain(scanned)
+        })
         .collect()
 }
 
