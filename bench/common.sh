@@ -3,7 +3,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 cargo build --release -q
-WF="$ROOT/target/release/wf"
+WF="${CARGO_TARGET_DIR:-$ROOT/target}/release/wf"
 DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
 RUNS=${RUNS:-7}
 mkdir -p "$DATA"

@@ -14,7 +14,10 @@
 //! - `range.rs`: workers read a chunk in small `pread`s into one reusable buffer
 //!   each and pass the job the records that *start* inside it.
 //! - `stream.rs`: streams (stdin, FIFOs, `<(...)`) are read front to back into
-//!   record-aligned blocks, handed out like chunks.
+//!   record-aligned blocks, handed out like chunks; so are compressed files,
+//!   decoded (`decompress.rs`), unless they can be cut at frame or member
+//!   starts: then each part is decoded and parsed by a worker and the parts
+//!   are joined after the workers are done (`split.rs`).
 //! - A file that shrinks, vanishes or fails mid-run is an error for that file only.
 
 use std::fs::File;

@@ -5,8 +5,9 @@
 //! worker threads and feeds whole records to a [`crate::jobs::Job`]. Its parts:
 //! `plan` (the chunk plan), `regions` (per-worker regions of a big file and
 //! stealing), `ahead` (the read-ahead helper and its gate), `worker` (a worker
-//! thread), `range` (the records a chunk owns) and `stream` (streams into
-//! record-aligned blocks, for the engine and for `feed`).
+//! thread), `range` (the records a chunk owns), `stream` (streams into
+//! record-aligned blocks, for the engine and for `feed`), `decompress` (formats
+//! and decoders) and `split` (one compressed file decoded in parts).
 
 mod ahead;
 pub mod decompress;
