@@ -45,6 +45,9 @@ pub(super) struct Parts {
     pub size: u64,
     /// Compressed offsets where parts start: increasing, from 0.
     pub starts: Vec<u64>,
+    /// Every member is BGZF, walked to the file's end: members are decoded
+    /// whole by libdeflate ([`Bgzf`]).
+    pub bgzf: bool,
 }
 
 impl Parts {
@@ -84,6 +87,7 @@ pub(super) fn locate(
         codec,
         size,
         starts: vec![0],
+        bgzf: false,
     };
     if size <= target || !matches!(codec, Codec::Gzip | Codec::Zstd) {
         return Ok(parts);
@@ -93,9 +97,9 @@ pub(super) fn locate(
     // too, and only the few header bytes looked at here are touched.
     let map = unsafe { memmap2::Mmap::map(&f)? };
     let data = &map[..(size as usize).min(map.len())];
-    parts.starts = match codec {
-        Codec::Zstd => zstd_frames(data, target),
-        _ => bgzf_blocks(data, target).unwrap_or_else(|| gzip_members(data, target)),
+    (parts.starts, parts.bgzf) = match codec {
+        Codec::Zstd => (zstd_frames(data, target), false),
+        _ => bgzf_blocks(data, target).unwrap_or_else(|| (gzip_members(data, target), false)),
     };
     Ok(parts)
 }
@@ -124,9 +128,10 @@ fn zstd_frames(data: &[u8], target: u64) -> Vec<u64> {
     starts
 }
 
-/// Member starts of a BGZF file, walked by the sizes the members give; `None`
-/// if the file does not start as BGZF. A member that is not BGZF ends the walk.
-fn bgzf_blocks(data: &[u8], target: u64) -> Option<Vec<u64>> {
+/// Member starts of a BGZF file, walked by the sizes the members give, and
+/// whether the walk ended exactly at the file's end; `None` if the file does
+/// not start as BGZF. A member that is not BGZF ends the walk.
+fn bgzf_blocks(data: &[u8], target: u64) -> Option<(Vec<u64>, bool)> {
     bgzf_size(data)?;
     let mut starts = vec![0];
     let mut pos = 0;
@@ -137,7 +142,7 @@ fn bgzf_blocks(data: &[u8], target: u64) -> Option<Vec<u64>> {
             break;
         }
     }
-    Some(starts)
+    Some((starts, pos == data.len()))
 }
 
 /// The size of the BGZF member at the start of `h` (its `BC` subfield + 1).
@@ -326,6 +331,7 @@ fn open_part(
     let consumed = input.consumed.clone();
     let dec: Box<dyn Read> = match parts.codec {
         Codec::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(input)?),
+        _ if parts.bgzf => Box::new(Bgzf::new(input, start, end)),
         _ => Box::new(Members {
             dec: Some(GzDecoder::new(input)),
             base: start,
@@ -362,6 +368,81 @@ impl Read for Members {
             }
             self.dec = Some(GzDecoder::new(r));
         }
+    }
+}
+
+/// BGZF members from a member start up to `end`, each decoded whole by
+/// libdeflate (a member holds at most 64 KiB). On a 1 GiB BGZF log, flate2
+/// (zlib-rs) took 1.08 s of cpu to decode it, where `bgzip -dc` (libdeflate)
+/// took 0.63 s.
+struct Bgzf {
+    src: Consumed,
+    base: u64,
+    end: u64,
+    dec: libdeflater::Decompressor,
+    packed: Vec<u8>,
+    out: Vec<u8>,
+    pos: usize,
+}
+
+impl Bgzf {
+    fn new(src: Consumed, base: u64, end: u64) -> Self {
+        Bgzf {
+            src,
+            base,
+            end,
+            dec: libdeflater::Decompressor::new(),
+            packed: Vec::new(),
+            out: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    /// Decode the next member into `out`.
+    fn member(&mut self) -> io::Result<()> {
+        let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
+        self.packed.resize(18, 0);
+        self.src.read_exact(&mut self.packed)?;
+        let size = bgzf_size(&self.packed).ok_or_else(|| bad("not a BGZF member".into()))?;
+        if size < 26 {
+            return Err(bad(format!("a BGZF member of {size} bytes")));
+        }
+        self.packed.resize(size, 0);
+        self.src.read_exact(&mut self.packed[18..])?;
+        let isize = u32::from_le_bytes(self.packed[size - 4..].try_into().unwrap()) as usize;
+        if isize > 1 << 16 {
+            return Err(bad(format!("a BGZF member of {isize} decoded bytes")));
+        }
+        self.out.resize(isize, 0);
+        let n = self
+            .dec
+            .gzip_decompress(&self.packed, &mut self.out)
+            .map_err(|e| {
+                bad(match e {
+                    libdeflater::DecompressionError::BadData => {
+                        "invalid deflate data or CRC in a BGZF member".into()
+                    }
+                    _ => "a BGZF member decodes to more bytes than it says".into(),
+                })
+            })?;
+        self.out.truncate(n);
+        self.pos = 0;
+        Ok(())
+    }
+}
+
+impl Read for Bgzf {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.out.len() {
+            if self.base + self.src.consumed.load(Ordering::Relaxed) >= self.end {
+                return Ok(0);
+            }
+            self.member()?;
+        }
+        let n = buf.len().min(self.out.len() - self.pos);
+        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 
