@@ -89,6 +89,10 @@ pub struct Decoded {
     pub seconds: f64,
 }
 
+/// The error of an input that `--decompress always` finds not compressed.
+pub const NOT_COMPRESSED: &str =
+    "not in a compressed format wf knows (gzip, zstd, bzip2, xz, lzma) and --decompress always";
+
 /// The bytes a file must start with to be detected (the longest magic).
 pub const MAGIC_LEN: usize = 6;
 
@@ -105,11 +109,6 @@ pub fn detect(head: &[u8]) -> Option<Codec> {
         [0x5d, 0, 0, _, _, _] => Some(Codec::Lzma),
         _ => None,
     }
-}
-
-/// The first bytes of the file at `path` (fewer if it is shorter).
-pub fn head_of(path: &Path) -> io::Result<Vec<u8>> {
-    read_head(&mut File::open(path)?)
 }
 
 /// A reader of the decoded bytes of `path`.
@@ -141,11 +140,9 @@ pub fn sniffed_metered(
     match (mode, detect(&head)) {
         (Decompress::Never, _) => Ok(whole),
         (_, Some(codec)) => Ok(decoder(whole, codec, 0, meter.cloned())),
-        (Decompress::Always, None) => Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "not in a compressed format wf knows (gzip, zstd, bzip2, xz, lzma) and \
-             --decompress always",
-        )),
+        (Decompress::Always, None) => {
+            Err(io::Error::new(io::ErrorKind::InvalidData, NOT_COMPRESSED))
+        }
         (Decompress::Auto, None) => Ok(whole),
     }
 }

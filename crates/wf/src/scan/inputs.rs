@@ -64,6 +64,9 @@ pub fn input_path(inp: &Input) -> Option<&PathBuf> {
     }
 }
 
+/// Files whose heads are asked for at once (see [`InputSpec::detect`]).
+const HEAD_WINDOW: usize = 64;
+
 /// How to collect inputs.
 #[derive(Debug, Clone, Default)]
 pub struct InputSpec {
@@ -126,7 +129,69 @@ impl InputSpec {
             }
             self.add_path(p, &mut out);
         }
+        self.detect(&mut out);
         out
+    }
+
+    /// Which regular files are compressed, by their first bytes (unless
+    /// `--decompress never`). The heads are asked for in windows of
+    /// [`HEAD_WINDOW`] files (`POSIX_FADV_WILLNEED`), then read: one read at a
+    /// time made `wf count` 1.43x slower than `--decompress never` on 1,218
+    /// cold book files (0.505 s against 0.353 s, medians of 7).
+    fn detect(&self, out: &mut Collected) {
+        if self.decompress == Decompress::Never {
+            return;
+        }
+        let files: Vec<usize> = (0..out.inputs.len())
+            .filter(|&i| matches!(out.inputs[i].source, Source::File { size, .. } if size > 0))
+            .collect();
+        let mut codecs: Vec<Option<Codec>> = vec![None; out.inputs.len()];
+        for w in files.chunks(HEAD_WINDOW) {
+            let opened: Vec<(usize, fs::File)> = w
+                .iter()
+                .filter_map(|&i| {
+                    let f = fs::File::open(input_path(&out.inputs[i])?).ok()?;
+                    super::fadvise(
+                        &f,
+                        0,
+                        decompress::MAGIC_LEN as u64,
+                        libc::POSIX_FADV_WILLNEED,
+                    );
+                    Some((i, f))
+                })
+                .collect();
+            for (i, mut f) in opened {
+                codecs[i] = decompress::read_head(&mut f)
+                    .ok()
+                    .and_then(|h| decompress::detect(&h));
+            }
+        }
+        let always = self.decompress == Decompress::Always;
+        let mut errors = Vec::new();
+        let mut k = 0;
+        out.inputs.retain_mut(|inp| {
+            let codec = codecs[k];
+            k += 1;
+            let Source::File { path, size } = &inp.source else {
+                return true;
+            };
+            match codec {
+                Some(codec) => {
+                    let (path, size) = (path.clone(), *size);
+                    inp.source = Source::Compressed { path, size, codec };
+                }
+                None if always => {
+                    errors.push(InputError {
+                        name: inp.name.clone(),
+                        message: decompress::NOT_COMPRESSED.into(),
+                    });
+                    return false;
+                }
+                None => {}
+            }
+            true
+        });
+        out.errors.extend(errors);
     }
 
     fn add_path(&self, p: &Path, out: &mut Collected) {
@@ -182,29 +247,12 @@ impl InputSpec {
         }
     }
 
-    /// A regular file: compressed (by its first bytes) or plain. A file whose
-    /// first bytes cannot be read is left to the scan, which names the error.
+    /// A regular file (whether it is compressed is decided by [`Self::detect`],
+    /// once all are listed). A file whose first bytes cannot be read is left to
+    /// the scan, which names the error.
     fn push_file(&self, name: String, path: &Path, size: u64, out: &mut Collected) {
         let path = path.to_path_buf();
-        let codec = match self.decompress {
-            Decompress::Never => None,
-            _ => decompress::head_of(&path)
-                .ok()
-                .and_then(|h| decompress::detect(&h)),
-        };
-        let source = match (codec, self.decompress) {
-            (Some(codec), _) => Source::Compressed { path, size, codec },
-            (None, Decompress::Always) => {
-                out.errors.push(InputError {
-                    name,
-                    message: "not in a compressed format wf knows (gzip, zstd, bzip2, xz, \
-                              lzma) and --decompress always"
-                        .into(),
-                });
-                return;
-            }
-            (None, _) => Source::File { path, size },
-        };
+        let source = Source::File { path, size };
         out.inputs.push(Input { name, source });
     }
 
