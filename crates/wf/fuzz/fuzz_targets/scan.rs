@@ -41,6 +41,7 @@ fuzz_target!(|input: &[u8]| {
             path: f.path().to_path_buf(),
             size: data.len() as u64,
         },
+        span: None,
     }];
     // Mostly tiny chunks, sometimes up to the whole file.
     let most = 1 + rng.below(data.len() as u64 + 8);

@@ -124,20 +124,18 @@ impl<S> Outcome<S> {
     /// text, such as pangram windows). Streams can be read back only when the scan
     /// spooled them.
     pub fn read_range(&self, input: usize, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-        let mut buf = vec![0u8; len];
-        let n = match (&self.spooled[input], &self.inputs[input].source) {
-            (Some(f), _) => read_full_at(f, &mut buf, offset)?,
-            (None, Source::File { path, .. }) => {
-                read_full_at(&File::open(path)?, &mut buf, offset)?
+        match (&self.spooled[input], &self.inputs[input].source) {
+            (Some(f), _) => {
+                let mut buf = vec![0u8; len];
+                let n = read_full_at(f, &mut buf, offset)?;
+                buf.truncate(n);
+                Ok(buf)
             }
-            (None, Source::Stream { .. } | Source::Compressed { .. }) => {
-                return Err(io::Error::other(
-                    "a stream or compressed input that was not spooled cannot be read back",
-                ))
-            }
-        };
-        buf.truncate(n);
-        Ok(buf)
+            (None, Source::File { .. }) => read_back(&self.inputs[input], offset, len),
+            (None, Source::Stream { .. } | Source::Compressed { .. }) => Err(io::Error::other(
+                "a stream or compressed input that was not spooled cannot be read back",
+            )),
+        }
     }
 
     /// Split off the job state, keeping the rest (inputs, read-back).
@@ -160,6 +158,29 @@ impl<S> Outcome<S> {
     pub fn inputs(&self) -> &[Input] {
         &self.inputs
     }
+}
+
+/// Read `len` bytes at `offset` of an input again, from its file: directly
+/// for a regular file, by decoding up to there for a compressed one (slow for
+/// offsets deep into a big file; the CLI spools instead). Short at the end.
+pub fn read_back(input: &Input, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let n = match &input.source {
+        Source::File { path, .. } => read_full_at(&File::open(path)?, &mut buf, offset)?,
+        Source::Compressed { .. } => {
+            use std::io::Read;
+            let mut src = super::stream::open_stream(&input.source, None)?;
+            io::copy(&mut (&mut src).take(offset), &mut io::sink())?;
+            buf.clear();
+            src.take(len as u64).read_to_end(&mut buf)?;
+            return Ok(buf);
+        }
+        Source::Stream { .. } => {
+            return Err(io::Error::other("a stream cannot be read back"));
+        }
+    };
+    buf.truncate(n);
+    Ok(buf)
 }
 
 pub(super) enum Work {

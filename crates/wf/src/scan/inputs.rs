@@ -41,6 +41,11 @@ pub struct Input {
     /// How the input is named in output and messages.
     pub name: String,
     pub source: Source,
+    /// Only the records that start in `[start, end)` of a regular file (a
+    /// partition of a distributed run, see the Python package's `read_range`),
+    /// cut into chunks like the whole file would be; `None` for the whole input.
+    /// Streams and compressed files can only be read whole.
+    pub span: Option<(u64, u64)>,
 }
 
 /// An input that could not be read, with the reason.
@@ -107,6 +112,7 @@ impl InputSpec {
                     path: None,
                     decompress: self.decompress,
                 },
+                span: None,
             });
             return out;
         }
@@ -202,6 +208,7 @@ impl InputSpec {
                     path: None,
                     decompress: self.decompress,
                 },
+                span: None,
             });
             return;
         }
@@ -243,6 +250,7 @@ impl InputSpec {
                     path: Some(p.to_path_buf()),
                     decompress: self.decompress,
                 },
+                span: None,
             });
         }
     }
@@ -253,7 +261,11 @@ impl InputSpec {
     fn push_file(&self, name: String, path: &Path, size: u64, out: &mut Collected) {
         let path = path.to_path_buf();
         let source = Source::File { path, size };
-        out.inputs.push(Input { name, source });
+        out.inputs.push(Input {
+            name,
+            source,
+            span: None,
+        });
     }
 
     fn walk(&self, dir: &Path, out: &mut Collected) {

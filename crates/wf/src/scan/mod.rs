@@ -26,7 +26,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
 pub use decompress::{Codec, Decoded, Decompress};
-pub use engine::{run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ};
+pub use engine::{read_back, run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ};
 pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
 pub use range::record_start_at;
 

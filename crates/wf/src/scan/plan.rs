@@ -50,6 +50,14 @@ pub(super) fn plan(
         shared,
     };
     let (files, mut streams) = by_kind(inputs);
+    streams.retain(|&i| {
+        let whole = inputs[i].span.is_none();
+        if !whole {
+            let msg = "a stream or compressed file is read whole: it cannot be cut at byte offsets";
+            shared.error(i, msg.into());
+        }
+        whole
+    });
     let mut spooled_files = Vec::new();
     if opts.spool_streams {
         spooled_files = p.spool(&streams, spooled);
@@ -78,12 +86,20 @@ fn by_kind(inputs: &[Input]) -> (Vec<(usize, u64)>, Vec<usize>) {
     let mut streams: Vec<usize> = Vec::new();
     for (i, inp) in inputs.iter().enumerate() {
         match inp.source {
-            Source::File { size, .. } => files.push((i, size)),
+            Source::File { size, .. } => files.push((i, span_of(inp, size).1)),
             Source::Stream { .. } | Source::Compressed { .. } => streams.push(i),
         }
     }
     files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     (files, streams)
+}
+
+/// The `[start, end)` of a file of `size` bytes to read (its span, clipped),
+/// and its length.
+fn span_of(inp: &Input, size: u64) -> ((u64, u64), u64) {
+    let (s, e) = inp.span.unwrap_or((0, size));
+    let (s, e) = (s.min(size), e.min(size));
+    ((s, e.max(s)), e.saturating_sub(s))
 }
 
 struct Planner<'a> {
@@ -207,6 +223,12 @@ impl Planner<'_> {
         if size == 0 {
             return self.range(i, &file, 0, 0, size);
         }
+        if self.inputs[i].span.is_some() {
+            // A partition of a distributed run: its chunks, on the same grid
+            // from the span's start (no regions: it is one task's share).
+            let ((start, end), _) = span_of(&self.inputs[i], size);
+            return self.chunks(i, &file, (start, end), size);
+        }
         if self.opts.mmap {
             // Safety: the map is read-only; a concurrent truncation is the documented
             // risk of --mmap.
@@ -222,14 +244,15 @@ impl Planner<'_> {
             let r = Arc::new(Regions::new(i, file, size, self.chunk, self.threads));
             return (0..self.threads).all(|_| self.tx.send(Work::Regions(r.clone())).is_ok());
         }
-        self.chunks(i, &file, size)
+        self.chunks(i, &file, (0, size), size)
     }
 
-    /// The chunks of a file, in order (each hinted with `--readahead`).
-    fn chunks(&self, i: usize, file: &Arc<File>, size: u64) -> bool {
-        let mut start = 0;
-        while start < size {
-            let end = (start + self.chunk).min(size);
+    /// The chunks of `[from, to)` of a file of `size` bytes, in order (each
+    /// hinted with `--readahead`).
+    fn chunks(&self, i: usize, file: &Arc<File>, (from, to): (u64, u64), size: u64) -> bool {
+        let mut start = from;
+        while start < to {
+            let end = (start + self.chunk).min(to);
             if self.opts.readahead {
                 fadvise(file, start, end - start, libc::POSIX_FADV_WILLNEED);
             }

@@ -606,6 +606,7 @@ mod tests {
         let size = std::fs::metadata(file).unwrap().len();
         let input = Input {
             name: "x".into(),
+            span: None,
             source: Source::Compressed {
                 path: file.into(),
                 size,
