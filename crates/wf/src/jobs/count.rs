@@ -3,6 +3,7 @@
 //! Counting is one SIMD pass (`bytecount`, AVX2 where available) over each chunk;
 //! a final record without a separator counts as one record.
 
+use super::partial::{Partial, Reader, Writer};
 use super::{Chunk, Job};
 
 /// Count records (separated by `sep`) and bytes.
@@ -43,5 +44,33 @@ impl Job for Count {
     fn merge(&self, into: &mut CountState, other: CountState) {
         into.records += other.records;
         into.bytes += other.bytes;
+    }
+}
+
+impl Partial for Count {
+    const TAG: u8 = 1;
+    const NAME: &'static str = "count";
+
+    fn params(&self) -> Vec<u64> {
+        vec![self.sep as u64]
+    }
+
+    fn from_params(p: &[u64]) -> Result<Self, String> {
+        match p {
+            &[sep] if sep < 256 => Ok(Count { sep: sep as u8 }),
+            _ => Err("bad settings for count".into()),
+        }
+    }
+
+    fn write_state(&self, st: &CountState, w: &mut Writer) {
+        w.uint(st.records);
+        w.uint(st.bytes);
+    }
+
+    fn read_state(&self, r: &mut Reader) -> Result<CountState, String> {
+        Ok(CountState {
+            records: r.uint()?,
+            bytes: r.uint()?,
+        })
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod count;
 pub mod pangram;
+pub mod partial;
 pub mod wf2;
 
 /// One chunk of one input: whole records, in input order.

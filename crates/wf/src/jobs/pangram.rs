@@ -31,6 +31,7 @@
 use std::collections::BinaryHeap;
 use std::io;
 
+use super::partial::{Partial, Reader, Writer};
 use super::{Chunk, Job};
 
 /// What to report.
@@ -586,6 +587,129 @@ impl Pangram {
                 })
             })
             .collect()
+    }
+}
+
+/// A state travels as the job's mode (states of other modes do not merge), the
+/// windows its sink keeps, and its ranges' summaries with their events: what
+/// [`Pangram::finish`] stitches, whichever process made them.
+impl Partial for Pangram {
+    const TAG: u8 = 3;
+    const NAME: &'static str = "pangram";
+
+    /// The mode: top (0) with K, or all (1) with the letter limit (0: none,
+    /// else limit + 1).
+    fn params(&self) -> Vec<u64> {
+        match self.mode {
+            Mode::Top(k) => vec![0, k as u64],
+            Mode::All { max_letters } => vec![1, max_letters.map_or(0, |m| m.saturating_add(1))],
+        }
+    }
+
+    fn from_params(p: &[u64]) -> Result<Self, String> {
+        let mode = match *p {
+            [0, k] => Mode::Top(usize::try_from(k).map_err(|e| e.to_string())?),
+            [1, 0] => Mode::All { max_letters: None },
+            [1, m] => Mode::All {
+                max_letters: Some(m - 1),
+            },
+            _ => return Err("bad settings for pangram".into()),
+        };
+        Ok(Pangram { mode })
+    }
+
+    fn write_state(&self, st: &PangramState, w: &mut Writer) {
+        match &st.live {
+            None => self.write_parts(&st.sink, &st.sums, &st.evs, w),
+            Some(live) => {
+                // The range still being scanned is summarized on a copy.
+                let (mut sums, mut evs) = (st.sums.clone(), st.evs.clone());
+                live.summarize(&mut sums, &mut evs);
+                self.write_parts(&st.sink, &sums, &evs, w)
+            }
+        }
+    }
+
+    fn read_state(&self, r: &mut Reader) -> Result<PangramState, String> {
+        let mut sink = Sink::new(self.mode);
+        for _ in 0..r.uint()? {
+            let (letters, input) = (r.uint()?, r.index(u32::MAX as u64)?);
+            let (offset, bytes) = (r.uint()?, r.uint()?);
+            sink.offer(Found {
+                letters,
+                input,
+                offset,
+                bytes,
+            });
+        }
+        let mut sums = Vec::new();
+        let nev = r.uint()?;
+        for _ in 0..r.uint()? {
+            let (input, offset, letters) = (r.index(u32::MAX as u64)?, r.uint()?, r.uint()?);
+            let (ev, nfirst, nlast) = (r.index(nev)?, r.index(26)?, r.index(26)?);
+            if (ev + nfirst + nlast) as u64 > nev {
+                return Err("a range whose events run past the list".into());
+            }
+            let (nfirst, nlast) = (nfirst as u8, nlast as u8);
+            sums.push(Summary {
+                input,
+                offset,
+                letters,
+                ev,
+                nfirst,
+                nlast,
+            });
+        }
+        let mut evs = Vec::new();
+        for _ in 0..nev {
+            evs.push(Ev {
+                pos: r.uint()?,
+                ol: r.uint()?,
+            });
+        }
+        Ok(PangramState {
+            sink,
+            live: None,
+            sums,
+            evs,
+        })
+    }
+
+    fn relabel(&self, st: &mut PangramState, to: usize) {
+        st.flush();
+        let mut found = std::mem::replace(&mut st.sink, Sink::new(self.mode)).into_sorted();
+        for f in &mut found {
+            f.input = to;
+            st.sink.offer(*f);
+        }
+        for s in &mut st.sums {
+            s.input = to;
+        }
+    }
+}
+
+impl Pangram {
+    fn write_parts(&self, sink: &Sink, sums: &[Summary], evs: &[Ev], w: &mut Writer) {
+        let found: Vec<&Found> = sink.list.iter().chain(sink.heap.iter()).collect();
+        w.uint(found.len() as u64);
+        for f in found {
+            for n in [f.letters, f.input as u64, f.offset, f.bytes] {
+                w.uint(n);
+            }
+        }
+        w.uint(evs.len() as u64);
+        w.uint(sums.len() as u64);
+        for s in sums {
+            for n in [s.input as u64, s.offset, s.letters, s.ev as u64] {
+                w.uint(n);
+            }
+            w.uint(s.nfirst as u64);
+            w.uint(s.nlast as u64);
+        }
+        for e in evs {
+            w.uint(e.pos);
+            w.uint(e.ol);
+        }
     }
 }
 

@@ -60,6 +60,7 @@ use std::collections::BinaryHeap;
 
 use hashbrown::hash_table::{Entry, HashTable};
 
+use super::partial::{Partial, Reader, Writer};
 use super::{Chunk, Job};
 
 /// The Wide Finder 2 job.
@@ -1057,6 +1058,77 @@ impl Job for Wf2 {
             });
             into.refs.merge(&other.refs, |a, b| *a += *b);
         });
+    }
+}
+
+/// A state travels as its counts and its three tables, each as its entry
+/// count, then per entry the key and the values, in the order the keys were
+/// first seen; reading it back hashes every key again (a hash is of this
+/// process's seed, and the CPU's hashing instructions, so it is not written).
+impl Partial for Wf2 {
+    const TAG: u8 = 2;
+    const NAME: &'static str = "wf2";
+
+    fn params(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
+    fn from_params(p: &[u64]) -> Result<Self, String> {
+        match p {
+            [] => Ok(Wf2),
+            _ => Err("bad settings for wf2".into()),
+        }
+    }
+
+    fn write_state(&self, st: &Wf2State, w: &mut Writer) {
+        for n in [st.lines, st.not_get, st.too_few_fields] {
+            w.uint(n);
+        }
+        w.uint(st.uris.len() as u64);
+        for (k, v) in st.uris.iter() {
+            w.bytes(k);
+            for n in [v.bytes, v.hits, v.not_found, v.recorded] {
+                w.uint(n);
+            }
+        }
+        for t in [&st.clients, &st.refs] {
+            w.uint(t.len() as u64);
+            for (k, &n) in t.iter() {
+                w.bytes(k);
+                w.uint(n);
+            }
+        }
+    }
+
+    fn read_state(&self, r: &mut Reader) -> Result<Wf2State, String> {
+        let mut st = self.new_state();
+        st.lines = r.uint()?;
+        st.not_get = r.uint()?;
+        st.too_few_fields = r.uint()?;
+        for _ in 0..r.uint()? {
+            let k = r.bytes()?;
+            let h = st.hash(k);
+            let vals = UriVals {
+                bytes: r.uint()?,
+                hits: r.uint()?,
+                not_found: r.uint()?,
+                recorded: r.index(1)? as u64,
+            };
+            *st.uris.get(h, k) = vals;
+        }
+        for which in 0..2 {
+            for _ in 0..r.uint()? {
+                let k = r.bytes()?;
+                let h = st.hash(k);
+                let t = if which == 0 {
+                    &mut st.clients
+                } else {
+                    &mut st.refs
+                };
+                *t.get(h, k) = r.uint()?;
+            }
+        }
+        Ok(st)
     }
 }
 

@@ -1,0 +1,247 @@
+//! Partial states: a job's merged state as bytes, so that parts of a run made
+//! in other processes or on other machines (the Python package's `partial`,
+//! `merge` and `finish`; Dask tasks over byte ranges) merge into the answer of
+//! one run.
+//!
+//! Why this shape: a job already has a per-thread state and an associative
+//! `merge` (the scan engine needs both), so a distributed run only needs the
+//! state to travel. Each job writes its own state ([`Partial::write_state`]),
+//! because only it knows its private tables; this module puts the envelope
+//! around it, which is what makes a foreign or damaged state an error instead
+//! of a wrong answer:
+//!
+//! ```text
+//! "WFPS" | version: u16 LE | job: u8 | params | inputs | payload | CRC-32 of all before: u32 LE
+//! ```
+//!
+//! `params` are the job's settings (the record separator of `count`, the
+//! mode of `pangram`), so that a state says which job made it and only states
+//! of equal settings merge; `inputs` is the sorted set of input indices the
+//! state has seen; `count` reports it as its `files`. Both are a count, then
+//! the numbers. Integers are LEB128 varints, byte strings a varint length and
+//! the bytes. [`VERSION`] changes whenever any job's payload changes.
+
+use std::collections::BTreeSet;
+
+use super::Job;
+
+/// The envelope's first bytes.
+pub const MAGIC: &[u8; 4] = b"WFPS";
+/// The layout version of the envelope and every payload.
+pub const VERSION: u16 = 1;
+
+/// A job whose state can travel as bytes.
+pub trait Partial: Job {
+    /// The job's tag in the envelope, and its name in messages.
+    const TAG: u8;
+    const NAME: &'static str;
+    /// The job's settings as numbers, and the job they describe.
+    fn params(&self) -> Vec<u64>;
+    fn from_params(p: &[u64]) -> Result<Self, String>
+    where
+        Self: Sized;
+    /// Write `st` (after the run: no work pending).
+    fn write_state(&self, st: &Self::State, w: &mut Writer);
+    /// Read back what [`Partial::write_state`] wrote; an error says what is wrong.
+    fn read_state(&self, r: &mut Reader) -> Result<Self::State, String>;
+    /// Make every input index in `st` (a state of a run over one input) `to`.
+    fn relabel(&self, _st: &mut Self::State, _to: usize) {}
+}
+
+/// A state and the inputs it has seen.
+pub struct Travelling<S> {
+    pub inputs: BTreeSet<u64>,
+    pub state: S,
+}
+
+/// `st`, seen over `inputs`, as bytes.
+pub fn encode<J: Partial>(job: &J, st: &J::State, inputs: &BTreeSet<u64>) -> Vec<u8> {
+    let mut w = Writer(Vec::with_capacity(1 << 12));
+    w.0.extend_from_slice(MAGIC);
+    w.0.extend_from_slice(&VERSION.to_le_bytes());
+    w.0.push(J::TAG);
+    for list in [job.params(), inputs.iter().copied().collect()] {
+        w.uint(list.len() as u64);
+        for i in list {
+            w.uint(i);
+        }
+    }
+    job.write_state(st, &mut w);
+    let crc = crc32fast::hash(&w.0);
+    w.0.extend_from_slice(&crc.to_le_bytes());
+    w.0
+}
+
+/// Read a state written by [`encode`] by a job of type `J` and this version:
+/// the job (with the state's settings) and the state.
+pub fn decode<J: Partial>(bytes: &[u8]) -> Result<(J, Travelling<J::State>), String> {
+    let bad = |what: &str| format!("not a widefinder {} partial state: {what}", J::NAME);
+    if bytes.len() < 4 + 2 + 1 + 4 || &bytes[..4] != MAGIC {
+        return Err(bad("it does not start with the WFPS header"));
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    let version = u16::from_le_bytes([body[4], body[5]]);
+    if version != VERSION {
+        return Err(format!(
+            "a {} partial state of format version {version}; this widefinder reads version {VERSION}",
+            J::NAME
+        ));
+    }
+    if crc32fast::hash(body).to_le_bytes() != crc {
+        return Err(bad("its checksum does not match (corrupt or truncated)"));
+    }
+    if body[6] != J::TAG {
+        return Err(format!(
+            "a partial state of another job (tag {}), not of {}",
+            body[6],
+            J::NAME
+        ));
+    }
+    let mut r = Reader { data: body, pos: 7 };
+    let mut lists = [Vec::new(), Vec::new()];
+    for list in &mut lists {
+        for _ in 0..r.uint().map_err(|e| bad(&e))? {
+            list.push(r.uint().map_err(|e| bad(&e))?);
+        }
+    }
+    let job = J::from_params(&lists[0]).map_err(|e| bad(&e))?;
+    let inputs = lists[1].iter().copied().collect();
+    let state = job.read_state(&mut r).map_err(|e| bad(&e))?;
+    if r.pos != body.len() {
+        return Err(bad("bytes left over after the state"));
+    }
+    Ok((job, Travelling { inputs, state }))
+}
+
+/// Merge encoded states of one job with equal settings into one encoded state
+/// (at least one state).
+pub fn merge<J: Partial>(states: &[&[u8]]) -> Result<Vec<u8>, String> {
+    let Some((first, rest)) = states.split_first() else {
+        return Err(format!("no {} partial states to merge", J::NAME));
+    };
+    let (job, t) = decode::<J>(first)?;
+    let (mut inputs, mut acc) = (t.inputs, t.state);
+    for s in rest {
+        let (other, t) = decode::<J>(s)?;
+        if other.params() != job.params() {
+            return Err(format!("{} partial states of different settings", J::NAME));
+        }
+        inputs.extend(t.inputs);
+        job.merge(&mut acc, t.state);
+    }
+    Ok(encode(&job, &acc, &inputs))
+}
+
+/// Where a payload is written.
+pub struct Writer(Vec<u8>);
+
+impl Writer {
+    /// An unsigned integer as a LEB128 varint.
+    pub fn uint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+
+    /// A byte string: its length, then its bytes.
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.uint(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+}
+
+/// Where a payload is read from; every read is bounds-checked.
+pub struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn uint(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self.data.get(self.pos).ok_or("it ends inside a number")?;
+            self.pos += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("a number longer than 64 bits".into())
+    }
+
+    /// An integer that must fit `usize` and be at most `max`.
+    pub fn index(&mut self, max: u64) -> Result<usize, String> {
+        let v = self.uint()?;
+        if v > max {
+            return Err(format!("a value {v} out of range (at most {max})"));
+        }
+        Ok(v as usize)
+    }
+
+    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.uint()?;
+        let left = (self.data.len() - self.pos) as u64;
+        if n > left {
+            return Err("a string runs past its end".into());
+        }
+        let b = &self.data[self.pos..self.pos + n as usize];
+        self.pos += n as usize;
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::count::{Count, CountState};
+    use crate::jobs::Chunk;
+
+    fn count_state(data: &[u8]) -> (Count, CountState) {
+        let job = Count { sep: b'\n' };
+        let mut st = job.new_state();
+        let chunk = Chunk {
+            input: 0,
+            offset: 0,
+            data,
+        };
+        job.process(&mut st, &chunk);
+        (job, st)
+    }
+
+    #[test]
+    fn round_trip_and_merge() {
+        let (job, a) = count_state(b"a\nb\nc");
+        let (_, b) = count_state(b"x\n");
+        let ea = encode(&job, &a, &BTreeSet::from([0]));
+        let eb = encode(&job, &b, &BTreeSet::from([3]));
+        let m = merge::<Count>(&[&ea, &eb]).unwrap();
+        let (_, t) = decode::<Count>(&m).unwrap();
+        assert_eq!(t.state.records, 4);
+        assert_eq!(t.state.bytes, 7);
+        assert_eq!(t.inputs, BTreeSet::from([0, 3]));
+    }
+
+    #[test]
+    fn every_damage_is_an_error() {
+        let (job, a) = count_state(b"a\nb\nc");
+        let good = encode(&job, &a, &BTreeSet::from([0]));
+        assert!(decode::<Count>(&good).is_ok());
+        for i in 0..good.len() {
+            for bit in 0..8 {
+                let mut bad = good.clone();
+                bad[i] ^= 1 << bit;
+                assert!(decode::<Count>(&bad).is_err(), "byte {i} bit {bit}");
+            }
+        }
+        for n in 0..good.len() {
+            assert!(decode::<Count>(&good[..n]).is_err(), "truncated to {n}");
+        }
+        let mut other = good.clone();
+        other[4..6].copy_from_slice(&(VERSION + 1).to_le_bytes());
+        let e = decode::<Count>(&other).err().unwrap();
+        assert!(e.contains("version"), "{e}");
+    }
+}
