@@ -6,6 +6,9 @@
 //! state; [`feed`] sends the same chunk plan to worker processes; [`report`] prints
 //! finished states; [`bench`] measures runs; [`gen`] makes test data.
 
+/// The Arrow crate `wf`'s batches are made with (for the Python package).
+pub use datafusion::arrow;
+
 pub mod bench;
 pub mod feed;
 pub mod formats;

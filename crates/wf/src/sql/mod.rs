@@ -14,6 +14,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
@@ -94,6 +96,54 @@ pub fn run(
     progress: Option<Arc<Progress>>,
     notes: &mut dyn FnMut(String),
 ) -> Result<Vec<TableRun>, SqlError> {
+    let sink = |schema| {
+        let stdout = Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            output::Stdout::new(),
+        ));
+        output::sink(out, schema, stdout)
+    };
+    run_into(query, tables, opts, progress, notes, Box::new(sink)).map(|(runs, _)| runs)
+}
+
+/// The result of a query kept in memory (the Python package's Arrow tables).
+pub struct Collected {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+    pub runs: Vec<TableRun>,
+}
+
+/// Run `query` over `tables` like [`run`], keeping the result's batches.
+pub fn collect(
+    query: &str,
+    tables: Vec<TableSpec>,
+    opts: &SqlOptions,
+    notes: &mut dyn FnMut(String),
+) -> Result<Collected, SqlError> {
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let sink = |_| Ok(Box::new(output::Memory(kept.clone())) as Box<dyn output::Sink>);
+    let (runs, schema) = run_into(query, tables, opts, None, notes, Box::new(sink))?;
+    let batches = std::mem::take(&mut *kept.lock().unwrap());
+    Ok(Collected {
+        schema,
+        batches,
+        runs,
+    })
+}
+
+/// Makes the sink for a result of the given schema.
+type MakeSink<'a> = dyn FnOnce(SchemaRef) -> Result<Box<dyn output::Sink>, String> + 'a;
+
+/// Register the tables, plan and run the query into the sink `make` gives for
+/// the result's schema; returns the tables' runs and that schema.
+fn run_into(
+    query: &str,
+    tables: Vec<TableSpec>,
+    opts: &SqlOptions,
+    progress: Option<Arc<Progress>>,
+    notes: &mut dyn FnMut(String),
+    make: Box<MakeSink<'_>>,
+) -> Result<(Vec<TableRun>, SchemaRef), SqlError> {
     let mut spooled = Vec::new();
     let mut runs = Vec::new();
     let ctx = context(opts)?;
@@ -125,8 +175,8 @@ pub fn run(
         .enable_all()
         .build()
         .map_err(|e| SqlError::Usage(format!("starting the query runtime: {e}")))?;
-    rt.block_on(execute(&ctx, query, out))?;
-    Ok(runs)
+    let schema = rt.block_on(execute(&ctx, query, make))?;
+    Ok((runs, schema))
 }
 
 /// A DataFusion session with wf's threads, batch size and memory limit.
@@ -145,20 +195,21 @@ fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
     Ok(SessionContext::new_with_config_rt(config, rt))
 }
 
-async fn execute(ctx: &SessionContext, query: &str, out: &Output) -> Result<(), SqlError> {
+async fn execute(
+    ctx: &SessionContext,
+    query: &str,
+    make: Box<MakeSink<'_>>,
+) -> Result<SchemaRef, SqlError> {
     let df = ctx.sql(query).await.map_err(|e| query_error(ctx, e))?;
     let schema = Arc::new(df.schema().as_arrow().clone());
-    let stdout = Box::new(std::io::BufWriter::with_capacity(
-        1 << 16,
-        output::Stdout::new(),
-    ));
-    let mut sink = output::sink(out, schema, stdout).map_err(SqlError::Output)?;
+    let mut sink = make(schema.clone()).map_err(SqlError::Output)?;
     let mut stream = df.execute_stream().await.map_err(|e| query_error(ctx, e))?;
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(|e| query_error(ctx, e))?;
         sink.write(&batch).map_err(SqlError::Output)?;
     }
-    sink.finish().map_err(SqlError::Output)
+    sink.finish().map_err(SqlError::Output)?;
+    Ok(schema)
 }
 
 /// DataFusion's message; for an unknown column, the tables' columns after it.

@@ -83,6 +83,20 @@ fn file_sink(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
     })
 }
 
+/// Batches kept in memory (see [`super::collect`]).
+pub struct Memory(pub std::sync::Arc<std::sync::Mutex<Vec<RecordBatch>>>);
+
+impl Sink for Memory {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        self.0.lock().unwrap().push(batch.clone());
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 struct TableSink {
     batches: Vec<RecordBatch>,
     schema: SchemaRef,
