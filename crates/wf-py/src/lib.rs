@@ -583,9 +583,12 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
         .collect())
 }
 
-/// The inputs as the CLI collects them: (name, path, size, compression).
+/// One input as the CLI collects it: (name, path, size, compression).
+type InputRow = (String, String, u64, Option<String>);
+
+/// The inputs as the CLI collects them.
 #[pyfunction]
-fn inputs(paths: Vec<PathBuf>) -> PyResult<Vec<(String, String, u64, Option<String>)>> {
+fn inputs(paths: Vec<PathBuf>) -> PyResult<Vec<InputRow>> {
     Ok(collect(paths)?
         .into_iter()
         .map(|i| {
