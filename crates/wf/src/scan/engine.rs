@@ -125,12 +125,7 @@ impl<S> Outcome<S> {
     /// spooled them.
     pub fn read_range(&self, input: usize, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         match (&self.spooled[input], &self.inputs[input].source) {
-            (Some(f), _) => {
-                let mut buf = vec![0u8; len];
-                let n = read_full_at(f, &mut buf, offset)?;
-                buf.truncate(n);
-                Ok(buf)
-            }
+            (Some(f), _) => read_at_most(f, offset, len),
             (None, Source::File { .. }) => read_back(&self.inputs[input], offset, len),
             (None, Source::Stream { .. } | Source::Compressed { .. }) => Err(io::Error::other(
                 "a stream or compressed input that was not spooled cannot be read back",
@@ -164,21 +159,24 @@ impl<S> Outcome<S> {
 /// for a regular file, by decoding up to there for a compressed one (slow for
 /// offsets deep into a big file; the CLI spools instead). Short at the end.
 pub fn read_back(input: &Input, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    let n = match &input.source {
-        Source::File { path, .. } => read_full_at(&File::open(path)?, &mut buf, offset)?,
+    match &input.source {
+        Source::File { path, .. } => read_at_most(&File::open(path)?, offset, len),
         Source::Compressed { .. } => {
             use std::io::Read;
             let mut src = super::stream::open_stream(&input.source, None)?;
             io::copy(&mut (&mut src).take(offset), &mut io::sink())?;
-            buf.clear();
+            let mut buf = Vec::with_capacity(len);
             src.take(len as u64).read_to_end(&mut buf)?;
-            return Ok(buf);
+            Ok(buf)
         }
-        Source::Stream { .. } => {
-            return Err(io::Error::other("a stream cannot be read back"));
-        }
-    };
+        Source::Stream { .. } => Err(io::Error::other("a stream cannot be read back")),
+    }
+}
+
+/// Up to `len` bytes of `f` at `offset` (fewer at its end).
+fn read_at_most(f: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let n = read_full_at(f, &mut buf, offset)?;
     buf.truncate(n);
     Ok(buf)
 }
