@@ -15,6 +15,9 @@ pub const MAX: usize = 6;
 /// Marks of up to [`MAX`] bytes over the piece last given to [`ByteMap::build`].
 pub struct ByteMap {
     needles: Vec<u8>,
+    /// The class (bit plane) of each needle: several bytes may share one.
+    plane: Vec<usize>,
+    planes: usize,
     /// For each byte value, its class (index in `needles`), or `NONE`.
     class: [u8; 256],
     /// Class-major: class `k`'s word `w` is `words[k * stride + w]`.
@@ -29,16 +32,35 @@ impl ByteMap {
     /// A map of `needles` (duplicates ignored; bytes past the first [`MAX`] are
     /// not marked, and [`ByteMap::class`] says so).
     pub fn new(needles: &[u8]) -> Self {
-        let mut class = [NONE; 256];
-        let mut uniq = Vec::new();
+        let mut uniq: Vec<u8> = Vec::new();
         for &c in needles {
-            if class[c as usize] == NONE && uniq.len() < MAX {
-                class[c as usize] = uniq.len() as u8;
+            if !uniq.contains(&c) && uniq.len() < MAX {
                 uniq.push(c);
             }
         }
+        let singles: Vec<&[u8]> = uniq.iter().map(std::slice::from_ref).collect();
+        Self::with_classes(&singles)
+    }
+
+    /// A map with one class per group of bytes: a byte of a group is marked in
+    /// its group's plane (the whitespace of `fields` is one class, so a field's
+    /// end is one search, not five). At most [`MAX`] bytes in all are marked.
+    pub fn with_classes(groups: &[&[u8]]) -> Self {
+        let mut class = [NONE; 256];
+        let (mut needles, mut plane) = (Vec::new(), Vec::new());
+        for (k, group) in groups.iter().enumerate() {
+            for &c in *group {
+                if class[c as usize] == NONE && needles.len() < MAX {
+                    class[c as usize] = k as u8;
+                    needles.push(c);
+                    plane.push(k);
+                }
+            }
+        }
         ByteMap {
-            needles: uniq,
+            planes: plane.last().map_or(0, |k| k + 1),
+            needles,
+            plane,
             class,
             words: Vec::new(),
             stride: 0,
@@ -55,10 +77,9 @@ impl ByteMap {
 
     /// Mark the needles of `d`.
     pub fn build(&mut self, d: &[u8]) {
-        let n = self.needles.len();
         self.stride = d.len().div_ceil(64);
         self.words.clear();
-        self.words.resize(n * self.stride, 0);
+        self.words.resize(self.planes * self.stride, 0);
         let full = d.len() / 64;
         self.build_blocks(&d[..full * 64]);
         if full < self.stride {
@@ -90,6 +111,28 @@ impl ByteMap {
         }
     }
 
+    /// The first position in `from..end` not holding a byte of class `k`.
+    #[inline(always)]
+    pub fn next_clear(&self, k: usize, from: usize, end: usize) -> Option<usize> {
+        if from >= end {
+            return None;
+        }
+        let words = &self.words[k * self.stride..(k + 1) * self.stride];
+        let mut j = from >> 6;
+        let mut m = !words[j] & (u64::MAX << (from & 63));
+        loop {
+            if m != 0 {
+                let p = (j << 6) + m.trailing_zeros() as usize;
+                return (p < end).then_some(p);
+            }
+            j += 1;
+            if j << 6 >= end {
+                return None;
+            }
+            m = !words[j];
+        }
+    }
+
     fn build_blocks(&mut self, d: &[u8]) {
         #[cfg(target_arch = "x86_64")]
         {
@@ -99,12 +142,12 @@ impl ByteMap {
             }
         }
         for (j, b) in d.chunks_exact(64).enumerate() {
-            for (k, &c) in self.needles.iter().enumerate() {
+            for (&c, &k) in self.needles.iter().zip(&self.plane) {
                 let mut m = 0u64;
                 for (i, &x) in b.iter().enumerate() {
                     m |= ((x == c) as u64) << i;
                 }
-                self.words[k * self.stride + j] = m;
+                self.words[k * self.stride + j] |= m;
             }
         }
     }
@@ -126,10 +169,10 @@ impl ByteMap {
                     _mm256_loadu_si256(b.as_ptr().add(32) as *const __m256i),
                 )
             };
-            for (k, v) in vs[..n].iter().enumerate() {
+            for (v, &k) in vs[..n].iter().zip(&self.plane) {
                 let a = _mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, *v)) as u32 as u64;
                 let c = _mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, *v)) as u32 as u64;
-                self.words[k * self.stride + j] = a | (c << 32);
+                self.words[k * self.stride + j] |= a | (c << 32);
             }
         }
     }
@@ -208,6 +251,26 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_class_of_several_bytes() {
+        let d = b"ab \t c\x0b\nd  e";
+        for avx2 in [false, has_avx2()] {
+            let mut map = ByteMap::with_classes(&[b"\n", b" \t\x0b"]);
+            map.avx2 = avx2;
+            map.build(d);
+            assert_eq!((map.class(b'\t'), map.class(b'\n')), (Some(1), Some(0)));
+            let set: Vec<usize> = (0..d.len())
+                .filter(|&i| b" \t\x0b".contains(&d[i]))
+                .collect();
+            for from in 0..=d.len() {
+                let want = set.iter().copied().find(|&i| i >= from);
+                assert_eq!(map.next(1, from, d.len()), want);
+                let clear = (from..d.len()).find(|i| !set.contains(i));
+                assert_eq!(map.next_clear(1, from, d.len()), clear);
             }
         }
     }

@@ -171,28 +171,30 @@ pub fn decimal(v: &[u8]) -> Option<f64> {
         b'+' => (false, &v[1..]),
         _ => (false, v),
     };
-    let mut m: i64 = 0;
-    let mut scale = 0u32;
-    let mut dot = false;
-    let mut digits = 0;
-    for &c in body {
-        match c {
-            b'0'..=b'9' => {
-                m = m * 10 + (c - b'0') as i64;
-                digits += 1;
-                scale += dot as u32;
-            }
-            b'.' if !dot => dot = true,
-            _ => return general_float(v),
+    // Two tight digit loops (integer part, fraction) instead of one loop that
+    // tests for the dot at every byte; wrapping, since more than 15 digits go to
+    // the general parser anyway.
+    let digits_from = |mut i: usize, mut m: i64| {
+        while let Some(&c) = body.get(i).filter(|c| c.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add((c - b'0') as i64);
+            i += 1;
         }
-    }
-    if digits == 0 || digits > 15 {
+        (i, m)
+    };
+    let (int_end, m) = digits_from(0, 0);
+    let (end, m) = match body.get(int_end) {
+        Some(b'.') => digits_from(int_end + 1, m),
+        _ => (int_end, m),
+    };
+    let scale = end.saturating_sub(int_end + 1);
+    let digits = int_end + scale;
+    if end != body.len() || digits == 0 || digits > 15 {
         return general_float(v);
     }
     const POW10: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
     ];
-    let x = m as f64 / POW10[scale as usize];
+    let x = m as f64 / POW10[scale];
     Some(if neg { -x } else { x })
 }
 

@@ -130,6 +130,19 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     fn needles(&self) -> Vec<u8> {
         Vec::new()
     }
+    /// The marked bytes as classes: a class of several bytes is one plane of
+    /// the map (any of them marks it). By default each needle is its own class.
+    fn needle_classes(&self) -> Vec<Vec<u8>> {
+        self.needles().into_iter().map(|c| vec![c]).collect()
+    }
+}
+
+/// The byte map a parser of `f` reads: the separator, then `f`'s classes.
+pub fn byte_map(f: &dyn Format) -> bytemap::ByteMap {
+    let mut classes = vec![vec![f.separator()]];
+    classes.extend(f.needle_classes());
+    let refs: Vec<&[u8]> = classes.iter().map(Vec::as_slice).collect();
+    bytemap::ByteMap::with_classes(&refs)
 }
 
 /// Turns one record into one row of the projected columns.
@@ -341,7 +354,7 @@ mod tests {
             let (mut a, mut b) = (Columns::new(&kinds), Columns::new(&kinds));
             let bad_a = recs.iter().filter(|r| !one.parse(r, &mut a)).count();
             let data = recs.join(&b'\n');
-            let mut map = ByteMap::new(&[&[f.separator()][..], &f.needles()].concat());
+            let mut map = byte_map(f.as_ref());
             map.build(&data);
             let (mut pos, mut bad_b) = (0, 0);
             for r in &recs {

@@ -125,7 +125,7 @@ impl Job for BatchJob {
         let vkinds: Vec<Kind> = self.virtuals.iter().map(|v| virtual_kind(*v)).collect();
         BatchState {
             parser: self.format.parser(&self.format_cols),
-            map: ByteMap::new(&[&[self.format.separator()][..], &self.format.needles()].concat()),
+            map: crate::formats::byte_map(self.format.as_ref()),
             cols: Columns::new(&kinds),
             virt: Columns::new(&vkinds),
             stats: ParseStats::default(),

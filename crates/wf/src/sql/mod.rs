@@ -181,7 +181,10 @@ fn run_into(
 
 /// A DataFusion session with wf's threads, batch size and memory limit.
 fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
-    let config = SessionConfig::new()
+    // DataFusion's own settings from `DATAFUSION_*` variables (for example
+    // `DATAFUSION_EXECUTION_BATCH_SIZE`), as `datafusion-cli` reads them; `-j` wins.
+    let config = SessionConfig::from_env()
+        .map_err(|e| SqlError::Usage(format!("DATAFUSION_* settings: {e}")))?
         .with_target_partitions(opts.scan.threads.max(1))
         .with_information_schema(true);
     let mut rt = RuntimeEnvBuilder::new();
