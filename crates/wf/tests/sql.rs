@@ -1905,3 +1905,65 @@ fn output_files_read_back_to_the_same_rows() {
         eprintln!("skipping: pyarrow not installed (the .arrow file is not read back)");
     }
 }
+
+/// A GROUP BY far larger than `--memory` spills and gives the exact answer, every
+/// time: under DataFusion 55.2's own pool such a query sometimes hung for good
+/// (RepartitionExec's spill path, apache/datafusion#24883) or failed to allocate
+/// (2 of 8 runs at 16M here). Each run has a deadline, so a hang fails the test.
+#[test]
+fn group_by_beyond_memory_spills_and_never_hangs() {
+    let dir = scratch();
+    let log = dir.path().join("clients.log");
+    let mut data = Vec::new();
+    for i in 0..1_000_000u32 {
+        let n = 1 + (i % 7 == 0) as u32 + (i % 1000 == 3) as u32 * 5;
+        for _ in 0..n.min(2) {
+            data.extend_from_slice(
+                format!(
+                    "10.{}.{}.{} - - [25/Nov/2026:10:00:00 +0000] \"GET /x HTTP/1.1\" 200 {} \"-\" \"b\"\n",
+                    i >> 16,
+                    (i >> 8) & 255,
+                    i & 255,
+                    i % 1000
+                )
+                .as_bytes(),
+            );
+        }
+    }
+    std::fs::write(&log, &data).unwrap();
+    // Clients seen twice (i % 7 == 0 or i % 1000 == 3), smallest names first.
+    let mut twice: Vec<String> = (0..1_000_000u32)
+        .filter(|i| i % 7 == 0 || i % 1000 == 3)
+        .map(|i| format!("10.{}.{}.{}", i >> 16, (i >> 8) & 255, i & 255))
+        .collect();
+    twice.sort();
+    let want: Vec<Value> = twice[..5].iter().map(|c| json!([c, 2])).collect();
+    let q =
+        "SELECT client, count(*) AS n FROM logs GROUP BY client ORDER BY n DESC, client LIMIT 5";
+    for attempt in 0..5 {
+        let out = dir.path().join(format!("out{attempt}.json"));
+        let mut child = wf()
+            .args(["sql", "--no-progress", "--json", "--memory", "16M"])
+            .arg("--temp-dir")
+            .arg(dir.path())
+            .args([q, log.to_str().unwrap()])
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("attempt {attempt}: no answer within 90 s (hung)");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(status.success(), "attempt {attempt}: {status}");
+        let rows = json_lines(&std::fs::read(&out).unwrap());
+        assert_eq!(tuples(&rows, &["client", "n"]), Value::Array(want.clone()));
+    }
+}

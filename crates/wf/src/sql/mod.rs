@@ -7,6 +7,7 @@
 //! the query uses. `output` prints or writes the result.
 
 pub mod job;
+pub mod memory;
 pub mod output;
 pub mod table;
 
@@ -189,7 +190,7 @@ fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
         .with_information_schema(true);
     let mut rt = RuntimeEnvBuilder::new();
     if let Some(m) = opts.memory {
-        rt = rt.with_memory_limit(m as usize, 1.0);
+        rt = rt.with_memory_pool(Arc::new(memory::Pool::new(m as usize)));
     }
     if let Some(d) = &opts.temp_dir {
         rt = rt.with_temp_file_path(d);
