@@ -12,10 +12,10 @@
 //! `16M` failed in 2 of 8. After: no hang in 24 runs at 8M, 12M and 16M (16M: 8 of
 //! 8 exact; below that the two final aggregations do not fit, as DataFusion says),
 //! and 256M 6 of 6 exact with a peak RSS of 676-797 MB.
-//! A repartition's buffers are small and bounded by its gate (a sender waits
-//! while every output holds a batch), so exempting them keeps the limit's
-//! purpose: aggregations and sorts, the operators whose state grows with the
-//! data, still spill to `--temp-dir` at the limit.
+//! A repartition's buffers are usually small (a sender waits while every output
+//! holds a batch; one slow output can still collect more, apache/datafusion#22090),
+//! so exempting them keeps most of the limit's purpose: aggregations and sorts,
+//! whose state grows with the data, still spill to `--temp-dir` at the limit.
 
 use std::fmt;
 use std::num::NonZeroUsize;
