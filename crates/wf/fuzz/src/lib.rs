@@ -188,3 +188,11 @@ pub fn brute_pangrams(text: &[u8]) -> Vec<(u64, u64, u64)> {
     }
     out
 }
+
+/// awk's default split: runs of space, tab, CR, VT and FF separate fields;
+/// leading and trailing runs make no empty field.
+pub fn awk_split(line: &[u8]) -> Vec<&[u8]> {
+    line.split(|c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
+        .filter(|f| !f.is_empty())
+        .collect()
+}
