@@ -62,7 +62,11 @@ fn records(data: &[u8], sep: u8) -> Vec<(usize, usize)> {
     let mut pos = 0;
     while pos < data.len() {
         let end = memchr::memchr(sep, &data[pos..]).map_or(data.len(), |i| pos + i);
-        let e = if end > pos && data[end - 1] == b'\r' { end - 1 } else { end };
+        let e = if end > pos && data[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
         if e > pos {
             out.push((pos, e));
         }
@@ -98,9 +102,16 @@ fuzz_target!(|input: &[u8]| {
         proj.swap(i, rng.below(i as u64 + 1) as usize);
     }
     let (some, bad_some) = run(&f, &proj, data, &recs, true);
-    assert_eq!(bad, bad_some, "{spec}: rows depend on the projection {proj:?}");
+    assert_eq!(
+        bad, bad_some,
+        "{spec}: rows depend on the projection {proj:?}"
+    );
     for (k, &c) in proj.iter().enumerate() {
-        assert_eq!(some[k].as_ref(), plain[c].as_ref(), "{spec}: column {c} alone");
+        assert_eq!(
+            some[k].as_ref(),
+            plain[c].as_ref(),
+            "{spec}: column {c} alone"
+        );
     }
     if spec == "fields" {
         check_fields(data, &recs, &plain);

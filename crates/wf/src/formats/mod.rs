@@ -279,7 +279,6 @@ pub fn sample_lines(sample: &[u8], n: usize) -> Vec<&[u8]> {
 
 #[cfg(test)]
 mod tests {
-    use super::bytemap::ByteMap;
     use super::*;
 
     /// Random records of the bytes formats cut at (quotes, brackets, blanks,
