@@ -95,31 +95,22 @@ impl ByteMap {
     /// class `k`.
     #[inline(always)]
     pub fn next(&self, k: usize, from: usize, end: usize) -> Option<usize> {
-        let words = &self.words[k * self.stride..(k + 1) * self.stride];
-        let mut j = from >> 6;
-        let mut m = *words.get(j)? & (u64::MAX << (from & 63));
-        loop {
-            if m != 0 {
-                let p = (j << 6) + m.trailing_zeros() as usize;
-                return (p < end).then_some(p);
-            }
-            j += 1;
-            if j << 6 >= end {
-                return None;
-            }
-            m = words[j];
-        }
+        self.find(k, from, end, 0)
     }
 
     /// The first position in `from..end` not holding a byte of class `k`.
     #[inline(always)]
     pub fn next_clear(&self, k: usize, from: usize, end: usize) -> Option<usize> {
-        if from >= end {
-            return None;
-        }
+        self.find(k, from, end, u64::MAX)
+    }
+
+    /// The first set bit at or after `from` of class `k`'s words XOR `flip`
+    /// (0: marked bytes; all ones: unmarked ones), if before `end`.
+    #[inline(always)]
+    fn find(&self, k: usize, from: usize, end: usize, flip: u64) -> Option<usize> {
         let words = &self.words[k * self.stride..(k + 1) * self.stride];
         let mut j = from >> 6;
-        let mut m = !words[j] & (u64::MAX << (from & 63));
+        let mut m = (*words.get(j)? ^ flip) & (u64::MAX << (from & 63));
         loop {
             if m != 0 {
                 let p = (j << 6) + m.trailing_zeros() as usize;
@@ -129,7 +120,7 @@ impl ByteMap {
             if j << 6 >= end {
                 return None;
             }
-            m = !words[j];
+            m = words[j] ^ flip;
         }
     }
 
