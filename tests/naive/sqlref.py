@@ -226,16 +226,20 @@ class Table:
         return s
 
     def typed(self, col, kind, b):
-        """Text converted to `kind`; None when it does not convert."""
+        """Text converted to `kind`; None (and counted) when it does not convert."""
         if kind == "string":
             return self.string(col, b)
         if kind == "int":
-            return as_int(b)
-        if kind == "float":
-            return as_rust_float(b)
-        if kind == "timestamp":
-            return any_time(b)
-        return BOOLS.get(b)
+            v = as_int(b)
+        elif kind == "float":
+            v = as_rust_float(b)
+        elif kind == "timestamp":
+            v = any_time(b)
+        else:
+            v = BOOLS.get(b)
+        if v is None:
+            self.bad(col)
+        return v
 
 
 # ---------------------------------------------------------------- records
@@ -477,7 +481,12 @@ def read_jsonl(files):
         obj = json_object(r)
         if obj is None:
             return False
-        table.rows.append({k: value(kind, obj.get(k)) for k, kind in cols})
+        row = {}
+        for k, kind in cols:
+            row[k] = value(kind, obj.get(k))
+            if row[k] is None and json_kind(obj.get(k)) is not None:
+                table.bad(k)
+        table.rows.append(row)
         return True
 
     each_record(table, files, parse)
@@ -657,6 +666,8 @@ def read_csv(files, delim, header):
                 row[name] = None
             elif kind == "float":
                 row[name] = as_decimal(v)
+                if row[name] is None:
+                    table.bad(name)
             else:
                 row[name] = table.typed(name, kind, v)
         table.rows.append(row)

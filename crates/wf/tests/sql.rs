@@ -1321,6 +1321,144 @@ fn onebrc_equals_duckdb() {
     }
 }
 
+/// With `t:decimal(3,1)` sums and averages are exact: the output is the same
+/// bytes at every `-j` and chunk size (floats only agree within a tolerance), and
+/// min, max, sum and count equal DuckDB's on DECIMAL(3,1) to the digit.
+#[test]
+fn onebrc_decimal_is_the_same_at_every_j_and_equals_duckdb() {
+    let Some(py) = duckdb_python() else { return };
+    let t = scratch();
+    let f = t.path().join("m.txt");
+    let mut c = wf();
+    c.args([
+        "gen",
+        "1brc",
+        "--rows",
+        "200000",
+        "--stations",
+        "40",
+        "--seed",
+        "9",
+        "-o",
+    ])
+    .arg(&f);
+    ok(c);
+    let want = duckdb(
+        &py,
+        &format!(
+            "SELECT station, min(t), max(t), sum(t), count(*), avg(t) FROM read_csv({}, \
+             delim=';', header=false, columns={{'station':'VARCHAR','t':'DECIMAL(3,1)'}}) \
+             GROUP BY station ORDER BY station",
+            sql_string(&f)
+        ),
+        None,
+    );
+    assert_eq!(want.len(), 40);
+    let q = "SELECT station, min(t), max(t), sum(t), count(*), avg(t) FROM logs \
+             GROUP BY station ORDER BY station";
+    let mut first: Option<Vec<u8>> = None;
+    for (j, c) in [
+        ("1", "8M"),
+        ("2", "1K"),
+        ("3", "64K"),
+        ("2", "7"),
+        ("3", "13"),
+    ] {
+        let args = [
+            "--format",
+            "csv",
+            "--delimiter",
+            ";",
+            "--no-header",
+            "--schema",
+            "station:string,t:decimal(3,1)",
+            "--csv",
+            "-j",
+            j,
+            "--chunk-size",
+            c,
+        ];
+        let r = wf_sql(&args, q, std::slice::from_ref(&f));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        match &first {
+            None => first = Some(r.stdout.clone()),
+            Some(b) => assert!(*b == r.stdout, "-j {j} --chunk-size {c}: other bytes"),
+        }
+    }
+    let rows = parse_csv(&String::from_utf8(first.unwrap()).unwrap());
+    assert_eq!(rows.len(), 41, "header and 40 stations");
+    for (got, exp) in rows[1..].iter().zip(&want) {
+        let exp: Vec<String> = exp
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect();
+        assert_eq!(got[..5], exp[..5], "station, min, max, sum, count");
+        let (a, b): (f64, f64) = (got[5].parse().unwrap(), exp[5].parse().unwrap());
+        assert!((a - b).abs() < 1e-5, "avg {a} vs duckdb {b}");
+    }
+}
+
+/// Text to DECIMAL(4,1) as DuckDB casts it: extra digits rounded half away from
+/// zero, a value past the precision NULL (and counted in `--stats`).
+#[test]
+fn decimal_values_round_as_duckdb_casts_them() {
+    let Some(py) = duckdb_python() else { return };
+    let t = scratch();
+    let vals = [
+        "0",
+        "-0.0",
+        "12.34",
+        "12.35",
+        "-12.35",
+        "999.94",
+        "-999.9",
+        "0.05",
+        "-0.05",
+        "7.",
+        ".25",
+        "+3.149",
+        "123.456789",
+        "1.04999",
+    ];
+    let f = t.path().join("d.csv");
+    std::fs::write(&f, format!("v\n{}\n9999.9\n", vals.join("\n"))).unwrap();
+    let in_list = vals.map(|v| format!("('{v}')")).join(",");
+    let want = duckdb(
+        &py,
+        &format!("SELECT CAST(v AS DECIMAL(4,1)) FROM (VALUES {in_list}) AS x(v)"),
+        None,
+    );
+    let r = wf_sql(
+        &[
+            "--format",
+            "csv",
+            "--schema",
+            "v:decimal(4,1)",
+            "--csv",
+            "--stats",
+        ],
+        "SELECT v FROM logs ORDER BY _offset",
+        std::slice::from_ref(&f),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let rows = parse_csv(&String::from_utf8(r.stdout).unwrap());
+    let got: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
+    let exp: Vec<String> = want
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(got[..vals.len()], exp[..], "{vals:?}");
+    assert_eq!(got[vals.len()], "", "9999.9 does not fit DECIMAL(4,1)");
+    assert!(
+        r.stderr
+            .contains("values not of their column's type (NULL): 1"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// A clean CSV (delimiter `d`) with every quoting rule: delimiters, doubled quotes
 /// and (with `line_breaks`) LF and CRLF line breaks inside quotes, empty fields
 /// quoted and not, CRLF line ends, UTF-8, and no final line end.

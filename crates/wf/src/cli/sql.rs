@@ -37,7 +37,8 @@ referrer, user_agent
 $upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
   csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); columns \
 from the header line, or c1..cN with --no-header; types inferred from the first 1000 records \
-(int, float, timestamp, bool, string) or given with --schema 'name:type,...'
+(int, float, timestamp, bool, string) or given with --schema 'name:type,...', where \
+decimal(P,S) is exact fixed point (sums and averages the same at every -j, unlike float)
   jsonl      one JSON object per line; top-level keys are columns, nested values JSON text
   logfmt     key=value key2=\"quoted value\" records; keys are columns, types inferred
   fields     runs of whitespace, like awk: columns c1..cN (text unless --schema)
@@ -54,7 +55,7 @@ Examples:
   wf sql 'SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY n DESC' access.log
   wf sql \"SELECT date_trunc('hour', time) AS hour, count(*) FROM logs GROUP BY 1 ORDER BY 1\" logs/
   wf sql 'SELECT path, approx_percentile_cont(bytes, 0.99) FROM logs GROUP BY path' access.log
-  wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:float' \\
+  wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:decimal(3,1)' \\
     'SELECT station, min(t), avg(t), max(t) FROM logs GROUP BY station ORDER BY station' m.txt
   wf sql 'SELECT * FROM logs' access.log -o access.parquet
   wf sql --table users=users.csv --format users=csv \\
@@ -87,7 +88,9 @@ pub(crate) struct SqlArgs {
     #[arg(long)]
     no_header: bool,
     /// Column names and types instead of the inferred ones: 'name:type,...'
-    /// (string, int, float, timestamp, bool).
+    /// (string, int, float, decimal(P,S), timestamp, bool). A decimal's sums and
+    /// averages are exact, the same at every -j; a float's may differ in the last
+    /// digits.
     #[arg(long, value_name = "SPEC")]
     schema: Option<String>,
     /// Print CSV (with a header line).

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringViewBuilder,
+    ArrayRef, BooleanBuilder, Decimal128Builder, Float64Builder, Int64Builder, StringViewBuilder,
     TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::datatypes::SchemaRef;
@@ -21,6 +21,7 @@ enum Builder {
     Str(StringViewBuilder),
     Int(Int64Builder),
     Float(Float64Builder),
+    Dec(Decimal128Builder),
     Time(TimestampMicrosecondBuilder),
     Bool(BooleanBuilder),
 }
@@ -31,6 +32,11 @@ impl Builder {
             Kind::Str => Builder::Str(StringViewBuilder::new()),
             Kind::Int => Builder::Int(Int64Builder::new()),
             Kind::Float => Builder::Float(Float64Builder::new()),
+            Kind::Decimal { precision, scale } => Builder::Dec(
+                Decimal128Builder::new()
+                    .with_precision_and_scale(precision, scale)
+                    .expect("--schema checked the precision and scale"),
+            ),
             Kind::Time => Builder::Time(TimestampMicrosecondBuilder::new().with_timezone("UTC")),
             Kind::Bool => Builder::Bool(BooleanBuilder::new()),
         }
@@ -41,6 +47,7 @@ impl Builder {
             Builder::Str(b) => Arc::new(b.finish()),
             Builder::Int(b) => Arc::new(b.finish()),
             Builder::Float(b) => Arc::new(b.finish()),
+            Builder::Dec(b) => Arc::new(b.finish()),
             Builder::Time(b) => Arc::new(b.finish()),
             Builder::Bool(b) => Arc::new(b.finish()),
         }
@@ -51,6 +58,7 @@ impl Builder {
             Builder::Str(b) => b.append_null(),
             Builder::Int(b) => b.append_null(),
             Builder::Float(b) => b.append_null(),
+            Builder::Dec(b) => b.append_null(),
             Builder::Time(b) => b.append_null(),
             Builder::Bool(b) => b.append_null(),
         }
@@ -148,6 +156,15 @@ impl Columns {
         }
     }
 
+    /// A decimal as its unscaled integer (`12.3` at scale 1 is 123).
+    pub fn decimal(&mut self, i: usize, v: Option<i128>) {
+        match (&mut self.builders[i], v) {
+            (Builder::Dec(b), v) => b.append_option(v),
+            (other, None) => other.null(),
+            _ => unreachable!("column {i} is not a decimal"),
+        }
+    }
+
     /// Microseconds since the Unix epoch, UTC.
     pub fn time(&mut self, i: usize, v: Option<i64>) {
         match (&mut self.builders[i], v) {
@@ -170,16 +187,30 @@ impl Columns {
     }
 
     /// Text for column `i` converted to the column's kind; a value that does not
-    /// convert is NULL (used by formats whose types are inferred or given: CSV,
-    /// fields, logfmt, regex).
+    /// convert is NULL and counted in [`Columns::bad_values`] (used by formats
+    /// whose types are inferred or given: CSV, fields, logfmt, regex).
     pub fn text_as_kind(&mut self, i: usize, v: &[u8]) {
-        match self.kinds[i] {
-            Kind::Str => self.str(i, v),
-            Kind::Int => self.int(i, parse_int(v)),
-            Kind::Float => self.float(i, parse_float(v)),
-            Kind::Time => self.time(i, super::time::parse_any(v)),
-            Kind::Bool => self.bool(i, parse_bool(v)),
+        let ok = match self.kinds[i] {
+            Kind::Str => return self.str(i, v),
+            Kind::Int => self.put(i, parse_int(v), Self::int),
+            Kind::Float => self.put(i, parse_float(v), Self::float),
+            Kind::Decimal { precision, scale } => {
+                self.put(i, parse_decimal(v, precision, scale), Self::decimal)
+            }
+            Kind::Time => self.put(i, super::time::parse_any(v), Self::time),
+            Kind::Bool => self.put(i, parse_bool(v), Self::bool),
+        };
+        if !ok {
+            self.bad_values += 1;
         }
+    }
+
+    /// Append a converted value (NULL if it did not convert); false if it did not.
+    #[inline(always)]
+    pub fn put<T>(&mut self, i: usize, v: Option<T>, f: fn(&mut Self, usize, Option<T>)) -> bool {
+        let ok = v.is_some();
+        f(self, i, v);
+        ok
     }
 
     /// Take the rows built so far: one array per column, and the row count.
@@ -219,6 +250,36 @@ pub fn parse_int(v: &[u8]) -> Option<i64> {
 /// A float as Rust's parser reads it (`1.5`, `-2e3`, `inf`); `None` otherwise.
 pub fn parse_float(v: &[u8]) -> Option<f64> {
     std::str::from_utf8(v).ok()?.trim().parse().ok()
+}
+
+/// A plain decimal (`-12.34`, `7`, `.5`; spaces around it allowed) as an
+/// integer of `scale` decimal places, rounded half away from zero as DuckDB
+/// casts text to DECIMAL; `None` if it is no such number or needs more than
+/// `precision` digits.
+pub fn parse_decimal(v: &[u8], precision: u8, scale: i8) -> Option<i128> {
+    let v = v.trim_ascii();
+    let (neg, body) = match v.first()? {
+        b'-' => (true, &v[1..]),
+        b'+' => (false, &v[1..]),
+        _ => (false, v),
+    };
+    let (int, frac) = match body.iter().position(|&c| c == b'.') {
+        Some(d) => (&body[..d], &body[d + 1..]),
+        None => (body, &body[..0]),
+    };
+    if int.len() + frac.len() == 0 || !int.iter().chain(frac).all(u8::is_ascii_digit) {
+        return None;
+    }
+    let scale = scale.max(0) as usize;
+    let mut n: i128 = 0;
+    let kept = frac.iter().chain(std::iter::repeat(&b'0')).take(scale);
+    for &d in int.iter().chain(kept) {
+        n = n.checked_mul(10)?.checked_add((d - b'0') as i128)?;
+    }
+    if frac.get(scale).is_some_and(|&d| d >= b'5') {
+        n += 1;
+    }
+    (n < 10i128.pow(precision as u32)).then_some(if neg { -n } else { n })
 }
 
 pub fn parse_bool(v: &[u8]) -> Option<bool> {

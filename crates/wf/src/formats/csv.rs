@@ -376,7 +376,11 @@ impl CsvParser {
             let Some(o) = self.want[i] else { continue };
             match value(v, record, &self.scratch) {
                 None => out.null(o),
-                Some(v) if out.kind(o) == Kind::Float => out.float(o, decimal(v)),
+                Some(v) if out.kind(o) == Kind::Float => {
+                    let x = decimal(v);
+                    out.bad_values += x.is_none() as u64;
+                    out.float(o, x)
+                }
                 Some(v) => out.text_as_kind(o, v),
             }
         }

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{columns, Columns, Field, Format, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct JsonLines {
@@ -109,26 +109,44 @@ impl Parser for JsonParser {
     }
 }
 
+/// Append `v` to column `o`; a value that does not convert to the column's
+/// kind (a string in an int column, say) is NULL and counted.
 fn append(out: &mut Columns, o: usize, v: Option<&Value>) {
     let v = match v {
         None | Some(Value::Null) => return out.null(o),
         Some(v) => v,
     };
-    match out.kind(o) {
-        Kind::Str => match v {
-            Value::String(s) => out.str(o, s.as_bytes()),
-            other => out.str(o, other.to_string().as_bytes()),
-        },
+    let ok = match out.kind(o) {
+        Kind::Str => {
+            match v {
+                Value::String(s) => out.str(o, s.as_bytes()),
+                other => out.str(o, other.to_string().as_bytes()),
+            }
+            true
+        }
         Kind::Int => match v {
-            Value::Number(n) if is_minus_zero(n) => out.int(o, Some(0)),
-            _ => out.int(o, v.as_i64()),
+            Value::Number(n) if is_minus_zero(n) => out.put(o, Some(0), Columns::int),
+            _ => out.put(o, v.as_i64(), Columns::int),
         },
-        Kind::Float => out.float(o, v.as_f64()),
-        Kind::Bool => out.bool(o, v.as_bool()),
-        Kind::Time => match v {
-            Value::String(s) => out.time(o, super::time::parse_any(s.as_bytes())),
-            Value::Number(n) => out.time(o, n.as_f64().map(|s| (s * 1e6) as i64)),
-            _ => out.null(o),
-        },
-    }
+        Kind::Float => out.put(o, v.as_f64(), Columns::float),
+        Kind::Decimal { precision, scale } => {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => String::new(),
+            };
+            let x = columns::parse_decimal(text.as_bytes(), precision, scale);
+            out.put(o, x, Columns::decimal)
+        }
+        Kind::Bool => out.put(o, v.as_bool(), Columns::bool),
+        Kind::Time => {
+            let t = match v {
+                Value::String(s) => super::time::parse_any(s.as_bytes()),
+                Value::Number(n) => n.as_f64().map(|s| (s * 1e6) as i64),
+                _ => None,
+            };
+            out.put(o, t, Columns::time)
+        }
+    };
+    out.bad_values += !ok as u64;
 }

@@ -37,8 +37,12 @@ pub enum Kind {
     Str,
     /// A signed 64-bit integer.
     Int,
-    /// A 64-bit float.
+    /// A 64-bit float. Sums and averages of floats depend on the order DataFusion
+    /// adds them in, so their last digits may differ between runs; see `Decimal`.
     Float,
+    /// A fixed-point decimal (Arrow `Decimal128(precision, scale)`, only from
+    /// `--schema`): sums and averages are exact, so the same at every `-j`.
+    Decimal { precision: u8, scale: i8 },
     /// A UTC timestamp in microseconds.
     Time,
     /// true/false.
@@ -51,6 +55,7 @@ impl Kind {
             Kind::Str => DataType::Utf8View,
             Kind::Int => DataType::Int64,
             Kind::Float => DataType::Float64,
+            Kind::Decimal { precision, scale } => DataType::Decimal128(precision, scale),
             Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             Kind::Bool => DataType::Boolean,
         }
@@ -62,13 +67,18 @@ impl Kind {
             Kind::Str => "string",
             Kind::Int => "int",
             Kind::Float => "float",
+            Kind::Decimal { .. } => "decimal",
             Kind::Time => "timestamp",
             Kind::Bool => "bool",
         }
     }
 
     pub fn parse(s: &str) -> Option<Kind> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
+        let s = s.trim().to_ascii_lowercase();
+        if let Some(d) = parse_decimal_type(&s) {
+            return d;
+        }
+        Some(match s.as_str() {
             "string" | "str" | "text" | "varchar" | "utf8" => Kind::Str,
             "int" | "integer" | "bigint" | "int64" | "long" => Kind::Int,
             "float" | "double" | "real" | "float64" => Kind::Float,
@@ -77,6 +87,38 @@ impl Kind {
             _ => return None,
         })
     }
+}
+
+/// `decimal`, `decimal(P)` or `decimal(P,S)` (also `numeric`), with SQL's
+/// defaults as DataFusion has them (`decimal` is `decimal(38,10)`, `decimal(P)`
+/// is `decimal(P,0)`): `None` if `s` is no decimal type, `Some(None)` if it is
+/// one with an impossible precision or scale.
+fn parse_decimal_type(s: &str) -> Option<Option<Kind>> {
+    let rest = s
+        .strip_prefix("decimal")
+        .or_else(|| s.strip_prefix("numeric"))?
+        .trim();
+    let (precision, scale) = if rest.is_empty() {
+        (38, 10)
+    } else {
+        let args = rest.strip_prefix('(')?.strip_suffix(')')?;
+        let mut it = args.split(',').map(|a| a.trim().parse::<u8>().ok());
+        match (it.next(), it.next(), it.next()) {
+            (Some(Some(p)), None, None) => (p, 0),
+            (Some(Some(p)), Some(Some(s)), None) => (p, s),
+            _ => return Some(None),
+        }
+    };
+    Some(
+        (1..=38)
+            .contains(&precision)
+            .then_some(())
+            .filter(|_| scale <= precision)
+            .map(|_| Kind::Decimal {
+                precision,
+                scale: scale as i8,
+            }),
+    )
 }
 
 /// One column of a format.
@@ -245,16 +287,35 @@ pub struct FormatOptions {
     pub schema: Option<Vec<Field>>,
 }
 
-/// Parse `--schema 'name:type,name:type'`.
+/// Parse `--schema 'name:type,name:type'` (a comma inside a type's parentheses,
+/// as in `decimal(5,1)`, does not end it).
 pub fn parse_schema(s: &str) -> Result<Vec<Field>, String> {
-    s.split(',')
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[from..]);
+    parts
+        .into_iter()
         .filter(|p| !p.trim().is_empty())
         .map(|p| {
             let (n, t) = p
                 .split_once(':')
                 .ok_or_else(|| format!("--schema: '{p}' is not name:type"))?;
             let kind = Kind::parse(t).ok_or_else(|| {
-                format!("--schema: unknown type '{t}' (string, int, float, timestamp, bool)")
+                format!(
+                    "--schema: unknown type '{t}' (string, int, float, decimal(P,S), \
+                     timestamp, bool; P from 1 to 38, S at most P)"
+                )
             })?;
             Ok(Field::new(n.trim(), kind))
         })
@@ -280,6 +341,40 @@ pub fn sample_lines(sample: &[u8], n: usize) -> Vec<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_types_and_values() {
+        let f = parse_schema("station:string, t:decimal(3,1),x:NUMERIC , y:decimal(5)").unwrap();
+        let kinds: Vec<Kind> = f.iter().map(|x| x.kind).collect();
+        let dec = |precision, scale| Kind::Decimal { precision, scale };
+        assert_eq!(kinds, [Kind::Str, dec(3, 1), dec(38, 10), dec(5, 0)]);
+        assert_eq!(f[1].kind.data_type(), DataType::Decimal128(3, 1));
+        for bad in [
+            "t:decimal(0,0)",
+            "t:decimal(39,1)",
+            "t:decimal(3,4)",
+            "t:decimal(3,x)",
+        ] {
+            assert!(parse_schema(bad).is_err(), "{bad}");
+        }
+        let p = |v: &str| columns::parse_decimal(v.as_bytes(), 5, 2);
+        assert_eq!(p("12.3"), Some(1230));
+        assert_eq!(p("-0.05"), Some(-5));
+        assert_eq!(p(" +7 "), Some(700));
+        assert_eq!(p(".5"), Some(50));
+        assert_eq!(p("5."), Some(500));
+        assert_eq!(p("1.005"), Some(101), "half away from zero");
+        assert_eq!(p("-1.004"), Some(-100));
+        assert_eq!(p("-1.0051"), Some(-101));
+        assert_eq!(p("999.99"), Some(99999));
+        assert_eq!(p("999.995"), None, "rounds past the precision");
+        assert_eq!(p("1000"), None);
+        for bad in ["", "-", ".", "1e3", "1.2.3", "nan", "1,5", "0x10"] {
+            assert_eq!(p(bad), None, "{bad}");
+        }
+        let long = "1".repeat(60);
+        assert_eq!(columns::parse_decimal(long.as_bytes(), 38, 0), None);
+    }
 
     /// Random records of the bytes formats cut at (quotes, brackets, blanks,
     /// delimiters, backslashes, invalid UTF-8), mixed with well-formed ones.
