@@ -2,7 +2,8 @@
 # wf sql beside its peers, warm cache, this machine's cores, in one run:
 #   1. status counts over the 1 GiB wf2 log: wc -l, wf sql, DuckDB with regexp_extract
 #   2. the Wide Finder 2 report: wf wf2, and examples/sql/wf2.sql over --format fields
-#   3. 1BRC on 1 GiB from `wf gen 1brc`: wf sql and DuckDB read_csv, same query
+#   3. 1BRC on 1 GiB from `wf gen 1brc`: wf sql and DuckDB read_csv, same query, with t
+#      a DOUBLE and then a DECIMAL(3,1) on both sides
 #   4. memory: GROUP BY client over 20 million distinct clients with --memory 256M (peak RSS)
 # Usage: bench/sql.sh   (RUNS=7; DuckDB from $WF_PYTHON, default .venv/bin/python)
 source "$(dirname "$0")/common.sh"
@@ -30,6 +31,10 @@ echo "== 1BRC, $(du -h "$BRC" | cut -f1)"
 python3 bench/compare.py --runs "$RUNS" \
   "duckdb read_csv=$(duck "$DQ")" \
   "wf sql=$WF sql --format csv --delimiter ';' --no-header --schema 'station:string,t:float' '$BQ' $BRC"
+echo "== 1BRC with t DECIMAL(3,1) on both sides (exact averages, the same at every -j)"
+python3 bench/compare.py --runs "$RUNS" \
+  "duckdb read_csv=$(duck "${DQ/\'DOUBLE\'/\'DECIMAL(3,1)\'}")" \
+  "wf sql=$WF sql --format csv --delimiter ';' --no-header --schema 'station:string,t:decimal(3,1)' '$BQ' $BRC"
 MANY="$DATA/clients-20m.log"
 [ -s "$MANY" ] || "$PY" - "$MANY" <<'PYEOF'
 import sys

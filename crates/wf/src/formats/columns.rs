@@ -256,7 +256,51 @@ pub fn parse_float(v: &[u8]) -> Option<f64> {
 /// integer of `scale` decimal places, rounded half away from zero as DuckDB
 /// casts text to DECIMAL; `None` if it is no such number or needs more than
 /// `precision` digits.
+///
+/// The common shape (at most 18 digits, no more decimals than the scale) is
+/// read with two tight digit loops: the general path below was 26% of a 1BRC
+/// query over `t:decimal(3,1)` in perf, this one keeps it near the float parse.
 pub fn parse_decimal(v: &[u8], precision: u8, scale: i8) -> Option<i128> {
+    let (neg, body) = match v.first()? {
+        b'-' => (true, &v[1..]),
+        b'+' => (false, &v[1..]),
+        _ => (false, v),
+    };
+    let digits_from = |mut i: usize, mut m: i64| {
+        while let Some(&c) = body.get(i).filter(|c| c.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add((c - b'0') as i64);
+            i += 1;
+        }
+        (i, m)
+    };
+    let (int_end, m) = digits_from(0, 0);
+    let (end, m) = match body.get(int_end) {
+        Some(b'.') => digits_from(int_end + 1, m),
+        _ => (int_end, m),
+    };
+    let decimals = end.saturating_sub(int_end + 1);
+    let (digits, scale_u) = (int_end + decimals, scale.max(0) as usize);
+    if end == body.len() && (1..=18).contains(&digits) && decimals <= scale_u {
+        let n = (m as i128).checked_mul(POW10[scale_u - decimals])?;
+        return (n < POW10[precision as usize]).then_some(if neg { -n } else { n });
+    }
+    decimal_general(v, precision, scale_u)
+}
+
+/// Powers of ten up to 10^38 (the largest decimal precision).
+const POW10: [i128; 39] = {
+    let mut p = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// [`parse_decimal`] for every other shape: spaces, many digits, decimals to
+/// round away.
+fn decimal_general(v: &[u8], precision: u8, scale: usize) -> Option<i128> {
     let v = v.trim_ascii();
     let (neg, body) = match v.first()? {
         b'-' => (true, &v[1..]),
@@ -270,7 +314,6 @@ pub fn parse_decimal(v: &[u8], precision: u8, scale: i8) -> Option<i128> {
     if int.len() + frac.len() == 0 || !int.iter().chain(frac).all(u8::is_ascii_digit) {
         return None;
     }
-    let scale = scale.max(0) as usize;
     let mut n: i128 = 0;
     let kept = frac.iter().chain(std::iter::repeat(&b'0')).take(scale);
     for &d in int.iter().chain(kept) {
@@ -279,7 +322,7 @@ pub fn parse_decimal(v: &[u8], precision: u8, scale: i8) -> Option<i128> {
     if frac.get(scale).is_some_and(|&d| d >= b'5') {
         n += 1;
     }
-    (n < 10i128.pow(precision as u32)).then_some(if neg { -n } else { n })
+    (n < POW10[precision as usize]).then_some(if neg { -n } else { n })
 }
 
 pub fn parse_bool(v: &[u8]) -> Option<bool> {
@@ -287,5 +330,32 @@ pub fn parse_bool(v: &[u8]) -> Option<bool> {
         b"true" | b"TRUE" | b"True" | b"t" | b"1" => Some(true),
         b"false" | b"FALSE" | b"False" | b"f" | b"0" => Some(false),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path gives what the general one gives, on every short shape.
+    #[test]
+    fn decimal_fast_path_equals_the_general_one() {
+        let alphabet = b"0123456789.-+ e";
+        let mut s = 7u64;
+        for _ in 0..200_000 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let len = (s >> 60) as usize;
+            let v: Vec<u8> = (0..len)
+                .map(|k| alphabet[((s >> (4 * k % 56)) as usize + k) % alphabet.len()])
+                .collect();
+            for (p, sc) in [(3u8, 1i8), (38, 10), (5, 0), (18, 18)] {
+                assert_eq!(
+                    parse_decimal(&v, p, sc),
+                    decimal_general(&v, p, sc as usize),
+                    "{:?} decimal({p},{sc})",
+                    String::from_utf8_lossy(&v)
+                );
+            }
+        }
     }
 }

@@ -376,12 +376,19 @@ impl CsvParser {
             let Some(o) = self.want[i] else { continue };
             match value(v, record, &self.scratch) {
                 None => out.null(o),
-                Some(v) if out.kind(o) == Kind::Float => {
-                    let x = decimal(v);
-                    out.bad_values += x.is_none() as u64;
-                    out.float(o, x)
-                }
-                Some(v) => out.text_as_kind(o, v),
+                Some(v) => match out.kind(o) {
+                    Kind::Float => {
+                        let x = decimal(v);
+                        out.bad_values += x.is_none() as u64;
+                        out.float(o, x)
+                    }
+                    Kind::Decimal { precision, scale } => {
+                        let x = columns::parse_decimal(v, precision, scale);
+                        out.bad_values += x.is_none() as u64;
+                        out.decimal(o, x)
+                    }
+                    _ => out.text_as_kind(o, v),
+                },
             }
         }
         out.end_row();
