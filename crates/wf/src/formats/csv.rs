@@ -166,36 +166,16 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
 /// `digits.digits` shape is read without the general parser, exactly (an
 /// integer of at most 15 digits divided by a power of ten is correctly rounded).
 pub fn decimal(v: &[u8]) -> Option<f64> {
-    let (neg, body) = match v.first()? {
-        b'-' => (true, &v[1..]),
-        b'+' => (false, &v[1..]),
-        _ => (false, v),
-    };
-    // Two tight digit loops (integer part, fraction) instead of one loop that
-    // tests for the dot at every byte; wrapping, since more than 15 digits go to
-    // the general parser anyway.
-    let digits_from = |mut i: usize, mut m: i64| {
-        while let Some(&c) = body.get(i).filter(|c| c.is_ascii_digit()) {
-            m = m.wrapping_mul(10).wrapping_add((c - b'0') as i64);
-            i += 1;
-        }
-        (i, m)
-    };
-    let (int_end, m) = digits_from(0, 0);
-    let (end, m) = match body.get(int_end) {
-        Some(b'.') => digits_from(int_end + 1, m),
-        _ => (int_end, m),
-    };
-    let scale = end.saturating_sub(int_end + 1);
-    let digits = int_end + scale;
-    if end != body.len() || digits == 0 || digits > 15 {
+    let p = columns::plain_number(v)?;
+    let digits = p.int_digits + p.decimals;
+    if !p.whole || digits == 0 || digits > 15 {
         return general_float(v);
     }
     const POW10: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
     ];
-    let x = m as f64 / POW10[scale];
-    Some(if neg { -x } else { x })
+    let x = p.m as f64 / POW10[p.decimals];
+    Some(if p.neg { -x } else { x })
 }
 
 fn general_float(v: &[u8]) -> Option<f64> {
