@@ -1251,11 +1251,9 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
-#[test]
-fn onebrc_equals_duckdb() {
-    let Some(py) = duckdb_python() else { return };
-    let t = scratch();
-    let f = t.path().join("m.txt");
+/// 200,000 rows from `wf gen 1brc` with `stations` stations, in `dir`.
+fn gen_1brc(dir: &Path, stations: &str, seed: &str) -> PathBuf {
+    let f = dir.join("m.txt");
     let mut c = wf();
     c.args([
         "gen",
@@ -1263,13 +1261,21 @@ fn onebrc_equals_duckdb() {
         "--rows",
         "200000",
         "--stations",
-        "50",
+        stations,
         "--seed",
-        "5",
+        seed,
         "-o",
     ])
     .arg(&f);
     ok(c);
+    f
+}
+
+#[test]
+fn onebrc_equals_duckdb() {
+    let Some(py) = duckdb_python() else { return };
+    let t = scratch();
+    let f = gen_1brc(t.path(), "50", "5");
     let want = duckdb(
         &py,
         &format!(
@@ -1328,21 +1334,7 @@ fn onebrc_equals_duckdb() {
 fn onebrc_decimal_is_the_same_at_every_j_and_equals_duckdb() {
     let Some(py) = duckdb_python() else { return };
     let t = scratch();
-    let f = t.path().join("m.txt");
-    let mut c = wf();
-    c.args([
-        "gen",
-        "1brc",
-        "--rows",
-        "200000",
-        "--stations",
-        "40",
-        "--seed",
-        "9",
-        "-o",
-    ])
-    .arg(&f);
-    ok(c);
+    let f = gen_1brc(t.path(), "40", "9");
     let want = duckdb(
         &py,
         &format!(
