@@ -2,7 +2,7 @@
 data made once per session (generated logs, compressed copies, a text for
 pangram) in temporary directories.
 
-The binary is $WF_BIN, or target/release/wf of the repository (scripts/test
+The binary is $WF_BIN, or target/ci/wf (else target/release/wf) of the repository (scripts/test
 builds it before it runs pytest). Tests over the project's shared sample data
 (`../shared/data` beside the clone) skip with a message when it is absent.
 """
@@ -53,7 +53,9 @@ class Wf:
 
 @pytest.fixture(scope="session")
 def wf() -> Wf:
-    binary = Path(os.environ.get("WF_BIN", ROOT / "target" / "release" / "wf"))
+    built = [ROOT / "target" / p / "wf" for p in ("ci", "release")]
+    default = next((b for b in built if b.is_file()), built[0])
+    binary = Path(os.environ.get("WF_BIN", default))
     if not binary.is_absolute() and not binary.exists():
         binary = ROOT / binary  # relative to the repository
     if not binary.is_file():
