@@ -530,3 +530,26 @@ def test_gzip_made_by_gzip_reads_like_plain(gen_logs, tmp_path):
     assert got.num_rows > 0
     assert got.to_pylist() == want.to_pylist()
     assert json.dumps(widefinder.wf2(p)) == json.dumps(widefinder.wf2(gen_logs[0]))
+
+
+def test_decimal_schema_is_exact(wf, tmp_path):
+    """A `decimal(P,S)` column arrives in pyarrow as decimal128(P,S), its values
+    and per-station sums exactly those of Python's `decimal` module over the
+    same text, whatever the threads and chunk size."""
+    from decimal import Decimal
+
+    p = tmp_path / "m.txt"
+    wf.run("gen", "1brc", "--rows", "20000", "--stations", "30", "--seed", "3", "-o", p)
+    rows = [line.split(";") for line in p.read_text(encoding="utf-8").splitlines()]
+    kw = dict(format="csv", delimiter=";", header=False, schema="station:string,t:decimal(3,1)")
+    t = widefinder.read(p, columns=["station", "t", "_offset"], **kw)
+    assert t.schema.field("t").type == pa.decimal128(3, 1)
+    got = [(r["station"], r["t"]) for r in sorted(t.to_pylist(), key=lambda r: r["_offset"])]
+    assert got == [(s, Decimal(v)) for s, v in rows]
+    sums = {}
+    for s, v in rows:
+        sums[s] = sums.get(s, Decimal(0)) + Decimal(v)
+    q = "SELECT station, sum(t) AS total FROM logs GROUP BY station ORDER BY station"
+    for scan in SCANS:
+        res = widefinder.sql(q, p, **kw, **scan).to_pylist()
+        assert [(r["station"], r["total"]) for r in res] == sorted(sums.items()), scan

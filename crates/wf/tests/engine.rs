@@ -181,3 +181,68 @@ fn count(f: &std::path::Path, opts: &ScanOptions) -> CountState {
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     out.state
 }
+
+/// Counts like `Count`, and wants no more input once it has seen `after` chunks.
+struct StopAfter {
+    after: usize,
+    seen: std::sync::atomic::AtomicUsize,
+}
+
+impl Job for StopAfter {
+    type State = CountState;
+    fn new_state(&self) -> CountState {
+        CountState::default()
+    }
+    fn process(&self, st: &mut CountState, c: &Chunk<'_>) {
+        self.seen.fetch_add(1, Ordering::SeqCst);
+        Count { sep: b'\n' }.process(st, c)
+    }
+    fn merge(&self, a: &mut CountState, b: CountState) {
+        Count { sep: b'\n' }.merge(a, b)
+    }
+    fn stopped(&self) -> bool {
+        self.seen.load(Ordering::SeqCst) >= self.after
+    }
+}
+
+/// A job that stops (a SQL scan whose LIMIT is met) ends the reading of files:
+/// what was handed to it is a small part of a 32 MiB file, with pieces read by
+/// `pread` and with the file mapped, at one and two threads. The bytes it got
+/// are whole records.
+#[test]
+fn a_stopped_job_ends_the_reading() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    let line = b"0123456789abcdef0123456789abcde\n";
+    std::fs::write(&f, line.repeat(1 << 20)).unwrap();
+    let size = std::fs::metadata(&f).unwrap().len();
+    for threads in [1, 2] {
+        for mmap in [false, true] {
+            let collected = InputSpec {
+                paths: vec![f.clone()],
+                ..Default::default()
+            }
+            .collect();
+            let job = StopAfter {
+                after: 1,
+                seen: Default::default(),
+            };
+            let opts = ScanOptions {
+                threads,
+                chunk_size: 1 << 20,
+                read_size: 64 << 10,
+                mmap,
+                ..Default::default()
+            };
+            let out = scan::run(&job, collected.inputs, &opts, None);
+            let what = format!(
+                "threads {threads} mmap {mmap}: {} of {size} bytes",
+                out.bytes
+            );
+            assert!(out.errors.is_empty(), "{what}: {:?}", out.errors);
+            assert!(out.bytes > 0 && out.bytes <= size / 8, "{what}");
+            assert_eq!(out.bytes % line.len() as u64, 0, "{what}");
+            assert_eq!(out.state.records, out.bytes / line.len() as u64, "{what}");
+        }
+    }
+}

@@ -1787,6 +1787,36 @@ fn stats_are_complete_when_one_of_two_scans_stops_early() {
     }
 }
 
+/// A LIMIT without ORDER BY ends the reading, not only the parsing: on a 64 MB
+/// log `--stats` says the query stopped the scan early, after a small part of
+/// the file (before, the scan read the whole file unparsed). The rows are the
+/// first records' clients, as `LIMIT` over one file read in order gives them.
+#[test]
+fn a_limit_stops_reading_the_input() {
+    let t = scratch();
+    let g = generated_log(t.path(), "64M", "0", 5);
+    let size = std::fs::metadata(&g).unwrap().len();
+    let r = wf_sql(
+        &["--format", "combined", "-j", "2", "--stats", "--json"],
+        "SELECT client FROM logs LIMIT 3",
+        std::slice::from_ref(&g),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(json_lines(&r.stdout).len(), 3);
+    let read: u64 = r
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("the query stopped the scan early (LIMIT) after ")
+        })
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("no early stop in --stats: {}", r.stderr))
+        .parse()
+        .unwrap();
+    assert!(read > 0 && read < size / 4, "read {read} of {size} bytes");
+}
+
 /// An empty input is no error wherever it stands, first included (format
 /// detection and type inference sample the first input with data).
 #[test]

@@ -46,4 +46,11 @@ pub trait Job: Sync {
     fn offsets(&self) -> bool {
         true
     }
+    /// Does the job want no more input (a SQL scan whose query has all the
+    /// rows it asked for, `LIMIT`)? The scan then stops reading files at the
+    /// next piece: checked once per piece read, so a job that never stops pays
+    /// one call per 64 KiB or so.
+    fn stopped(&self) -> bool {
+        false
+    }
 }

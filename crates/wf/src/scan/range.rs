@@ -62,7 +62,8 @@ pub(super) fn process_range<J: Job>(
                 offset,
                 data,
             },
-        )
+        );
+        !job.stopped()
     })?;
     Ok(last - first)
 }
@@ -108,9 +109,13 @@ impl Pieces<'_> {
 
     /// Phase 2: pass whole records (file offset, bytes) to `emit` until the
     /// record holding byte end-1 is complete: the owned range ends just after
-    /// the first separator at or after end-1, or at the end of the file.
-    /// Returns the file offset where it ends.
-    fn pass_records(&mut self, end: u64, mut emit: impl FnMut(u64, &[u8])) -> Result<u64, String> {
+    /// the first separator at or after end-1, or at the end of the file, or
+    /// `emit` says stop (false). Returns the file offset where it ended.
+    fn pass_records(
+        &mut self,
+        end: u64,
+        mut emit: impl FnMut(u64, &[u8]) -> bool,
+    ) -> Result<u64, String> {
         loop {
             if let Some(stop) = self.owned_end(end) {
                 emit(self.base, &self.buf[..stop]);
@@ -125,10 +130,13 @@ impl Pieces<'_> {
             // Hand over the whole records we have, keep the partial one.
             if let Some(p) = memchr::memrchr(self.sep, &self.buf[..self.len]) {
                 let stop = p + 1;
-                emit(self.base, &self.buf[..stop]);
+                let go_on = emit(self.base, &self.buf[..stop]);
                 self.buf.copy_within(stop..self.len, 0);
                 self.base += stop as u64;
                 self.len -= stop;
+                if !go_on {
+                    return Ok(self.base);
+                }
             }
             self.read_next()?;
         }

@@ -47,6 +47,15 @@ impl<'a, J: Job> Worker<'a, J> {
     /// parts of compressed files decoded (their bytes are counted when joined).
     pub(super) fn run(mut self, rx: chan::Receiver<Work>) -> (J::State, Vec<Part<J::State>>) {
         for w in rx.iter() {
+            // A stopped job reads no more files; a stream's buffer goes back to
+            // the planner, and the parts of a compressed file are still decoded
+            // (their join expects every part).
+            if self.job.stopped() && !matches!(w, Work::Part { .. }) {
+                if let Work::Block { buf, .. } = w {
+                    let _ = self.pool.send(buf);
+                }
+                continue;
+            }
             let n = match w {
                 Work::Regions(r) => {
                     self.regions(&r);
@@ -130,7 +139,7 @@ impl<'a, J: Job> Worker<'a, J> {
                 }
             };
             let mut next = None;
-            while let Some((start, end)) = r.take(&mut region) {
+            while let Some((start, end)) = r.take(&mut region).filter(|_| !self.job.stopped()) {
                 if let Some(a) = &ahead {
                     if next != Some(start) {
                         a.jump(start);

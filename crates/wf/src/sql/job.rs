@@ -134,7 +134,7 @@ impl Job for BatchJob {
     }
 
     fn process(&self, st: &mut BatchState, chunk: &Chunk<'_>) {
-        if self.closed.load(Ordering::Relaxed) || chunk.data.is_empty() {
+        if self.stopped() || chunk.data.is_empty() {
             return;
         }
         let data = chunk.data;
@@ -164,6 +164,17 @@ impl Job for BatchJob {
     fn merge(&self, into: &mut BatchState, mut other: BatchState) {
         self.flush(&mut other);
         into.stats.merge(other.stats);
+    }
+
+    /// The query stopped listening (a LIMIT is satisfied, so DataFusion dropped
+    /// the batch channel's receiver): the scan reads no further, so `SELECT *
+    /// FROM logs LIMIT 10` over a 50 GB log returns at once instead of after
+    /// reading the rest unparsed.
+    fn stopped(&self) -> bool {
+        if self.tx.is_closed() {
+            self.closed.store(true, Ordering::Relaxed);
+        }
+        self.closed.load(Ordering::Relaxed)
     }
 }
 
@@ -235,7 +246,8 @@ impl BatchJob {
         let data = chunk.data;
         let lines = self.virtuals.contains(&Virtual::Line);
         let mut pos = 0;
-        while pos < data.len() {
+        // The whole file is one chunk here: look for a stopped query per record.
+        while pos < data.len() && !self.closed.load(Ordering::Relaxed) {
             let end = csv::record_end(data, pos).unwrap_or(data.len());
             if skip > 0 {
                 skip -= 1;

@@ -55,6 +55,7 @@ pub struct TableRun {
     pub spool_errors: Vec<InputError>,
     /// The decoding of the table's compressed inputs.
     pub decoded: crate::scan::Decoded,
+    scans: table::Scans,
 }
 
 /// Why a query failed.
@@ -167,6 +168,7 @@ fn run_into(
             report: table.report(),
             spool_errors,
             decoded: meter.totals(),
+            scans: table.scans(),
         });
         ctx.register_table(t.name.as_str(), Arc::new(table))
             .map_err(|e| SqlError::Usage(e.to_string()))?;
@@ -176,8 +178,11 @@ fn run_into(
         .enable_all()
         .build()
         .map_err(|e| SqlError::Usage(format!("starting the query runtime: {e}")))?;
-    let schema = rt.block_on(execute(&ctx, query, make))?;
-    Ok((runs, schema))
+    let result = rt.block_on(execute(&ctx, query, make));
+    // The plan is gone, and with it every batch channel's receiver: scans a
+    // LIMIT left unfinished stop reading now. Their reports are in once they end.
+    runs.iter().for_each(|r| r.scans.wait());
+    Ok((runs, result?))
 }
 
 /// A DataFusion session with wf's threads, batch size and memory limit.
@@ -382,6 +387,12 @@ pub fn stats_text(t: &TableRun) -> String {
     }
     for f in &r.serial_files {
         s.push_str(&format!("  read serially (quoted line breaks): {f}\n"));
+    }
+    if r.reported && !r.complete {
+        s.push_str(&format!(
+            "  the query stopped the scan early (LIMIT) after {} bytes: the counts above are of those\n",
+            r.bytes
+        ));
     }
     s
 }

@@ -56,6 +56,20 @@ pub struct ScanReport {
     pub complete: bool,
 }
 
+/// Scan threads of a table (see [`LogTable::scans`]).
+#[derive(Debug, Clone, Default)]
+pub struct Scans(Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>);
+
+impl Scans {
+    /// Wait for every scan thread started so far.
+    pub fn wait(&self) {
+        let started = std::mem::take(&mut *self.0.lock().unwrap());
+        for h in started {
+            h.join().expect("scan thread panicked");
+        }
+    }
+}
+
 /// A table: inputs, their format, and how to scan them.
 #[derive(Debug)]
 pub struct LogTable {
@@ -69,6 +83,8 @@ struct TableInner {
     schema: SchemaRef,
     progress: Option<Arc<Progress>>,
     report: Arc<Mutex<ScanReport>>,
+    /// The scan threads started so far; [`LogTable::scans`] waits for them.
+    threads: Scans,
 }
 
 impl fmt::Debug for TableInner {
@@ -105,13 +121,22 @@ impl LogTable {
                 schema: Arc::new(Schema::new(fields)),
                 progress,
                 report: Arc::default(),
+                threads: Scans::default(),
             }),
         }
     }
 
-    /// What the scans of this table found (complete once its queries are done).
+    /// What the scans of this table found (complete once its queries are done
+    /// and [`LogTable::scans`] waited for them).
     pub fn report(&self) -> Arc<Mutex<ScanReport>> {
         self.inner.report.clone()
+    }
+
+    /// The table's scan threads, to wait for once the query is done: a scan a
+    /// LIMIT stopped ends on its own soon after (it reads no further once its
+    /// channel is closed), and only then is its report in.
+    pub fn scans(&self) -> Scans {
+        self.inner.threads.clone()
     }
 
     pub fn format(&self) -> &Arc<dyn Format> {
@@ -191,7 +216,8 @@ impl ScanExec {
         let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
         let scans = self.jobs(tx);
         let table = self.table.clone();
-        std::thread::spawn(move || run_scans(&table, scans));
+        let h = std::thread::spawn(move || run_scans(&table, scans));
+        self.table.threads.0.lock().unwrap().push(h);
         *rx = Some(r.clone());
         r
     }
