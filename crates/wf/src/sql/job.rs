@@ -10,7 +10,6 @@
 //! and all of them end when the scan ends. The channel's bound (two batches per
 //! thread) is the back-pressure: parsing never runs far ahead of the query.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
@@ -73,8 +72,6 @@ pub struct BatchJob {
     pub tx: async_channel::Sender<BatchResult>,
     /// The format cuts text values at ASCII bytes ([`Format::ascii_boundaries`]).
     pub ascii_boundaries: bool,
-    /// Set once the query stopped listening (e.g. LIMIT reached): parse no more.
-    pub closed: AtomicBool,
 }
 
 /// Counts a scan keeps for `--stats` and `--strict`.
@@ -171,10 +168,7 @@ impl Job for BatchJob {
     /// FROM logs LIMIT 10` over a 50 GB log returns at once instead of after
     /// reading the rest unparsed.
     fn stopped(&self) -> bool {
-        if self.tx.is_closed() {
-            self.closed.store(true, Ordering::Relaxed);
-        }
-        self.closed.load(Ordering::Relaxed)
+        self.tx.is_closed()
     }
 }
 
@@ -247,7 +241,7 @@ impl BatchJob {
         let lines = self.virtuals.contains(&Virtual::Line);
         let mut pos = 0;
         // The whole file is one chunk here: look for a stopped query per record.
-        while pos < data.len() && !self.closed.load(Ordering::Relaxed) {
+        while pos < data.len() && !self.stopped() {
             let end = csv::record_end(data, pos).unwrap_or(data.len());
             if skip > 0 {
                 skip -= 1;
@@ -332,8 +326,8 @@ impl BatchJob {
         let opts = RecordBatchOptions::new().with_row_count(Some(rows));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &opts)
             .map_err(DataFusionError::from);
-        if self.tx.send_blocking(batch).is_err() {
-            self.closed.store(true, Ordering::Relaxed);
-        }
+        // A send fails only once the query stopped listening; `stopped` then
+        // says so to the scan.
+        let _ = self.tx.send_blocking(batch);
     }
 }

@@ -16,7 +16,6 @@
 //! has (the two-scan test in `tests/sql.rs` runs both orders).
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -38,6 +37,7 @@ use datafusion::physical_plan::{
 
 use super::job::{BatchJob, BatchResult, Out, ParseStats, Virtual, SHOW_BAD};
 use crate::formats::{self, Format};
+use crate::jobs::Job;
 use crate::scan::{self, Input, InputError, Progress, ScanOptions, Source};
 
 /// What the scans of a table found, for `--stats`, `--strict` and the exit status.
@@ -273,7 +273,6 @@ impl ScanExec {
             ascii_boundaries: self.table.format.ascii_boundaries(),
             batch_rows: self.batch_rows,
             tx,
-            closed: AtomicBool::new(false),
         }
     }
 }
@@ -317,7 +316,7 @@ fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
         let mut out = scan::run(job, inputs.clone(), &opts, table.progress.as_deref());
         job.flush(&mut out.state);
-        mine.complete &= !job.closed.load(Ordering::Relaxed);
+        mine.complete &= !job.stopped();
         mine.errors.extend(out.errors.iter().cloned());
         mine.bytes += out.bytes;
         let mut stats = out.state.stats;
