@@ -267,7 +267,12 @@ pub fn run<J: Job>(
             .map(|_| {
                 let worker = Worker::new(job, opts, shared, pool_tx.clone());
                 let rx = rx.clone();
-                s.spawn(move || worker.run(rx))
+                // Named, so that perf tells scan work from the threads that
+                // started it (a thread otherwise inherits its parent's name).
+                std::thread::Builder::new()
+                    .name("wf-scan".into())
+                    .spawn_scoped(s, move || worker.run(rx))
+                    .expect("starting a scan thread")
             })
             .collect();
         drop(rx);

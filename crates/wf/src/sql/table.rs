@@ -216,7 +216,10 @@ impl ScanExec {
         let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
         let scans = self.jobs(tx);
         let table = self.table.clone();
-        let h = std::thread::spawn(move || run_scans(&table, scans));
+        let h = std::thread::Builder::new()
+            .name("wf-sql-scan".into())
+            .spawn(move || run_scans(&table, scans))
+            .expect("starting a scan thread");
         self.table.threads.0.lock().unwrap().push(h);
         *rx = Some(r.clone());
         r
