@@ -1789,8 +1789,8 @@ fn stats_are_complete_when_one_of_two_scans_stops_early() {
 
 /// A LIMIT without ORDER BY ends the reading, not only the parsing: on a 64 MB
 /// log `--stats` says the query stopped the scan early, after a small part of
-/// the file (before, the scan read the whole file unparsed). The rows are the
-/// first records' clients, as `LIMIT` over one file read in order gives them.
+/// the file (before, the scan read the whole file unparsed), and the answer
+/// still has its 3 rows.
 #[test]
 fn a_limit_stops_reading_the_input() {
     let t = scratch();
