@@ -207,6 +207,24 @@ pub trait Parser: Send {
     ) -> bool {
         self.parse(&piece[start..end], out)
     }
+
+    /// Parse the records that start at `pos` of `piece`, each ended by the
+    /// separator (class 0 of `map`), at most `room` of them, for as long as each
+    /// is one the parser reads without help: no CR before the separator, not
+    /// blank, not malformed, nothing to count. Returns where it stopped and how
+    /// many rows it appended; the caller reads the record there with
+    /// [`Parser::parse_in`], which handles (and counts) every case. Only the
+    /// first record of an input is never given (it may hold a BOM or a header).
+    fn parse_run(
+        &mut self,
+        _piece: &[u8],
+        _map: &bytemap::ByteMap,
+        pos: usize,
+        _room: usize,
+        _out: &mut Columns,
+    ) -> (usize, usize) {
+        (pos, 0)
+    }
 }
 
 /// The Arrow schema of `fields`.
