@@ -282,6 +282,16 @@ impl Columns {
         self.builders[i].null();
     }
 
+    /// [`Columns::text_as_kind`] of `piece[s..e]`: a text column reads inline
+    /// views from the piece ([`Columns::str_at`]).
+    #[inline(always)]
+    pub fn text_at(&mut self, i: usize, piece: &[u8], s: usize, e: usize) {
+        match self.kinds[i] {
+            Kind::Str => self.str_at(i, piece, s, e),
+            _ => self.text_as_kind(i, &piece[s..e]),
+        }
+    }
+
     /// Text for column `i` converted to the column's kind; a value that does not
     /// convert is NULL and counted in [`Columns::bad_values`] (used by formats
     /// whose types are inferred or given: CSV, fields, logfmt, regex).

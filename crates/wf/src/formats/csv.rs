@@ -14,6 +14,13 @@
 //! memchr pass for `"`, and only where there are quotes a pass that follows the
 //! quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
+//!
+//! Speed: most records of most files are plain (no quotes, no CR, the right
+//! number of fields), so [`Parser::parse_run`] takes runs of them in one call,
+//! splitting at the delimiter's marks in the piece's byte map and converting in
+//! place; numbers of at most 8 bytes are read as one word ([`short_number`]).
+//! Any other record goes to the general split, with every check. On 1BRC (56 M
+//! rows) this took the query from 45.7 to 33.3 G instructions (perf stat).
 
 use super::bytemap::{ByteMap, Finder, Mapped, Plain};
 use super::{columns, time, Columns, Field, Format, FormatOptions, Kind, Parser};
@@ -429,6 +436,10 @@ impl Parser for CsvParser {
         self.parse_with(&piece[start..end], out, &found)
     }
 
+    fn has_runs(&self) -> bool {
+        true
+    }
+
     /// Plain records (no quotes, no CR, the right number of fields) split at the
     /// delimiter's marks in the map, their values converted in place.
     fn parse_run(
@@ -511,8 +522,7 @@ impl CsvParser {
                     out.bad_values += x.is_none() as u64;
                     out.decimal(o, x)
                 }
-                Kind::Str => out.str_at(o, piece, s, e),
-                _ => out.text_as_kind(o, &piece[s..e]),
+                _ => out.text_at(o, piece, s, e),
             }
         }
         out.end_row();

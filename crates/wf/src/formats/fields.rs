@@ -118,7 +118,7 @@ impl Parser for FieldsParser {
             };
             let e = map.next(ws, s, end).unwrap_or(end);
             if let Some(o) = self.want[i] {
-                out.text_as_kind(o, &piece[s..e]);
+                out.text_at(o, piece, s, e);
             }
             (pos, i) = (e, i + 1);
         }

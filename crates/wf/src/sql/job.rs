@@ -222,11 +222,15 @@ impl BatchJob {
         let data = chunk.data;
         st.map.build(data);
         let lines = self.virtuals.contains(&Virtual::Line);
-        let run = self.virtuals.is_empty();
+        let run = self.virtuals.is_empty() && st.parser.has_runs();
+        // Records to read one by one before trying a run again: after a run
+        // that took nothing (say every record has a quoted field), most of the
+        // next ones would be split twice.
+        let mut wait = 0u32;
         let mut pos = 0;
         let mut k = 0;
         while pos < data.len() {
-            if run && k >= skip && (pos > 0 || chunk.offset > 0) {
+            if run && wait == 0 && k >= skip && (pos > 0 || chunk.offset > 0) {
                 let room = self.batch_rows.saturating_sub(st.cols.rows()).max(1);
                 let (next, n) = st.parser.parse_run(data, &st.map, pos, room, &mut st.cols);
                 (pos, k) = (next, k + n);
@@ -236,7 +240,11 @@ impl BatchJob {
                 if n == room || pos >= data.len() {
                     continue;
                 }
+                if n == 0 {
+                    wait = 32;
+                }
             }
+            wait = wait.saturating_sub(1);
             let end = st.map.next(0, pos, data.len()).unwrap_or(data.len());
             if k >= skip {
                 self.record(st, chunk, pos, end);
