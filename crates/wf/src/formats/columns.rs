@@ -1,9 +1,11 @@
 //! The projected columns of one batch, as Arrow builders.
 //!
-//! Strings go into `Utf8View` builders: a value of at most 12 bytes (status
+//! Strings go into `Utf8View` columns: a value of at most 12 bytes (status
 //! words, methods, most IPv4 clients) is stored inline in its 16-byte view with
 //! no buffer copy at all, and DataFusion groups and compares views without
-//! materialising them.
+//! materialising them. The views are made here ([`Views`]), not with arrow's
+//! `StringViewBuilder`, whose per-value `memcpy` call and block bookkeeping were
+//! 12% of a 1BRC query's cycles (perf).
 
 use std::sync::Arc;
 
