@@ -234,9 +234,10 @@ impl ScanExec {
             true => quoted_files(&t.inputs, &t.opts),
             false => vec![false; t.inputs.len()],
         };
-        let (quoted, plain): (Vec<_>, Vec<_>) = t.inputs.iter().zip(flags).partition(|x| x.1);
-        let [quoted, plain]: [Vec<Input>; 2] =
-            [quoted, plain].map(|v| v.into_iter().map(|x| x.0.clone()).collect());
+        let (mut quoted, mut plain) = (Vec::new(), Vec::new());
+        for (input, q) in t.inputs.iter().zip(flags) {
+            if q { &mut quoted } else { &mut plain }.push(input.clone());
+        }
         let mut out = Vec::new();
         for (quoted, inputs) in [(false, plain), (true, quoted)] {
             if !inputs.is_empty() {
