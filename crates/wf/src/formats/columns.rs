@@ -21,11 +21,9 @@ use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::Kind;
 
-/// A `Utf8View` column built view by view: arrow's `StringViewBuilder` paid a
-/// `memcpy` call per inline value and its block bookkeeping per long one (with
-/// the `memmove`s, 15% of a 1BRC query's cycles in perf); here an inline view
-/// is one masked 16-byte load where the piece has the bytes, and a long value
-/// one copy into a single buffer per batch.
+/// A `Utf8View` column built view by view (the module comment says why): an
+/// inline view is one masked 16-byte load where the piece has the bytes, and a
+/// long value one copy into a single buffer per batch.
 struct Views {
     views: Vec<u128>,
     data: Vec<u8>,

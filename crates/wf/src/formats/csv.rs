@@ -11,8 +11,8 @@
 //!
 //! Records longer than a line: a file whose quoted fields hold line breaks can
 //! not be cut at any newline, so `sql::table` checks each CSV file first (one
-//! memchr pass for `"`, and only where there are quotes a pass that follows the
-//! quote state) and reads a file with quoted line breaks as one serial chunk;
+//! scan on every core for `"`, and only in a file with quotes a serial pass
+//! that follows the quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
 //!
 //! Speed: most records of most files are plain (no quotes, no CR, the right
@@ -192,7 +192,7 @@ const POW10F: [f64; 16] = [
 /// query's cycles (perf).
 #[inline(always)]
 pub fn decimal_at(piece: &[u8], s: usize, e: usize) -> Option<f64> {
-    if let Some((neg, m, decimals)) = short_word(piece, s, e).and_then(|w| short_number(w, e - s)) {
+    if let Some((neg, m, decimals)) = short_at(piece, s, e) {
         let x = m as f64 / POW10F[decimals];
         return Some(if neg { -x } else { x });
     }
@@ -204,7 +204,7 @@ pub fn decimal_at(piece: &[u8], s: usize, e: usize) -> Option<f64> {
 #[inline(always)]
 fn decimal128_at(piece: &[u8], s: usize, e: usize, precision: u8, scale: i8) -> Option<i128> {
     let scale_u = scale.max(0) as usize;
-    if let Some((neg, m, decimals)) = short_word(piece, s, e).and_then(|w| short_number(w, e - s)) {
+    if let Some((neg, m, decimals)) = short_at(piece, s, e) {
         if decimals <= scale_u {
             let n = (m as i128).checked_mul(columns::POW10[scale_u - decimals])?;
             return (n < columns::POW10[precision as usize]).then_some(if neg { -n } else { n });
@@ -213,11 +213,12 @@ fn decimal128_at(piece: &[u8], s: usize, e: usize, precision: u8, scale: i8) -> 
     columns::parse_decimal(&piece[s..e], precision, scale)
 }
 
-/// The 8 bytes of the piece from `s`, for a value `s..e` of 1 to 8 bytes.
+/// [`short_number`] of the value `piece[s..e]` of 1 to 8 bytes, read as the 8
+/// bytes of the piece from `s` (`None` where the piece has fewer).
 #[inline(always)]
-fn short_word(piece: &[u8], s: usize, e: usize) -> Option<u64> {
+fn short_at(piece: &[u8], s: usize, e: usize) -> Option<(bool, u64, usize)> {
     let w = piece.get(s..s + 8).filter(|_| (1..=8).contains(&(e - s)))?;
-    Some(u64::from_le_bytes(w.try_into().expect("8 bytes")))
+    short_number(u64::from_le_bytes(w.try_into().expect("8 bytes")), e - s)
 }
 
 /// `-?digits[.digits]` in the first `len` (1..=8) bytes of `w` (little-endian,
