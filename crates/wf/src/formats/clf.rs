@@ -491,6 +491,42 @@ impl Parser for LogParser {
         let found = Mapped { map, base: start };
         self.parse_with(&piece[start..end], out, &found)
     }
+
+    fn has_runs(&self) -> bool {
+        true
+    }
+
+    /// Records parsed here one after another, until one that is blank, ends
+    /// in CR or does not split (a record that does not split appends
+    /// nothing, so the caller reads it again and counts it). Without the
+    /// per-record wrapper and its dynamic call, the status count over the
+    /// 1 GiB log took 0.75 s instead of 0.95 s (user 1.23 s instead of 1.57 s;
+    /// medians of 9 interleaved runs, `ci` builds).
+    fn parse_run(
+        &mut self,
+        piece: &[u8],
+        map: &ByteMap,
+        mut pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize) {
+        let mut n = 0;
+        while n < room {
+            let Some(end) = map.next(0, pos, piece.len()) else {
+                break;
+            };
+            if end == pos || piece[end - 1] == b'\r' {
+                break;
+            }
+            let found = Mapped { map, base: pos };
+            if !self.parse_with(&piece[pos..end], out, &found) {
+                break;
+            }
+            n += 1;
+            pos = end + 1;
+        }
+        (pos, n)
+    }
 }
 
 impl LogParser {
