@@ -506,26 +506,13 @@ impl Parser for LogParser {
         &mut self,
         piece: &[u8],
         map: &ByteMap,
-        mut pos: usize,
+        pos: usize,
         room: usize,
         out: &mut Columns,
     ) -> (usize, usize) {
-        let mut n = 0;
-        while n < room {
-            let Some(end) = map.next(0, pos, piece.len()) else {
-                break;
-            };
-            if end == pos || piece[end - 1] == b'\r' {
-                break;
-            }
-            let found = Mapped { map, base: pos };
-            if !self.parse_with(&piece[pos..end], out, &found) {
-                break;
-            }
-            n += 1;
-            pos = end + 1;
-        }
-        (pos, n)
+        super::run_records(piece, map, pos, room, |s, e| {
+            self.parse_with(&piece[s..e], out, &Mapped { map, base: s })
+        })
     }
 }
 

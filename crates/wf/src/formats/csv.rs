@@ -447,7 +447,7 @@ impl Parser for CsvParser {
         &mut self,
         piece: &[u8],
         map: &ByteMap,
-        mut pos: usize,
+        pos: usize,
         room: usize,
         out: &mut Columns,
     ) -> (usize, usize) {
@@ -455,20 +455,13 @@ impl Parser for CsvParser {
             return (pos, 0);
         };
         self.spans.resize(out.len(), (0, 0));
-        let mut n = 0;
-        while n < room {
-            let Some(end) = map.next(0, pos, piece.len()) else {
-                break;
-            };
-            if end == pos || piece[end - 1] == b'\r' || !self.split_plain(piece, map, dk, pos, end)
-            {
-                break;
+        super::run_records(piece, map, pos, room, |s, e| {
+            let plain = self.split_plain(piece, map, dk, s, e);
+            if plain {
+                self.append_spans(piece, out);
             }
-            self.append_spans(piece, out);
-            n += 1;
-            pos = end + 1;
-        }
-        (pos, n)
+            plain
+        })
     }
 }
 

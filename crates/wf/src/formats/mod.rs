@@ -233,6 +233,33 @@ pub trait Parser: Send {
     }
 }
 
+/// The records of `piece` from `pos`, each ended by the separator (class 0 of
+/// `map`), at most `room` of them, handed to `each` as `(start, end)` for as
+/// long as it takes them and none is blank or ends in CR: the loop of the
+/// parsers' [`Parser::parse_run`]. Returns where it stopped and how many it
+/// took.
+#[inline(always)]
+pub fn run_records(
+    piece: &[u8],
+    map: &bytemap::ByteMap,
+    mut pos: usize,
+    room: usize,
+    mut each: impl FnMut(usize, usize) -> bool,
+) -> (usize, usize) {
+    let mut n = 0;
+    while n < room {
+        let Some(end) = map.next(0, pos, piece.len()) else {
+            break;
+        };
+        if end == pos || piece[end - 1] == b'\r' || !each(pos, end) {
+            break;
+        }
+        n += 1;
+        pos = end + 1;
+    }
+    (pos, n)
+}
+
 /// The Arrow schema of `fields`.
 pub fn schema(fields: &[Field]) -> SchemaRef {
     Arc::new(Schema::new(
