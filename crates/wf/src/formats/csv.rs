@@ -193,8 +193,10 @@ const POW10F: [f64; 16] = [
 #[inline(always)]
 pub fn decimal_at(piece: &[u8], s: usize, e: usize) -> Option<f64> {
     if let Some((neg, m, decimals)) = short_at(piece, s, e) {
+        // The sign bit set without a branch: a branch on it mispredicted on
+        // every other 1BRC value.
         let x = m as f64 / POW10F[decimals];
-        return Some(if neg { -x } else { x });
+        return Some(f64::from_bits(x.to_bits() | (neg as u64) << 63));
     }
     decimal(&piece[s..e])
 }
