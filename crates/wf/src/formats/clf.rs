@@ -532,7 +532,9 @@ impl LogParser {
     }
 }
 
-/// Convert and append one projected field of a record that split.
+/// Convert and append one projected field of a record that split (inlined
+/// into the run: a call per field was 2.5% of the status count, perf).
+#[inline(always)]
 fn append(v: &[u8], o: &Out, out: &mut Columns) {
     let c = match (o.conv, o.cols[0]) {
         (Conv::Request, _) => return append_request(v, &o.cols, out),

@@ -300,6 +300,7 @@ impl Columns {
         }
     }
 
+    #[inline(always)]
     pub fn int(&mut self, i: usize, v: Option<i64>) {
         match (&mut self.builders[i], v) {
             (Builder::Int(b), v) => b.push(v),
@@ -401,6 +402,7 @@ impl Columns {
 }
 
 /// A decimal integer with an optional sign; anything else is `None`.
+#[inline]
 pub fn parse_int(v: &[u8]) -> Option<i64> {
     let (neg, digits) = match v.first()? {
         b'-' => (true, &v[1..]),
