@@ -104,13 +104,59 @@ impl Parser for FieldsParser {
         end: usize,
         out: &mut Columns,
     ) -> bool {
-        // The spaces are one class of the map (see `needle_classes`).
-        let Some(ws) = map
-            .class(b' ')
-            .filter(|&k| SPACES.iter().all(|&c| map.class(c) == Some(k)))
-        else {
-            return self.parse(&piece[start..end], out);
+        match spaces_class(map) {
+            Some(ws) => {
+                self.split_in(piece, map, ws, start, end, out);
+                true
+            }
+            None => self.parse(&piece[start..end], out),
+        }
+    }
+
+    fn has_runs(&self) -> bool {
+        true
+    }
+
+    /// Every record that is not blank is a row, so a run goes on until a blank
+    /// one or one ending in CR (which the caller reads and counts).
+    fn parse_run(
+        &mut self,
+        piece: &[u8],
+        map: &ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize) {
+        let Some(ws) = spaces_class(map) else {
+            return (pos, 0);
         };
+        super::run_records(piece, map, pos, room, |s, e| {
+            self.split_in(piece, map, ws, s, e, out);
+            true
+        })
+    }
+}
+
+/// The map's class of the spaces, when all of them are in it (see
+/// [`Format::needle_classes`]).
+fn spaces_class(map: &ByteMap) -> Option<usize> {
+    map.class(b' ')
+        .filter(|&k| SPACES.iter().all(|&c| map.class(c) == Some(k)))
+}
+
+impl FieldsParser {
+    /// One row from the record `piece[start..end]`, its fields found in the
+    /// map's class `ws`.
+    #[inline(always)]
+    fn split_in(
+        &mut self,
+        piece: &[u8],
+        map: &ByteMap,
+        ws: usize,
+        start: usize,
+        end: usize,
+        out: &mut Columns,
+    ) {
         let (mut pos, mut i) = (start, 0);
         while i < self.last {
             let Some(s) = map.next_clear(ws, pos, end) else {
@@ -126,6 +172,5 @@ impl Parser for FieldsParser {
             out.null(*o);
         }
         out.end_row();
-        true
     }
 }

@@ -497,6 +497,7 @@ mod tests {
             let recs = odd_records(k as u64 + 1, 3000, good);
             let (mut one, mut piece) = (f.parser(&proj), f.parser(&proj));
             let (mut a, mut b) = (Columns::new(&kinds), Columns::new(&kinds));
+            let mut c = Columns::new(&kinds);
             let bad_a = recs.iter().filter(|r| !one.parse(r, &mut a)).count();
             let data = recs.join(&b'\n');
             let mut map = byte_map(f.as_ref());
@@ -506,16 +507,48 @@ mod tests {
                 bad_b += !piece.parse_in(&data, &map, pos, pos + r.len(), &mut b) as usize;
                 pos += r.len() + 1;
             }
+            let bad_c = parse_runs(piece.as_mut(), &data, &map, &recs, &mut c);
             assert_eq!(bad_a, bad_b, "{spec}: malformed");
+            assert_eq!(bad_a, bad_c, "{spec}: malformed (runs)");
             // Some records malformed, not all (`fields` takes any line).
             assert!(bad_a < recs.len(), "{spec}: all malformed");
             assert!(bad_a > 0 || *spec == "fields", "{spec}: none malformed");
             let schema = schema(f.fields());
-            assert_eq!(
-                a.finish(&schema).unwrap(),
-                b.finish(&schema).unwrap(),
-                "{spec}"
-            );
+            let a = a.finish(&schema).unwrap();
+            assert_eq!(a, b.finish(&schema).unwrap(), "{spec}");
+            assert_eq!(a, c.finish(&schema).unwrap(), "{spec} (runs)");
         }
+    }
+
+    /// The records of `data` read as the SQL scan reads them: runs of
+    /// [`Parser::parse_run`] (after the first record), each record a run stops
+    /// at with [`Parser::parse_in`]. Returns how many did not parse.
+    fn parse_runs(
+        p: &mut dyn Parser,
+        data: &[u8],
+        map: &bytemap::ByteMap,
+        recs: &[Vec<u8>],
+        out: &mut Columns,
+    ) -> usize {
+        let ends: Vec<usize> = recs
+            .iter()
+            .scan(0, |pos, r| {
+                *pos += r.len() + 1;
+                Some(*pos - 1)
+            })
+            .collect();
+        let (mut pos, mut bad) = (0, 0);
+        while pos < data.len() {
+            if pos > 0 {
+                pos = p.parse_run(data, map, pos, usize::MAX, out).0;
+                if pos >= data.len() {
+                    break;
+                }
+            }
+            let end = ends[ends.partition_point(|&e| e < pos)];
+            bad += !p.parse_in(data, map, pos, end, out) as usize;
+            pos = end + 1;
+        }
+        bad
     }
 }
