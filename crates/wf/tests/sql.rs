@@ -10,6 +10,7 @@
 //!   are compared too;
 //! - CSV (1BRC and quoted multi-line fields) against DuckDB, the oracle;
 //! - `examples/sql/wf2.sql` against `wf wf2 --json`;
+//! - scans shared by the readers of a UNION ALL against each branch run alone;
 //! - exit statuses, error messages and `-o` files read back by DuckDB/pyarrow.
 //!
 //! Python: `$WF_PYTHON` (scripts/test points it at a virtual environment with
@@ -1601,6 +1602,156 @@ fn wf2_sql_equals_wf_wf2() {
     check_wf2_sql(&clean);
     if let Some(dir) = shared_data("logs") {
         check_wf2_sql(&dir.join("ongoing-1000.log"));
+    }
+}
+
+// ------------------------------------------------------------------ shared scans
+
+/// Readers of one table, each over other columns; the last one's LIMIT stops
+/// it early while the others read on.
+const BRANCHES: [&str; 4] = [
+    "SELECT 'status' AS k, CAST(status AS VARCHAR) AS v, count(*) AS n FROM logs GROUP BY status",
+    "SELECT 'client' AS k, client AS v, count(*) AS n FROM logs GROUP BY client",
+    "SELECT 'bytes' AS k, CAST(sum(bytes) AS VARCHAR) AS v, count(path) AS n FROM logs",
+    "SELECT 'limit' AS k, NULL AS v, count(*) AS n FROM (SELECT user_agent FROM logs LIMIT 5)",
+];
+
+fn sorted(mut rows: Vec<Value>) -> Vec<Value> {
+    rows.sort_by_key(|r| r.to_string());
+    rows
+}
+
+/// `wf sql` with `env`, which must end within two minutes (a shared scan that
+/// deadlocked would hang the suite instead of failing it).
+fn wf_sql_within(env: &[(&str, &str)], args: &[&str], query: &str, p: &Path) -> Run {
+    let mut c = wf();
+    c.arg("sql")
+        .arg("--no-progress")
+        .args(args)
+        .arg(query)
+        .arg(p);
+    c.envs(env.iter().copied());
+    let what = format!("{c:?}");
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().expect("spawn");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let o = match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(o) => o.expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("{what} did not end within 120 s");
+        }
+    };
+    Run {
+        code: o.status.code(),
+        stdout: o.stdout,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Readers that meet at a UNION ALL read one scan (EXPLAIN says so), and the
+/// answer is each branch's own answer, at every `-j` and chunk size, whether
+/// the readers share the scan or read on their own as late readers do
+/// (`WF_SHARED_READERS=1`); `--stats` counts each line once.
+#[test]
+fn readers_under_a_union_share_one_scan() {
+    let t = scratch();
+    let g = generated_log(t.path(), "2M", "0.05", 3);
+    let p = std::slice::from_ref(&g);
+    let union = BRANCHES.join(" UNION ALL ");
+    let plan = wf_sql(
+        &["--format", "combined", "--csv"],
+        &format!("EXPLAIN {union}"),
+        p,
+    );
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert_eq!(text.matches("shared: reader").count(), 4, "{text}");
+    let mut want = Vec::new();
+    for b in BRANCHES {
+        want.extend(sql_ok(&["--format", "combined"], b, p).0);
+    }
+    let (_, once) = sql_ok(&["--format", "combined"], BRANCHES[0], p);
+    assert!(once.malformed > 0);
+    for readers in ["4", "1"] {
+        for (j, chunk) in [("1", "8M"), ("2", "1K"), ("3", "64"), ("2", "7")] {
+            let args = [
+                "--format",
+                "combined",
+                "--json",
+                "--stats",
+                "-j",
+                j,
+                "--chunk-size",
+                chunk,
+            ];
+            let r = wf_sql_within(&[("WF_SHARED_READERS", readers)], &args, &union, &g);
+            let what = format!("-j {j} --chunk-size {chunk}, {readers} shared readers");
+            assert_eq!(r.code, Some(0), "{what}: {}", r.stderr);
+            let rows = json_lines(&r.stdout);
+            assert_eq!(sorted(rows), sorted(want.clone()), "{what}");
+            // Lines are counted once; invalid and bad values are counted in
+            // the columns a scan built, which differ between the readers.
+            let st = parse_stats(&r.stderr);
+            let lines = |s: &Stats| (s.rows, s.malformed, s.blank);
+            assert_eq!(lines(&st), lines(&once), "{what}: {}", r.stderr);
+        }
+    }
+}
+
+/// Scans on the two sides of a join are not shared (the join reads its build
+/// side to the end before it reads the other, so a shared scan would wait on
+/// itself): a self-join, and a union with a self-join in it, read on their own
+/// and give the answer that the counts per client give.
+#[test]
+fn scans_on_both_sides_of_a_join_read_on_their_own() {
+    let t = scratch();
+    let g = generated_log(t.path(), "1M", "0.05", 4);
+    let p = std::slice::from_ref(&g);
+    let (sq, _) = sql_ok(
+        &["--format", "combined"],
+        "SELECT sum(n * n) AS n FROM (SELECT client, count(*) AS n FROM logs GROUP BY client)",
+        p,
+    );
+    let pairs = sq[0]["n"].as_i64().unwrap();
+    let (rows, _) = sql_ok(
+        &["--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        p,
+    );
+    let lines = rows[0]["n"].as_i64().unwrap();
+    let join = "SELECT 'pairs' AS k, count(*) AS n FROM logs a JOIN logs b ON a.client = b.client";
+    let both = format!("{join} UNION ALL SELECT 'lines', count(*) FROM logs");
+    for q in [join.to_string(), both] {
+        let plan = wf_sql(
+            &["--format", "combined", "--csv"],
+            &format!("EXPLAIN {q}"),
+            p,
+        );
+        let text = String::from_utf8_lossy(&plan.stdout);
+        assert!(
+            text.contains("WfScan") && !text.contains("shared"),
+            "{text}"
+        );
+        for j in ["1", "2", "3"] {
+            let args = [
+                "--format",
+                "combined",
+                "--json",
+                "-j",
+                j,
+                "--chunk-size",
+                "64K",
+            ];
+            let r = wf_sql_within(&[], &args, &q, &g);
+            assert_eq!(r.code, Some(0), "{q} -j {j}: {}", r.stderr);
+            for row in json_lines(&r.stdout) {
+                let want = if row["k"] == "pairs" { pairs } else { lines };
+                assert_eq!(row["n"].as_i64(), Some(want), "{q} -j {j}");
+            }
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! The scan job behind a SQL table: each worker thread parses the records of its
 //! chunks into Arrow batches of the projected columns and sends them to
-//! DataFusion through one bounded channel.
+//! DataFusion through one bounded channel per reader (one, or one per scan
+//! that shares this one, see `sql::share`: each gets its own columns of every
+//! batch, a projection of shared arrays, not a copy).
 //!
 //! Why one channel for all partitions (MPMC), not one per partition: a worker's
 //! state lives until the whole scan ends (states merge at the end), so a
@@ -69,9 +71,43 @@ pub struct BatchJob {
     /// Cut records quote-aware (CSV files with quoted line breaks, read whole).
     pub quoted: bool,
     pub batch_rows: usize,
-    pub tx: async_channel::Sender<BatchResult>,
+    /// Where the batches go: one reader, or several that share this scan.
+    pub readers: Vec<Reader>,
     /// The format cuts text values at ASCII bytes ([`Format::ascii_boundaries`]).
     pub ascii_boundaries: bool,
+}
+
+/// A reader of a scan's batches: the channel of one `ScanExec`, and which of
+/// the scan's columns it takes (see `sql::share`).
+#[derive(Clone)]
+pub struct Reader {
+    pub tx: async_channel::Sender<BatchResult>,
+    /// Indices into the scan's columns; `None` takes all of them, in order.
+    pub cols: Option<Vec<usize>>,
+    pub schema: SchemaRef,
+}
+
+impl Reader {
+    /// Send this reader's columns of a batch (an error goes to every reader).
+    /// A send fails only once the reader stopped listening; `stopped` then says
+    /// so to the scan.
+    fn send(&self, batch: &BatchResult) {
+        if self.tx.is_closed() {
+            return;
+        }
+        let mine = match (batch, &self.cols) {
+            (Ok(b), Some(cols)) => {
+                let columns = cols.iter().map(|&c| b.column(c).clone()).collect();
+                let opts = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+                RecordBatch::try_new_with_options(self.schema.clone(), columns, &opts)
+                    .map_err(DataFusionError::from)
+            }
+            (Ok(b), None) => Ok(b.clone()),
+            // DataFusion's errors are not `Clone` (a batch's is Arrow's).
+            (Err(e), _) => Err(DataFusionError::Execution(e.to_string())),
+        };
+        let _ = self.tx.send_blocking(mine);
+    }
 }
 
 /// Counts a scan keeps for `--stats` and `--strict`.
@@ -168,7 +204,7 @@ impl Job for BatchJob {
     /// FROM logs LIMIT 10` over a 50 GB log returns at once instead of after
     /// reading the rest unparsed.
     fn stopped(&self) -> bool {
-        self.tx.is_closed()
+        self.readers.iter().all(|r| r.tx.is_closed())
     }
 }
 
@@ -348,8 +384,8 @@ impl BatchJob {
         let opts = RecordBatchOptions::new().with_row_count(Some(rows));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &opts)
             .map_err(DataFusionError::from);
-        // A send fails only once the query stopped listening; `stopped` then
-        // says so to the scan.
-        let _ = self.tx.send_blocking(batch);
+        for r in &self.readers {
+            r.send(&batch);
+        }
     }
 }

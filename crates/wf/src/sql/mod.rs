@@ -9,6 +9,7 @@
 pub mod job;
 pub mod memory;
 pub mod output;
+mod share;
 pub mod table;
 
 use std::io::{Read, Write};
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 
@@ -201,7 +203,13 @@ fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
         rt = rt.with_temp_file_path(d);
     }
     let rt = rt.build_arc().map_err(|e| SqlError::Usage(e.to_string()))?;
-    Ok(SessionContext::new_with_config_rt(config, rt))
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(rt)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(share::ShareScans))
+        .build();
+    Ok(SessionContext::new_with_state(state))
 }
 
 async fn execute(

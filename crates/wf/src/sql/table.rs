@@ -39,7 +39,8 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use super::job::{BatchJob, BatchResult, Out, ParseStats, Virtual, SHOW_BAD};
+use super::job::{BatchJob, BatchResult, Out, ParseStats, Reader, Virtual, SHOW_BAD};
+use super::share::Shared;
 use crate::formats::{self, Format};
 use crate::jobs::{Chunk, Job};
 use crate::scan::{self, Input, InputError, Progress, ScanOptions, Source};
@@ -80,7 +81,7 @@ pub struct LogTable {
     inner: Arc<TableInner>,
 }
 
-struct TableInner {
+pub(super) struct TableInner {
     format: Arc<dyn Format>,
     inputs: Vec<Input>,
     opts: ScanOptions,
@@ -176,14 +177,17 @@ impl TableProvider for LogTable {
     }
 }
 
-/// The physical scan: `threads` partitions fed by one scan of the table.
+/// The physical scan: `threads` partitions fed by one scan of the table, its
+/// own or one it shares with other scans of the table (see `sql::share`).
 pub struct ScanExec {
-    table: Arc<TableInner>,
-    projection: Vec<usize>,
-    schema: SchemaRef,
+    pub(super) table: Arc<TableInner>,
+    pub(super) projection: Vec<usize>,
+    pub(super) schema: SchemaRef,
     batch_rows: usize,
     props: Arc<PlanProperties>,
     rx: Mutex<Option<async_channel::Receiver<BatchResult>>>,
+    /// The shared scan this one reads, and its place among the readers.
+    share: Option<(Arc<Shared>, usize)>,
 }
 
 impl fmt::Debug for ScanExec {
@@ -209,82 +213,125 @@ impl ScanExec {
             batch_rows: batch_rows.max(1),
             props: Arc::new(props),
             rx: Mutex::new(None),
+            share: None,
         }
     }
 
-    /// The receiver of the batch channel; the first call starts the scan.
+    /// This scan as reader `i` of a shared scan.
+    pub(super) fn batch_rows(&self) -> usize {
+        self.batch_rows
+    }
+
+    pub(super) fn shared(&self, share: Arc<Shared>, i: usize) -> Self {
+        let mut s = ScanExec::new(self.table.clone(), self.projection.clone(), self.batch_rows);
+        s.share = Some((share, i));
+        s
+    }
+
+    /// The receiver of the batch channel; the first call joins the shared scan
+    /// or, if there is none (or it started without this one), starts a scan.
     fn receiver(&self) -> async_channel::Receiver<BatchResult> {
         let mut rx = self.rx.lock().unwrap();
         if let Some(r) = rx.as_ref() {
             return r.clone();
         }
-        let (tx, r) = async_channel::bounded(2 * self.table.opts.threads.max(1));
-        let scans = self.jobs(tx);
-        let table = self.table.clone();
-        let h = std::thread::Builder::new()
-            .name("wf-sql-scan".into())
-            .spawn(move || run_scans(&table, scans))
-            .expect("starting a scan thread");
-        self.table.threads.0.lock().unwrap().push(h);
+        let r = match self.share.as_ref().and_then(|(sh, i)| sh.join(*i)) {
+            Some(r) => r,
+            None => {
+                let (tx, r) = async_channel::bounded(channel_bound(&self.table));
+                let schema = self.schema.clone();
+                let readers = vec![Reader {
+                    tx,
+                    cols: None,
+                    schema,
+                }];
+                let jobs = scan_jobs(&self.table, &self.projection, self.batch_rows, readers);
+                let table = self.table.clone();
+                spawn_scan(&self.table, move || run_scans(&table, jobs));
+                r
+            }
+        };
         *rx = Some(r.clone());
         r
     }
+}
 
-    /// One job per way of cutting records: inputs cut at separators on every
-    /// core, and CSV files whose quoted fields hold line breaks, read whole.
-    fn jobs(&self, tx: async_channel::Sender<BatchResult>) -> Vec<(BatchJob, Vec<Input>)> {
-        let t = &self.table;
-        let flags = match t.format.multiline() {
-            true => quoted_files(&t.inputs, &t.opts),
-            false => vec![false; t.inputs.len()],
-        };
-        let (mut quoted, mut plain) = (Vec::new(), Vec::new());
-        for (input, q) in t.inputs.iter().zip(flags) {
-            if q { &mut quoted } else { &mut plain }.push(input.clone());
-        }
-        let mut out = Vec::new();
-        for (quoted, inputs) in [(false, plain), (true, quoted)] {
-            if !inputs.is_empty() {
-                out.push((self.job(tx.clone(), &inputs, quoted), inputs));
-            }
-        }
-        out
+/// Batches a reader's channel holds: two per thread, the back-pressure that
+/// keeps parsing from running far ahead of the query.
+pub(super) fn channel_bound(table: &TableInner) -> usize {
+    2 * table.opts.threads.max(1)
+}
+
+/// Run `scan` on a thread of its own, which [`LogTable::scans`] waits for.
+pub(super) fn spawn_scan(table: &TableInner, scan: impl FnOnce() + Send + 'static) {
+    let h = std::thread::Builder::new()
+        .name("wf-sql-scan".into())
+        .spawn(scan)
+        .expect("starting a scan thread");
+    table.threads.0.lock().unwrap().push(h);
+}
+
+/// The jobs of a scan of `projection` (table columns) for `readers`: one per
+/// way of cutting records, inputs cut at separators on every core, and CSV
+/// files whose quoted fields hold line breaks, read whole.
+pub(super) fn scan_jobs(
+    t: &TableInner,
+    projection: &[usize],
+    batch_rows: usize,
+    readers: Vec<Reader>,
+) -> Vec<(BatchJob, Vec<Input>)> {
+    let flags = match t.format.multiline() {
+        true => quoted_files(&t.inputs, &t.opts),
+        false => vec![false; t.inputs.len()],
+    };
+    let (mut quoted, mut plain) = (Vec::new(), Vec::new());
+    for (input, q) in t.inputs.iter().zip(flags) {
+        if q { &mut quoted } else { &mut plain }.push(input.clone());
     }
-
-    fn job(
-        &self,
-        tx: async_channel::Sender<BatchResult>,
-        inputs: &[Input],
-        quoted: bool,
-    ) -> BatchJob {
-        let nformat = self.table.format.fields().len();
-        let mut format_cols = Vec::new();
-        let mut virtuals = Vec::new();
-        let order = self
-            .projection
-            .iter()
-            .map(|&c| {
-                if c < nformat {
-                    format_cols.push(c);
-                    Out::Format(format_cols.len() - 1)
-                } else {
-                    virtuals.push(Virtual::ALL[c - nformat].1);
-                    Out::Virtual(virtuals.len() - 1)
-                }
-            })
-            .collect();
-        BatchJob {
-            format: self.table.format.clone(),
-            format_cols,
-            virtuals,
-            order,
-            schema: self.schema.clone(),
-            names: Arc::new(inputs.iter().map(|i| i.name.clone()).collect()),
-            quoted,
-            ascii_boundaries: self.table.format.ascii_boundaries(),
-            batch_rows: self.batch_rows,
-            tx,
+    let mut out = Vec::new();
+    for (quoted, inputs) in [(false, plain), (true, quoted)] {
+        if !inputs.is_empty() {
+            let job = job(t, projection, batch_rows, readers.clone(), &inputs, quoted);
+            out.push((job, inputs));
         }
+    }
+    out
+}
+
+fn job(
+    t: &TableInner,
+    projection: &[usize],
+    batch_rows: usize,
+    readers: Vec<Reader>,
+    inputs: &[Input],
+    quoted: bool,
+) -> BatchJob {
+    let nformat = t.format.fields().len();
+    let mut format_cols = Vec::new();
+    let mut virtuals = Vec::new();
+    let order = projection
+        .iter()
+        .map(|&c| {
+            if c < nformat {
+                format_cols.push(c);
+                Out::Format(format_cols.len() - 1)
+            } else {
+                virtuals.push(Virtual::ALL[c - nformat].1);
+                Out::Virtual(virtuals.len() - 1)
+            }
+        })
+        .collect();
+    BatchJob {
+        format: t.format.clone(),
+        format_cols,
+        virtuals,
+        order,
+        schema: Arc::new(t.schema.project(projection).expect("valid projection")),
+        names: Arc::new(inputs.iter().map(|i| i.name.clone()).collect()),
+        quoted,
+        ascii_boundaries: t.format.ascii_boundaries(),
+        batch_rows,
+        readers,
     }
 }
 
@@ -356,7 +403,7 @@ fn has_quoted_newline(input: &Input) -> bool {
 
 /// Run the scans, record what they found, then close the channel (by dropping
 /// the jobs, which hold its senders, after the report is in).
-fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
+pub(super) fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
     let mut mine = ScanReport {
         reported: true,
         complete: true,
@@ -413,7 +460,11 @@ impl DisplayAs for ScanExec {
             self.table.format.name(),
             self.table.inputs.len(),
             cols.join(", ")
-        )
+        )?;
+        match &self.share {
+            Some((sh, i)) => write!(f, ", shared: reader {} of {}", i + 1, sh.readers()),
+            None => Ok(()),
+        }
     }
 }
 
