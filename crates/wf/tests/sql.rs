@@ -1701,6 +1701,63 @@ fn readers_under_a_union_share_one_scan() {
     }
 }
 
+/// Queries that once deadlocked a shared scan end, with small batches so that
+/// channels fill at once: a merge of two undrained readers (ORDER BY a column
+/// constant in each branch: not shared now), and `EXPLAIN ANALYZE` (which keeps
+/// the plan to the end) of a shared scan with a reader that a LIMIT stops.
+#[test]
+fn shared_scans_never_wait_on_a_reader() {
+    let t = scratch();
+    let g = generated_log(t.path(), "2M", "0.05", 5);
+    let p = std::slice::from_ref(&g);
+    let (rows, _) = sql_ok(
+        &["--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        p,
+    );
+    let lines = rows[0]["n"].as_i64().unwrap();
+    let small = [("DATAFUSION_EXECUTION_BATCH_SIZE", "64")];
+    let merge =
+        "SELECT 'a' AS src, status FROM logs UNION ALL SELECT 'b', method FROM logs ORDER BY src";
+    let plan = wf_sql(
+        &["--format", "combined", "--csv"],
+        &format!("EXPLAIN {merge}"),
+        p,
+    );
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("WfScan") && !text.contains("shared"),
+        "{text}"
+    );
+    let r = wf_sql_within(
+        &small,
+        &["--format", "combined", "--csv", "-j", "2"],
+        merge,
+        &g,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(out.lines().count() as i64, 2 * lines + 1, "{merge}");
+    let limited = "SELECT count(*) AS n FROM (SELECT status FROM logs LIMIT 5) UNION ALL SELECT count(*) FROM logs";
+    for q in [limited.to_string(), format!("EXPLAIN ANALYZE {limited}")] {
+        let r = wf_sql_within(
+            &small,
+            &["--format", "combined", "--csv", "-j", "2"],
+            &q,
+            &g,
+        );
+        assert_eq!(r.code, Some(0), "{q}: {}", r.stderr);
+        let out = String::from_utf8_lossy(&r.stdout);
+        if q.starts_with("EXPLAIN") {
+            assert!(out.contains("shared: reader 2 of 2"), "{out}");
+        } else {
+            let mut n: Vec<i64> = out.lines().skip(1).map(|l| l.parse().unwrap()).collect();
+            n.sort_unstable();
+            assert_eq!(n, [5, lines], "{q}");
+        }
+    }
+}
+
 /// Scans on the two sides of a join are not shared (the join reads its build
 /// side to the end before it reads the other, so a shared scan would wait on
 /// itself): a self-join, and a union with a self-join in it, read on their own

@@ -12,12 +12,16 @@
 //! Safe means that no reader can wait for another: every batch goes to every
 //! reader through a bounded channel, so one reader left unread holds the scan
 //! back from the rest. Scans share only when every two of them meet at a
-//! `UNION ALL` (whose parent polls all its partitions at once), and the path
-//! from there to each scan holds only operators that keep reading their input:
-//! filters, projections, aggregations, sorts, windows, repartitions, limits, and
-//! joins whose other side reads no scan of ours (a join collects its build side
-//! before it reads the probe side, so a scan on each side of one self-join
-//! would deadlock; those scans read on their own, as before).
+//! `UNION ALL`, and on the path from there to each scan an operator drains its
+//! input before it yields a row (a sort, an aggregation past its partial step,
+//! a window over whole partitions, a join's build side), with only operators
+//! that keep reading their input below it: filters, projections, partial
+//! aggregations, repartitions, limits, and joins whose other side reads no scan
+//! of ours (a join collects its build side before it reads the probe side, so
+//! a scan on each side of one self-join would deadlock; those scans read on
+//! their own, as before). Whatever stands above a draining operator need only
+//! poll it once; a streaming merge above two undrained readers (`... UNION ALL
+//! ... ORDER BY` a column constant in each branch) deadlocked in review.
 //!
 //! A reader that joins late (its stream is asked for only after the scan
 //! started, say behind a join's build side) is not waited for: the scan starts
@@ -33,7 +37,8 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::Result;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::{ExecutionPlan, InputOrderMode};
 
 use super::job::{BatchResult, Reader};
 use super::table::{channel_bound, run_scans, scan_jobs, spawn_scan, ScanExec, TableInner};
@@ -262,18 +267,43 @@ fn meet_at_union(
         return false;
     };
     let lca = a[d].0.name();
-    (lca == "UnionExec" || lca == "InterleaveExec")
-        && a[d + 1..].iter().all(keeps_reading)
-        && b[d + 1..].iter().all(keeps_reading)
+    (lca == "UnionExec" || lca == "InterleaveExec") && drained(&a[d + 1..]) && drained(&b[d + 1..])
+}
+
+/// Below the union, the scan is read to its end by an operator that drains its
+/// input before it yields anything, through operators that keep reading. What
+/// stands above that operator cannot hold the scan back: it only has to poll
+/// it once.
+fn drained(path: &[(Arc<dyn ExecutionPlan>, usize)]) -> bool {
+    path.iter().all(keeps_reading) && path.iter().any(drains)
+}
+
+/// The operator reads the input the path takes to its end before it yields a
+/// row: a full sort, an aggregation past its partial step, a window over whole
+/// partitions, a join's build side.
+fn drains((node, child): &(Arc<dyn ExecutionPlan>, usize)) -> bool {
+    if let Some(a) = node.downcast_ref::<AggregateExec>() {
+        // A partial aggregation may pass its rows on as they come.
+        return *a.mode() != AggregateMode::Partial
+            && *a.input_order_mode() == InputOrderMode::Linear;
+    }
+    match node.name() {
+        "SortExec" | "SortExec(TopK)" | "WindowAggExec" => true,
+        "HashJoinExec" | "CrossJoinExec" | "NestedLoopJoinExec" => *child == 0,
+        _ => false,
+    }
 }
 
 /// The operator keeps reading the input the path takes until that input ends
 /// or it needs no more (then it drops it, which the scan sees).
 fn keeps_reading((node, child): &(Arc<dyn ExecutionPlan>, usize)) -> bool {
+    if let Some(a) = node.downcast_ref::<AggregateExec>() {
+        // One with a LIMIT may stop reading early.
+        return a.limit_options().is_none();
+    }
     match node.name() {
         "ProjectionExec"
         | "FilterExec"
-        | "AggregateExec"
         | "RepartitionExec"
         | "CoalesceBatchesExec"
         | "CoalescePartitionsExec"

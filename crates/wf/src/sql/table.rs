@@ -185,7 +185,12 @@ pub struct ScanExec {
     pub(super) schema: SchemaRef,
     batch_rows: usize,
     props: Arc<PlanProperties>,
-    rx: Mutex<Option<async_channel::Receiver<BatchResult>>>,
+    /// The channel's receiver, for partitions yet to be executed, and how many
+    /// were: once all were, it is dropped, so the channel closes when the
+    /// partitions' streams are gone even while the plan lives on (`EXPLAIN
+    /// ANALYZE` keeps it to the end: a LIMIT's reader of a shared scan then
+    /// never closed and held the other readers back, found in review).
+    rx: Mutex<(Option<async_channel::Receiver<BatchResult>>, usize)>,
     /// The shared scan this one reads, and its place among the readers.
     share: Option<(Arc<Shared>, usize)>,
 }
@@ -212,7 +217,7 @@ impl ScanExec {
             schema,
             batch_rows: batch_rows.max(1),
             props: Arc::new(props),
-            rx: Mutex::new(None),
+            rx: Mutex::new((None, 0)),
             share: None,
         }
     }
@@ -232,8 +237,18 @@ impl ScanExec {
     /// or, if there is none (or it started without this one), starts a scan.
     fn receiver(&self) -> async_channel::Receiver<BatchResult> {
         let mut rx = self.rx.lock().unwrap();
-        if let Some(r) = rx.as_ref() {
-            return r.clone();
+        let (cached, executed) = &mut *rx;
+        *executed += 1;
+        let last = *executed == self.props.partitioning.partition_count();
+        if last {
+            *executed = 0;
+        }
+        if let Some(r) = cached.as_ref() {
+            let r = r.clone();
+            if last {
+                *cached = None;
+            }
+            return r;
         }
         let r = match self.share.as_ref().and_then(|(sh, i)| sh.join(*i)) {
             Some(r) => r,
@@ -251,7 +266,9 @@ impl ScanExec {
                 r
             }
         };
-        *rx = Some(r.clone());
+        if !last {
+            *cached = Some(r.clone());
+        }
         r
     }
 }
