@@ -1652,6 +1652,26 @@ fn wf_sql_within(env: &[(&str, &str)], args: &[&str], query: &str, p: &Path) -> 
     }
 }
 
+/// The plan `EXPLAIN` gives for `query` over a combined log.
+fn plan(query: &str, p: &[PathBuf]) -> String {
+    let r = wf_sql(
+        &["--format", "combined", "--csv"],
+        &format!("EXPLAIN {query}"),
+        p,
+    );
+    String::from_utf8_lossy(&r.stdout).into_owned()
+}
+
+/// The rows of a combined log.
+fn log_rows(p: &[PathBuf]) -> i64 {
+    let (rows, _) = sql_ok(
+        &["--format", "combined"],
+        "SELECT count(*) AS n FROM logs",
+        p,
+    );
+    rows[0]["n"].as_i64().unwrap()
+}
+
 /// Readers that meet at a UNION ALL read one scan (EXPLAIN says so), and the
 /// answer is each branch's own answer, at every `-j` and chunk size, whether
 /// the readers share the scan or read on their own as late readers do
@@ -1662,12 +1682,7 @@ fn readers_under_a_union_share_one_scan() {
     let g = generated_log(t.path(), "2M", "0.05", 3);
     let p = std::slice::from_ref(&g);
     let union = BRANCHES.join(" UNION ALL ");
-    let plan = wf_sql(
-        &["--format", "combined", "--csv"],
-        &format!("EXPLAIN {union}"),
-        p,
-    );
-    let text = String::from_utf8_lossy(&plan.stdout);
+    let text = plan(&union, p);
     assert_eq!(text.matches("shared: reader").count(), 4, "{text}");
     let mut want = Vec::new();
     for b in BRANCHES {
@@ -1710,21 +1725,11 @@ fn shared_scans_never_wait_on_a_reader() {
     let t = scratch();
     let g = generated_log(t.path(), "2M", "0.05", 5);
     let p = std::slice::from_ref(&g);
-    let (rows, _) = sql_ok(
-        &["--format", "combined"],
-        "SELECT count(*) AS n FROM logs",
-        p,
-    );
-    let lines = rows[0]["n"].as_i64().unwrap();
+    let lines = log_rows(p);
     let small = [("DATAFUSION_EXECUTION_BATCH_SIZE", "64")];
     let merge =
         "SELECT 'a' AS src, status FROM logs UNION ALL SELECT 'b', method FROM logs ORDER BY src";
-    let plan = wf_sql(
-        &["--format", "combined", "--csv"],
-        &format!("EXPLAIN {merge}"),
-        p,
-    );
-    let text = String::from_utf8_lossy(&plan.stdout);
+    let text = plan(merge, p);
     assert!(
         text.contains("WfScan") && !text.contains("shared"),
         "{text}"
@@ -1773,21 +1778,11 @@ fn scans_on_both_sides_of_a_join_read_on_their_own() {
         p,
     );
     let pairs = sq[0]["n"].as_i64().unwrap();
-    let (rows, _) = sql_ok(
-        &["--format", "combined"],
-        "SELECT count(*) AS n FROM logs",
-        p,
-    );
-    let lines = rows[0]["n"].as_i64().unwrap();
+    let lines = log_rows(p);
     let join = "SELECT 'pairs' AS k, count(*) AS n FROM logs a JOIN logs b ON a.client = b.client";
     let both = format!("{join} UNION ALL SELECT 'lines', count(*) FROM logs");
     for q in [join.to_string(), both] {
-        let plan = wf_sql(
-            &["--format", "combined", "--csv"],
-            &format!("EXPLAIN {q}"),
-            p,
-        );
-        let text = String::from_utf8_lossy(&plan.stdout);
+        let text = plan(&q, p);
         assert!(
             text.contains("WfScan") && !text.contains("shared"),
             "{text}"
