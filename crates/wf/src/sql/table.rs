@@ -222,11 +222,11 @@ impl ScanExec {
         }
     }
 
-    /// This scan as reader `i` of a shared scan.
     pub(super) fn batch_rows(&self) -> usize {
         self.batch_rows
     }
 
+    /// This scan as reader `i` of a shared scan.
     pub(super) fn shared(&self, share: Arc<Shared>, i: usize) -> Self {
         let mut s = ScanExec::new(self.table.clone(), self.projection.clone(), self.batch_rows);
         s.share = Some((share, i));
@@ -238,37 +238,34 @@ impl ScanExec {
     fn receiver(&self) -> async_channel::Receiver<BatchResult> {
         let mut rx = self.rx.lock().unwrap();
         let (cached, executed) = &mut *rx;
-        *executed += 1;
-        let last = *executed == self.props.partitioning.partition_count();
-        if last {
-            *executed = 0;
-        }
-        if let Some(r) = cached.as_ref() {
-            let r = r.clone();
-            if last {
-                *cached = None;
-            }
-            return r;
-        }
-        let r = match self.share.as_ref().and_then(|(sh, i)| sh.join(*i)) {
+        let r = match cached.clone() {
             Some(r) => r,
-            None => {
-                let (tx, r) = async_channel::bounded(channel_bound(&self.table));
-                let schema = self.schema.clone();
-                let readers = vec![Reader {
-                    tx,
-                    cols: None,
-                    schema,
-                }];
-                let jobs = scan_jobs(&self.table, &self.projection, self.batch_rows, readers);
-                let table = self.table.clone();
-                spawn_scan(&self.table, move || run_scans(&table, jobs));
-                r
-            }
+            None => self.start(),
         };
-        if !last {
+        *executed += 1;
+        if *executed == self.props.partitioning.partition_count() {
+            (*cached, *executed) = (None, 0);
+        } else {
             *cached = Some(r.clone());
         }
+        r
+    }
+
+    /// Join the shared scan, or start a scan of this one's own.
+    fn start(&self) -> async_channel::Receiver<BatchResult> {
+        if let Some(r) = self.share.as_ref().and_then(|(sh, i)| sh.join(*i)) {
+            return r;
+        }
+        let (tx, r) = async_channel::bounded(channel_bound(&self.table));
+        let schema = self.schema.clone();
+        let readers = vec![Reader {
+            tx,
+            cols: None,
+            schema,
+        }];
+        let jobs = scan_jobs(&self.table, &self.projection, self.batch_rows, readers);
+        let table = self.table.clone();
+        spawn_scan(&self.table, move || run_scans(&table, jobs));
         r
     }
 }
