@@ -6,7 +6,8 @@
 //! convert is NULL). Every record is a row: there is no malformed line here.
 //!
 //! Fields are found in the piece's byte map, where the five whitespace bytes are
-//! one class (a field starts at a clear bit, ends at a set one): a byte-by-byte
+//! one class (a field starts at a clear bit, ends at a set one: the map's
+//! [`super::bytemap::Edges`] of the class): a byte-by-byte
 //! split was the largest single cost of the Wide Finder 2 report as SQL (13% of
 //! its CPU time in perf, 1 GiB log). Runs of records go through
 //! [`Parser::parse_run`] (no call per record): a scan of four fields over 300 MB
@@ -159,16 +160,17 @@ impl FieldsParser {
         end: usize,
         out: &mut Columns,
     ) {
-        let (mut pos, mut i) = (start, 0);
+        let mut edges = map.edges(ws, start, end);
+        let mut i = 0;
         while i < self.last {
-            let Some(s) = map.next_clear(ws, pos, end) else {
+            let Some(s) = edges.next() else {
                 break;
             };
-            let e = map.next(ws, s, end).unwrap_or(end);
+            let e = edges.next().unwrap_or(end);
             if let Some(o) = self.want[i] {
                 out.text_at(o, piece, s, e);
             }
-            (pos, i) = (e, i + 1);
+            i += 1;
         }
         for o in self.want[i..self.last].iter().flatten() {
             out.null(*o);
