@@ -173,9 +173,9 @@ impl ByteMap {
         }
         // Where a class's last needle is, the word of that class.
         let mut store = [None; MAX];
-        for i in 0..n {
+        for (i, at) in store.iter_mut().enumerate().take(n) {
             if self.plane.get(i + 1) != Some(&self.plane[i]) {
-                store[i] = Some(self.plane[i] * self.stride);
+                *at = Some(self.plane[i] * self.stride);
             }
         }
         for (j, b) in d.chunks_exact(64).enumerate() {
