@@ -15,28 +15,31 @@
 -- per reference, but `wf sql` gives readers that meet at a UNION ALL one shared
 -- scan (see crates/wf/src/sql/share.rs): the log is read and split once. The uri
 -- lists are unpivoted by a join with their three names. The bytes field is cast
--- directly; the regex takes its leading digits only when it is not a number.
-WITH t AS (
-  SELECT c1 AS client, c7 AS uri, c11 AS ref,
+-- once, on the 200 records whose field starts with a digit (a COALESCE of the cast
+-- and the regex became a CASE that cast twice: 6% of the instructions); the regex
+-- takes the leading digits only where the cast found no number.
+WITH f AS (
+  SELECT c1 AS client, c7 AS uri, c11 AS ref, c10,
          c6 = '"GET' AND c9 IN ('200', '304') AS rec,
          c6 = '"GET' AND c9 = '404' AS nf,
-         -- 200 records the leading digits of the bytes field (0 if none), 304 records 0.
-         CASE WHEN c9 = '200' AND c6 = '"GET' AND c10 >= '0' AND c10 < ':'
-              THEN COALESCE(try_cast(c10 AS BIGINT),
-                            CAST(regexp_replace(c10, '[^0-9].*$', '') AS BIGINT))
-              ELSE 0
-         END AS n
+         c6 = '"GET' AND c9 = '200' AND c10 >= '0' AS b
   FROM logs
 ),
+-- 200 records the leading digits of the bytes field (0 if none), 304 records 0:
+-- n is the field when it is a number, m below the leading digits when it is not.
+t AS (SELECT *, CASE WHEN b THEN try_cast(c10 AS BIGINT) END AS n FROM f),
 hits AS (
   SELECT client, ref FROM t
   WHERE rec AND starts_with(uri, '/ongoing/When/')
     AND regexp_like(uri, '^/ongoing/When/[0-9]{3}x/[0-9]{4}/[0-9]{2}/[0-9]{2}/[^ .]+$')
 ),
 u AS (
-  SELECT uri, count(*) AS records, sum(n) AS nbytes,
+  SELECT uri, count(*) AS records, coalesce(sum(m), 0) AS nbytes,
          count(*) FILTER (WHERE rec) AS recs, count(*) FILTER (WHERE nf) AS nfs
-  FROM (SELECT CASE WHEN rec OR nf THEN uri END AS uri, n, rec, nf FROM t)
+  FROM (SELECT CASE WHEN rec OR nf THEN uri END AS uri, rec, nf,
+               CASE WHEN n IS NULL AND b AND c10 < ':'
+                    THEN CAST(regexp_replace(c10, '[^0-9].*$', '') AS BIGINT) ELSE n END AS m
+        FROM t)
   GROUP BY uri
 ),
 uc AS (SELECT *, sum(records) OVER () AS lines FROM u),

@@ -1595,11 +1595,48 @@ fn check_wf2_sql(log: &Path) {
     }
 }
 
+/// Article hits whose bytes field is not a plain number: a sign, trailing
+/// text, leading zeros, no digits, Arabic digits (the report counts the
+/// leading ASCII digits of a 200, 0 for a 304 or a POST).
+fn odd_bytes_log(dir: &Path) -> PathBuf {
+    let vals = [
+        "12abc",
+        "-5",
+        "+5",
+        "007",
+        "abc",
+        "-",
+        "0",
+        "5-",
+        "999999999999999999",
+        "1.5",
+        "\u{661}\u{662}",
+        "42",
+        "3e2",
+        "0x10",
+    ];
+    let mut log = String::new();
+    for (i, v) in vals.iter().enumerate() {
+        let uri = format!("/ongoing/When/200x/2007/10/{:02}/P{}", 10 + i % 5, i % 7);
+        for (c, how) in [(0, "GET 200"), (1, "GET 304"), (2, "POST 200")] {
+            let (method, status) = how.split_once(' ').unwrap();
+            log += &format!(
+                "10.0.{c}.{i} - - [10/Oct/2007:13:55:36 -0700] \"{method} {uri} HTTP/1.1\" \
+                 {status} {v} \"http://x.org/{i}\" \"ua\"\n"
+            );
+        }
+    }
+    let p = dir.join("odd-bytes.log");
+    std::fs::write(&p, log).unwrap();
+    p
+}
+
 #[test]
 fn wf2_sql_equals_wf_wf2() {
     let t = scratch();
     let clean = generated_log(t.path(), "5M", "0", 3);
     check_wf2_sql(&clean);
+    check_wf2_sql(&odd_bytes_log(t.path()));
     if let Some(dir) = shared_data("logs") {
         check_wf2_sql(&dir.join("ongoing-1000.log"));
     }

@@ -160,8 +160,9 @@ impl ByteMap {
 
     /// The AVX2 build: the compares of a class's bytes are ORed in registers
     /// and stored as one word per class (the planes follow the needles in
-    /// order). A load, OR and store per needle made the build 18% of the
-    /// instructions of a six-column `fields` scan (perf, 1 GiB log).
+    /// order). With a load, OR and store per needle the build was 18% of the
+    /// instructions of a six-column `fields` scan (perf, 1 GiB log); this
+    /// form takes 4% fewer for the whole scan, in no fewer cycles (perf stat).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn build_avx2(&mut self, d: &[u8]) {
