@@ -209,7 +209,7 @@ impl ByteMap {
 /// set up its word and mask again: that took 8% more instructions and 10% more
 /// cycles to scan six columns of the 1 GiB Wide Finder 2 log (perf stat, `ci`
 /// builds). A list of every edge of the piece, made without a branch per edge,
-/// took 17% more (the fields after the last one used were listed too).
+/// took 19% more (the fields after the last one used were listed too).
 pub struct Edges<'a> {
     words: &'a [u64],
     /// The word of the edges left in `m`.
