@@ -286,28 +286,41 @@ fn has_avx2() -> bool {
 mod tests {
     use super::*;
 
+    /// Pseudo-random bytes of `alphabet`, of lengths around the 64-byte words.
+    fn pieces(mut seed: u64, alphabet: &[u8]) -> Vec<Vec<u8>> {
+        [0, 1, 5, 63, 64, 65, 127, 128, 200, 1000]
+            .iter()
+            .map(|&len| {
+                (0..len)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        alphabet[(seed >> 33) as usize % alphabet.len()]
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every start in a piece of `len` bytes, each with a few ends.
+    fn ranges(len: usize) -> impl Iterator<Item = (usize, usize)> {
+        (0..=len).flat_map(move |from| {
+            [from, (from + 3).min(len), (from + 70).min(len), len].map(|end| (from, end))
+        })
+    }
+
     /// Every search against a plain scan, on both build paths, at every start
     /// and a few ends, over lengths around the 64-byte words.
     #[test]
     fn next_is_the_first_match() {
-        let mut seed = 7u64;
-        for len in [0, 1, 5, 63, 64, 65, 127, 128, 200, 1000] {
-            let d: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    b" \"]xa\n"[(seed >> 33) as usize % 6]
-                })
-                .collect();
+        for d in pieces(7, b" \"]xa\n") {
             for avx2 in [false, has_avx2()] {
                 let mut map = ByteMap::new(b"\" ] \n");
                 map.avx2 = avx2;
                 map.build(&d);
                 for (k, &c) in map.needles.iter().enumerate() {
-                    for from in 0..=len {
-                        for end in [from, (from + 3).min(len), (from + 70).min(len), len] {
-                            let want = d[from..end].iter().position(|&x| x == c).map(|i| from + i);
-                            assert_eq!(map.next(k, from, end), want, "len {len} {c} {from}..{end}");
-                        }
+                    for (from, end) in ranges(d.len()) {
+                        let want = d[from..end].iter().position(|&x| x == c).map(|i| from + i);
+                        assert_eq!(map.next(k, from, end), want, "{c} {from}..{end} of {d:?}");
                     }
                 }
             }
@@ -336,27 +349,18 @@ mod tests {
     /// build paths, over lengths around the 64-byte words.
     #[test]
     fn edges_are_where_a_run_starts_or_ends() {
-        let mut seed = 11u64;
-        for len in [0, 1, 5, 63, 64, 65, 127, 128, 200, 1000] {
-            let d: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    b" \tx\x0bab\n"[(seed >> 33) as usize % 7]
-                })
-                .collect();
+        for d in pieces(11, b" \tx\x0bab\n") {
             for avx2 in [false, has_avx2()] {
                 let mut map = ByteMap::with_classes(&[b"\n", b" \t\x0b"]);
                 map.avx2 = avx2;
                 map.build(&d);
                 let marked = |i: usize| b" \t\x0b".contains(&d[i]);
-                for from in 0..=len {
-                    for end in [from, (from + 3).min(len), (from + 70).min(len), len] {
-                        let want: Vec<usize> = (from..end)
-                            .filter(|&i| marked(i) != (i == from || marked(i - 1)))
-                            .collect();
-                        let got: Vec<usize> = map.edges(1, from, end).collect();
-                        assert_eq!(got, want, "len {len} {from}..{end}");
-                    }
+                for (from, end) in ranges(d.len()) {
+                    let want: Vec<usize> = (from..end)
+                        .filter(|&i| marked(i) != (i == from || marked(i - 1)))
+                        .collect();
+                    let got: Vec<usize> = map.edges(1, from, end).collect();
+                    assert_eq!(got, want, "{from}..{end} of {d:?}");
                 }
             }
         }
