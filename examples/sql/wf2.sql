@@ -15,9 +15,10 @@
 -- per reference, but `wf sql` gives readers that meet at a UNION ALL one shared
 -- scan (see crates/wf/src/sql/share.rs): the log is read and split once. The uri
 -- lists are unpivoted by a join with their three names. The bytes field is cast
--- once, on the 200 records whose field starts with a digit (a COALESCE of the cast
--- and the regex became a CASE that cast twice: 6% of the instructions); the regex
--- takes the leading digits only where the cast found no number.
+-- once, on the 200 records whose field has no sign (it sorts at or after '0'); a
+-- COALESCE of the cast and the regex became a CASE that cast twice (6% of the
+-- instructions). The regex takes the leading digits only where the cast found no
+-- number and the field starts with a digit.
 WITH f AS (
   SELECT c1 AS client, c7 AS uri, c11 AS ref, c10,
          c6 = '"GET' AND c9 IN ('200', '304') AS rec,
@@ -26,7 +27,7 @@ WITH f AS (
   FROM logs
 ),
 -- 200 records the leading digits of the bytes field (0 if none), 304 records 0:
--- n is the field when it is a number, m below the leading digits when it is not.
+-- n is the field as a number; m (in u) is n, or the leading digits where n is NULL.
 t AS (SELECT *, CASE WHEN b THEN try_cast(c10 AS BIGINT) END AS n FROM f),
 hits AS (
   SELECT client, ref FROM t
