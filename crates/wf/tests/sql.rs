@@ -1618,8 +1618,7 @@ fn odd_bytes_log(dir: &Path) -> PathBuf {
     let mut log = String::new();
     for (i, v) in vals.iter().enumerate() {
         let uri = format!("/ongoing/When/200x/2007/10/{:02}/P{}", 10 + i % 5, i % 7);
-        for (c, how) in [(0, "GET 200"), (1, "GET 304"), (2, "POST 200")] {
-            let (method, status) = how.split_once(' ').unwrap();
+        for (c, method, status) in [(0, "GET", 200), (1, "GET", 304), (2, "POST", 200)] {
             log += &format!(
                 "10.0.{c}.{i} - - [10/Oct/2007:13:55:36 -0700] \"{method} {uri} HTTP/1.1\" \
                  {status} {v} \"http://x.org/{i}\" \"ua\"\n"
