@@ -74,7 +74,9 @@ impl Views {
 
     /// Append `piece[s..e]` (valid UTF-8). Where the piece holds [`LONG`] bytes
     /// from `s` and the value is no longer, without a branch on its length
-    /// ([`Views::view_of`]); otherwise as [`Views::push`].
+    /// ([`Views::view_of`]); otherwise as [`Views::push`]. (Values of up to
+    /// twice [`LONG`] copied as two blocks, no `memmove` call: no fewer
+    /// cycles for six columns of the 1 GiB log, 1% more instructions.)
     #[inline(always)]
     fn push_at(&mut self, piece: &[u8], s: usize, e: usize) {
         let len = e - s;
@@ -619,14 +621,14 @@ mod tests {
 
     /// Views read from a piece ([`Views::push_at`]: inline, the fixed-size
     /// block, and the plain copy near the piece's end) hold the values
-    /// [`Views::push`] gives, at every length around 12 and [`LONG`].
+    /// [`Views::push`] gives, at every length up to past twice [`LONG`].
     #[test]
     fn views_from_the_piece_equal_pushed_values() {
         let piece: Vec<u8> = (0..200u32).map(|i| b'a' + (i * 7 % 26) as u8).collect();
         let (mut at, mut pushed) = (Views::new(), Views::new());
         let mut want = Vec::new();
-        for s in [0, 1, 150, 160, 170, 185, 199] {
-            for len in 0..=(LONG + 3).min(piece.len() - s) {
+        for s in [0, 1, 130, 136, 137, 150, 160, 170, 185, 199] {
+            for len in 0..=(2 * LONG + 3).min(piece.len() - s) {
                 at.push_at(&piece, s, s + len);
                 pushed.push(&piece[s..s + len]);
                 want.push(String::from_utf8(piece[s..s + len].to_vec()).unwrap());
