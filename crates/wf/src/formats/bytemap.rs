@@ -170,7 +170,9 @@ impl ByteMap {
     #[target_feature(enable = "avx2")]
     unsafe fn build_avx2(&mut self, d: &[u8]) {
         use std::arch::x86_64::*;
-        let (mut low, mut high, mut bits) = ([0u8; 16], [0u8; 16], [0u8; MAX]);
+        // A class may be numbered past MAX (a group whose bytes are all in
+        // earlier groups marks none), hence one entry per plane.
+        let (mut low, mut high, mut bits) = ([0u8; 16], [0u8; 16], vec![0u8; self.planes]);
         for (i, (&c, &k)) in self.needles.iter().zip(&self.plane).enumerate() {
             low[(c & 15) as usize] |= 1 << i;
             high[(c >> 4) as usize] |= 1 << i;
@@ -182,10 +184,7 @@ impl ByteMap {
         };
         let (low, high) = (table(&low), table(&high));
         let nibble = _mm256_set1_epi8(0x0f);
-        let mut class = [_mm256_setzero_si256(); MAX];
-        for (v, &b) in class.iter_mut().zip(&bits) {
-            *v = _mm256_set1_epi8(b as i8);
-        }
+        let class: Vec<__m256i> = bits.iter().map(|&b| _mm256_set1_epi8(b as i8)).collect();
         let needles = |x: __m256i| {
             let l = _mm256_shuffle_epi8(low, _mm256_and_si256(x, nibble));
             let h = _mm256_shuffle_epi8(high, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
@@ -205,7 +204,7 @@ impl ByteMap {
                 )
             };
             let (lo, hi) = (needles(lo), needles(hi));
-            for (k, &c) in class[..self.planes].iter().enumerate() {
+            for (k, &c) in class.iter().enumerate() {
                 self.words[k * self.stride + j] = !(outside(lo, c) | outside(hi, c) << 32);
             }
         }
@@ -398,17 +397,19 @@ mod tests {
 
     /// The AVX2 build marks what the plain one marks, for needles and other
     /// bytes of every value (a nibble shared with a needle, the high bit set),
-    /// in classes of one or several bytes.
+    /// in classes of one or several bytes, and in a class numbered past
+    /// [`MAX`] (the groups before it mark no byte of their own).
     #[test]
     fn both_builds_mark_the_same_bytes() {
         let d: Vec<u8> = (0..1024u32)
             .map(|i| (i * 97 % 256) as u8 ^ (i / 256) as u8)
             .collect();
-        let sets: [&[&[u8]]; 4] = [
+        let sets: [&[&[u8]]; 5] = [
             &[b"\n", b" \t\r\x0b\x0c"],
             &[b"\n", b",", b"\""],
             &[b"\xff", b"\x80\x0f", b"\x00", b"\xf0\x01"],
             &[b"a", b"b", b"c", b"d", b"e", b"f"],
+            &[b"a", b"a", b"a", b"a", b"a", b"a", b"a", b"b"],
         ];
         for set in sets {
             let mut maps = [false, true].map(|avx2| {
