@@ -201,7 +201,9 @@ impl FieldsParser {
     }
 
     /// As [`FieldsParser::split_in`], every column text: the projected fields
-    /// in order, the others passed two edges at a time.
+    /// in order, the others passed two edges at a time. (One split generic
+    /// over the two sinks took 1.5% more instructions for six columns of the
+    /// 1 GiB log, and no fewer cycles: kept apart.)
     #[inline(always)]
     fn split_texts(
         &self,
