@@ -78,11 +78,16 @@ impl ByteMap {
     /// Mark the needles of `d`.
     pub fn build(&mut self, d: &[u8]) {
         self.stride = d.len().div_ceil(64);
-        self.words.clear();
+        // Every word is written below, so the words of the last piece are not
+        // cleared first (that `memset` was 2% of the instructions of the Wide
+        // Finder 2 report as SQL, callgrind).
         self.words.resize(self.planes * self.stride, 0);
         let full = d.len() / 64;
         self.build_blocks(&d[..full * 64]);
         if full < self.stride {
+            for k in 0..self.planes {
+                self.words[k * self.stride + full] = 0;
+            }
             for (i, &c) in d[full * 64..].iter().enumerate() {
                 if let Some(k) = self.class(c) {
                     self.words[k * self.stride + full] |= 1 << i;
@@ -148,6 +153,9 @@ impl ByteMap {
             }
         }
         for (j, b) in d.chunks_exact(64).enumerate() {
+            for k in 0..self.planes {
+                self.words[k * self.stride + j] = 0;
+            }
             for (&c, &k) in self.needles.iter().zip(&self.plane) {
                 let mut m = 0u64;
                 for (i, &x) in b.iter().enumerate() {

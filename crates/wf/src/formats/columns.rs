@@ -90,6 +90,86 @@ impl Views {
         }
     }
 
+    /// Append entry `k` of each `stride` spans of `piece` (see [`Texts::extend`]):
+    /// runs of plain values by [`Views::extend_fast`], the others one by one.
+    fn extend_spans(&mut self, piece: &[u8], spans: &[[u32; 2]], stride: usize, k: usize) {
+        let rows = spans.len() / stride;
+        let mut r = 0;
+        while r < rows {
+            r += self.extend_fast(piece, &spans[r * stride..], stride, k);
+            if r < rows {
+                match spans[r * stride + k] {
+                    NULL_SPAN => self.null(),
+                    [s, e] => self.push(&piece[s as usize..e as usize]),
+                }
+                r += 1;
+            }
+        }
+    }
+
+    /// As [`Views::extend_spans`] for as long as the values are plain: not
+    /// NULL, with [`LONG`] bytes of the piece from their start, and room left
+    /// in the data buffer (made once for a block per value). A value of at
+    /// most [`LONG`] bytes is one fixed-size copy, kept only when longer than
+    /// 12 bytes, the inline or long view chosen without a branch; a longer one
+    /// is copied as it is. Returns how many values it appended.
+    #[inline(always)]
+    fn extend_fast(&mut self, piece: &[u8], spans: &[[u32; 2]], stride: usize, k: usize) -> usize {
+        let n = spans.len() / stride;
+        self.views.reserve(n);
+        self.data.reserve((n + 1) * LONG);
+        let (views, data) = (self.views.as_mut_ptr(), self.data.as_mut_ptr());
+        let (mut vl, mut dl) = (self.views.len(), self.data.len());
+        let room = self.data.capacity().min(u32::MAX as usize);
+        let buffer = (self.full.len() as u128) << 64;
+        for c in spans.chunks_exact(stride) {
+            let [s, e] = c[k];
+            let (s, len) = (s as usize, e.wrapping_sub(s) as usize);
+            // NULL_SPAN starts past any piece.
+            let Some(w) = piece.get(s..s + LONG) else {
+                break;
+            };
+            if dl + len.max(2 * LONG) > room {
+                break;
+            }
+            let head = u128::from_le_bytes(w[..16].try_into().expect("16 bytes"));
+            let long = len > 12;
+            let inline = ((head & KEEP[len.min(12)]) << 32) | len as u128;
+            let view = if long {
+                len as u128 | (head as u32 as u128) << 32 | buffer | (dl as u128) << 96
+            } else {
+                inline
+            };
+            // SAFETY: room was reserved for `n` views, and `dl` plus the bytes
+            // copied is at most the data's capacity (checked above).
+            unsafe {
+                std::ptr::copy_nonoverlapping(w.as_ptr(), data.add(dl), LONG);
+                if len > LONG {
+                    match piece.get(s + LONG..s + 2 * LONG) {
+                        Some(w) if len <= 2 * LONG => {
+                            std::ptr::copy_nonoverlapping(w.as_ptr(), data.add(dl + LONG), LONG)
+                        }
+                        _ => {
+                            let v = &piece[s + LONG..s + len];
+                            std::ptr::copy_nonoverlapping(v.as_ptr(), data.add(dl + LONG), v.len())
+                        }
+                    }
+                }
+                views.add(vl).write(view);
+            }
+            dl += len * long as usize;
+            vl += 1;
+        }
+        let done = vl - self.views.len();
+        // SAFETY: the views and the kept bytes up to these lengths were written.
+        unsafe {
+            self.views.set_len(vl);
+            self.data.set_len(dl);
+        }
+        self.nulls.append_n_non_nulls(done);
+        done
+    }
+
     /// The view of the first `len` bytes of `w`: the block is copied to the
     /// data buffer as one fixed-size copy and kept only for a value longer than
     /// 12 bytes, and the inline or the long view is chosen without a branch.
@@ -241,24 +321,23 @@ impl Builder {
 }
 
 /// Every projected column of a batch as text ([`Columns::texts`]), for a
-/// parser whose values are all text from a checked piece: a value goes
-/// straight to its column's views, with no match on the column's kind and
-/// builder (and their bounds checks) per value.
+/// parser whose values are all text from a checked piece: a run of records'
+/// values goes straight to each column's views, a column at a time, with no
+/// match on the column's kind and builder per value.
 pub struct Texts<'a> {
     cols: Vec<&'a mut Views>,
 }
 
 impl Texts<'_> {
-    /// `piece[s..e]` (valid UTF-8) for column `o`.
-    #[inline(always)]
-    pub fn push_at(&mut self, o: usize, piece: &[u8], s: usize, e: usize) {
-        self.cols[o].push_at(piece, s, e);
-    }
-
-    pub fn null(&mut self, o: usize) {
-        self.cols[o].null();
+    /// Column `o`'s values of a run of records: entry `k` of each `stride`
+    /// spans (`[start, end]` in `piece`, valid UTF-8; [`NULL_SPAN`] for NULL).
+    pub fn extend(&mut self, o: usize, piece: &[u8], spans: &[[u32; 2]], stride: usize, k: usize) {
+        self.cols[o].extend_spans(piece, spans, stride, k);
     }
 }
+
+/// The span of a NULL value for [`Texts::extend`].
+pub const NULL_SPAN: [u32; 2] = [u32::MAX, u32::MAX];
 
 /// Builders for the projected columns of one batch, plus the row count (a
 /// projection may be empty: `count(*)` needs rows but no column).
@@ -615,6 +694,40 @@ mod tests {
                     "{:?} decimal({p},{sc})",
                     String::from_utf8_lossy(&v)
                 );
+            }
+        }
+    }
+
+    /// A column appended from spans ([`Views::extend_spans`]: runs of inline,
+    /// one-block, two-block and copied values, NULLs, and values near the
+    /// piece's end, which end a run) holds what [`Views::push`] gives, with
+    /// every stride and entry, and with data left from an earlier batch.
+    #[test]
+    fn views_from_spans_equal_pushed_values() {
+        let piece: Vec<u8> = (0..300u32).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+        let mut spans = Vec::new();
+        for s in [0u32, 1, 5, 130, 200, 230, 250, 262, 268, 280, 299, 300] {
+            for len in 0..=(2 * LONG as u32 + 3).min(300 - s) {
+                spans.push([s, s + len]);
+                if len % 9 == 4 {
+                    spans.push(NULL_SPAN);
+                }
+            }
+        }
+        for stride in 1..=3 {
+            for k in 0..stride {
+                let (mut got, mut want) = (Views::new(), Views::new());
+                got.push(b"an earlier value longer than twelve bytes");
+                want.push(b"an earlier value longer than twelve bytes");
+                let rows = &spans[..spans.len() / stride * stride];
+                got.extend_spans(&piece, rows, stride, k);
+                for c in rows.chunks_exact(stride) {
+                    match c[k] {
+                        NULL_SPAN => want.null(),
+                        [s, e] => want.push(&piece[s as usize..e as usize]),
+                    }
+                }
+                assert_eq!(got.finish(), want.finish(), "stride {stride} entry {k}");
             }
         }
     }
