@@ -37,6 +37,21 @@ const KEEP: [u128; 13] = {
     keep
 };
 
+/// The view of a value of `len` bytes whose first 16 (or fewer) are `head`:
+/// inline when it has at most 12, else its length, prefix, and place (`offset`
+/// in data buffer `buffer`), chosen without a branch.
+#[inline(always)]
+fn view(head: u128, len: usize, buffer: usize, offset: usize) -> u128 {
+    let inline = ((head & KEEP[len.min(12)]) << 32) | len as u128;
+    let long =
+        len as u128 | (head as u32 as u128) << 32 | (buffer as u128) << 64 | (offset as u128) << 96;
+    if len > 12 {
+        long
+    } else {
+        inline
+    }
+}
+
 /// A `Utf8View` column built view by view (the module comment says why): an
 /// inline view is one masked 16-byte load where the piece has the bytes, and a
 /// long value one copy into a single buffer per batch.
@@ -121,7 +136,7 @@ impl Views {
         let (views, data) = (self.views.as_mut_ptr(), self.data.as_mut_ptr());
         let (mut vl, mut dl) = (self.views.len(), self.data.len());
         let room = self.data.capacity().min(u32::MAX as usize);
-        let buffer = (self.full.len() as u128) << 64;
+        let buffer = self.full.len();
         for c in spans.chunks_exact(stride) {
             let [s, e] = c[k];
             let (s, len) = (s as usize, e.wrapping_sub(s) as usize);
@@ -133,13 +148,7 @@ impl Views {
                 break;
             }
             let head = u128::from_le_bytes(w[..16].try_into().expect("16 bytes"));
-            let long = len > 12;
-            let inline = ((head & KEEP[len.min(12)]) << 32) | len as u128;
-            let view = if long {
-                len as u128 | (head as u32 as u128) << 32 | buffer | (dl as u128) << 96
-            } else {
-                inline
-            };
+            let view = view(head, len, buffer, dl);
             // SAFETY: room was reserved for `n` views, and `dl` plus the bytes
             // copied is at most the data's capacity (checked above).
             unsafe {
@@ -157,7 +166,7 @@ impl Views {
                 }
                 views.add(vl).write(view);
             }
-            dl += len * long as usize;
+            dl += len * (len > 12) as usize;
             vl += 1;
         }
         let done = vl - self.views.len();
@@ -179,24 +188,15 @@ impl Views {
     #[inline(always)]
     fn view_of(&mut self, w: &[u8; LONG], len: usize) -> u128 {
         let head = u128::from_le_bytes(w[..16].try_into().expect("16 bytes"));
-        let inline = ((head & KEEP[len.min(12)]) << 32) | len as u128;
         let offset = self.data.len();
         self.data.reserve(LONG);
-        let long = len > 12;
         // SAFETY: `reserve` made room for LONG bytes after `offset`; the bytes
         // kept (`len` of them, or none) are among those just written.
         unsafe {
             std::ptr::copy_nonoverlapping(w.as_ptr(), self.data.as_mut_ptr().add(offset), LONG);
-            self.data.set_len(offset + len * long as usize);
+            self.data.set_len(offset + len * (len > 12) as usize);
         }
-        let prefix = head as u32 as u128;
-        let view =
-            len as u128 | prefix << 32 | (self.full.len() as u128) << 64 | (offset as u128) << 96;
-        if long {
-            view
-        } else {
-            inline
-        }
+        view(head, len, self.full.len(), offset)
     }
 
     /// The view of a value longer than 12 bytes, copied into the data buffer.
