@@ -267,6 +267,55 @@ impl<T: ArrowPrimitiveType> Numbers<T> {
         }
     }
 
+    /// Entry `k` of each `stride` spans converted by `f` (`f(start, end)`), a
+    /// column at a time ([`Columns::extend_floats`]); an empty span or
+    /// [`NULL_SPAN`] is NULL, and so is a value `f` rejects. Returns how many
+    /// `f` rejected.
+    #[inline(always)]
+    fn extend_spans(
+        &mut self,
+        spans: &[[u32; 2]],
+        stride: usize,
+        k: usize,
+        f: impl Fn(usize, usize) -> Option<T::Native>,
+    ) -> u64 {
+        let n = spans.len() / stride;
+        self.values.reserve(n);
+        let (mut bad, mut valid) = (0, 0);
+        for (slot, c) in self
+            .values
+            .spare_capacity_mut()
+            .iter_mut()
+            .zip(spans.chunks_exact(stride))
+        {
+            let [s, e] = c[k];
+            let v = if s < e {
+                f(s as usize, e as usize)
+            } else {
+                None
+            };
+            bad += (s < e && v.is_none()) as u64;
+            // One branch for the rare NULL; the validity of a run of values is
+            // appended at once.
+            match v {
+                Some(x) => {
+                    slot.write(x);
+                    valid += 1;
+                }
+                None => {
+                    slot.write(T::Native::default());
+                    self.nulls.append_n_non_nulls(valid);
+                    self.nulls.append_null();
+                    valid = 0;
+                }
+            }
+        }
+        self.nulls.append_n_non_nulls(valid);
+        // SAFETY: `reserve` made room for `n` values, all written above.
+        unsafe { self.values.set_len(self.values.len() + n) };
+        bad
+    }
+
     fn finish(&mut self) -> ArrayRef {
         let rows = self.values.len();
         let values = std::mem::replace(&mut self.values, Vec::with_capacity(rows));
@@ -410,9 +459,88 @@ impl Columns {
         })
     }
 
-    /// `n` rows were completed through [`Columns::texts`].
+    /// `n` rows were completed through [`Columns::texts`] or the `extend_`
+    /// methods.
     pub fn add_rows(&mut self, n: usize) {
         self.rows += n;
+    }
+
+    /// Column `i`'s values of a run of records, a column at a time: entry `k`
+    /// of each `stride` spans of `piece` ([`NULL_SPAN`] for NULL). A text
+    /// column takes them as they are (false, and nothing appended, unless
+    /// the piece is `utf8_checked`); a number column converts each with `f`
+    /// (see [`Columns::extend_floats`]). The caller counts the rows with
+    /// [`Columns::add_rows`].
+    pub fn extend_texts(
+        &mut self,
+        i: usize,
+        piece: &[u8],
+        spans: &[[u32; 2]],
+        stride: usize,
+        k: usize,
+    ) -> bool {
+        match &mut self.builders[i] {
+            Builder::Str(b) if self.utf8_checked => {
+                b.extend_spans(piece, spans, stride, k);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Float column `i`'s values of a run of records (see
+    /// [`Columns::extend_texts`]), each converted by `f(start, end)`: a value
+    /// `f` rejects is NULL and counted in [`Columns::bad_values`]. False, and
+    /// nothing appended, when the column is of another type.
+    #[inline(always)]
+    pub fn extend_floats(
+        &mut self,
+        i: usize,
+        spans: &[[u32; 2]],
+        stride: usize,
+        k: usize,
+        f: impl Fn(usize, usize) -> Option<f64>,
+    ) -> bool {
+        let Builder::Float(b) = &mut self.builders[i] else {
+            return false;
+        };
+        self.bad_values += b.extend_spans(spans, stride, k, f);
+        true
+    }
+
+    /// As [`Columns::extend_floats`], for a decimal column (`f` gives the
+    /// unscaled integer).
+    #[inline(always)]
+    pub fn extend_decimals(
+        &mut self,
+        i: usize,
+        spans: &[[u32; 2]],
+        stride: usize,
+        k: usize,
+        f: impl Fn(usize, usize) -> Option<i128>,
+    ) -> bool {
+        let Builder::Dec(b) = &mut self.builders[i] else {
+            return false;
+        };
+        self.bad_values += b.extend_spans(spans, stride, k, f);
+        true
+    }
+
+    /// As [`Columns::extend_floats`], for an integer column.
+    #[inline(always)]
+    pub fn extend_ints(
+        &mut self,
+        i: usize,
+        spans: &[[u32; 2]],
+        stride: usize,
+        k: usize,
+        f: impl Fn(usize, usize) -> Option<i64>,
+    ) -> bool {
+        let Builder::Int(b) = &mut self.builders[i] else {
+            return false;
+        };
+        self.bad_values += b.extend_spans(spans, stride, k, f);
+        true
     }
 
     /// Text for column `i` (which must be a string column).
