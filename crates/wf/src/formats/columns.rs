@@ -357,6 +357,27 @@ impl Builder {
         }
     }
 
+    fn floats(&mut self) -> Option<&mut Numbers<Float64Type>> {
+        match self {
+            Builder::Float(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    fn decimals(&mut self) -> Option<&mut Numbers<Decimal128Type>> {
+        match self {
+            Builder::Dec(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    fn ints(&mut self) -> Option<&mut Numbers<Int64Type>> {
+        match self {
+            Builder::Int(n) => Some(n),
+            _ => None,
+        }
+    }
+
     fn null(&mut self) {
         match self {
             Builder::Str(b) => b.null(),
@@ -501,11 +522,7 @@ impl Columns {
         k: usize,
         f: impl Fn(usize, usize) -> Option<f64>,
     ) -> bool {
-        let Builder::Float(b) = &mut self.builders[i] else {
-            return false;
-        };
-        self.bad_values += b.extend_spans(spans, stride, k, f);
-        true
+        self.extend_with(i, Builder::floats, spans, stride, k, f)
     }
 
     /// As [`Columns::extend_floats`], for a decimal column (`f` gives the
@@ -519,11 +536,7 @@ impl Columns {
         k: usize,
         f: impl Fn(usize, usize) -> Option<i128>,
     ) -> bool {
-        let Builder::Dec(b) = &mut self.builders[i] else {
-            return false;
-        };
-        self.bad_values += b.extend_spans(spans, stride, k, f);
-        true
+        self.extend_with(i, Builder::decimals, spans, stride, k, f)
     }
 
     /// As [`Columns::extend_floats`], for an integer column.
@@ -536,7 +549,22 @@ impl Columns {
         k: usize,
         f: impl Fn(usize, usize) -> Option<i64>,
     ) -> bool {
-        let Builder::Int(b) = &mut self.builders[i] else {
+        self.extend_with(i, Builder::ints, spans, stride, k, f)
+    }
+
+    /// The `extend_` methods of number columns: the builder `pick` finds in
+    /// column `i`, if any, takes the run.
+    #[inline(always)]
+    fn extend_with<T: ArrowPrimitiveType>(
+        &mut self,
+        i: usize,
+        pick: fn(&mut Builder) -> Option<&mut Numbers<T>>,
+        spans: &[[u32; 2]],
+        stride: usize,
+        k: usize,
+        f: impl Fn(usize, usize) -> Option<T::Native>,
+    ) -> bool {
+        let Some(b) = pick(&mut self.builders[i]) else {
             return false;
         };
         self.bad_values += b.extend_spans(spans, stride, k, f);

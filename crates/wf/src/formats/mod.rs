@@ -534,13 +534,7 @@ mod tests {
         );
         let f = f.unwrap();
         assert_eq!(f.fields().len(), 5);
-        let recs: Vec<Vec<u8>> = odd_records(9, 3000, &good)
-            .into_iter()
-            .filter(|r| std::str::from_utf8(r).is_ok())
-            .collect();
-        let data = recs.join(&b'\n');
-        let mut map = byte_map(f.as_ref());
-        map.build(&data);
+        let (recs, data, map) = utf8_piece(f.as_ref(), 9, 3000, &good);
         for proj in [
             vec![0, 1, 2, 3, 4],
             vec![4, 1],
@@ -564,6 +558,24 @@ mod tests {
         }
     }
 
+    /// The valid UTF-8 ones of [`odd_records`], the piece they make (joined
+    /// by newlines) and its byte map for `f`.
+    fn utf8_piece(
+        f: &dyn Format,
+        seed: u64,
+        n: usize,
+        good: &[&str],
+    ) -> (Vec<Vec<u8>>, Vec<u8>, bytemap::ByteMap) {
+        let recs: Vec<Vec<u8>> = odd_records(seed, n, good)
+            .into_iter()
+            .filter(|r| std::str::from_utf8(r).is_ok())
+            .collect();
+        let data = recs.join(&b'\n');
+        let mut map = byte_map(f);
+        map.build(&data);
+        (recs, data, map)
+    }
+
     /// CSV runs over a checked piece append a column at a time (text and
     /// number columns) and give the rows, NULLs, bad values and malformed
     /// counts of the records parsed one by one: every kind, projections with
@@ -584,13 +596,7 @@ mod tests {
             ..FormatOptions::default()
         };
         let f = from_spec("csv", &opts, good.join("\n").as_bytes()).unwrap();
-        let recs: Vec<Vec<u8>> = odd_records(17, 4000, &good)
-            .into_iter()
-            .filter(|r| std::str::from_utf8(r).is_ok())
-            .collect();
-        let data = recs.join(&b'\n');
-        let mut map = byte_map(f.as_ref());
-        map.build(&data);
+        let (recs, data, map) = utf8_piece(f.as_ref(), 17, 4000, &good);
         for proj in [
             vec![0, 1, 2, 3],
             vec![2, 0],
