@@ -23,7 +23,36 @@ pub struct ByteMap {
     /// Class-major: class `k`'s word `w` is `words[k * stride + w]`.
     words: Vec<u64>,
     stride: usize,
-    avx2: bool,
+    simd: Simd,
+}
+
+/// The vector instructions a build uses: the best the processor has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Simd {
+    None,
+    Avx2,
+    Avx512,
+}
+
+impl Simd {
+    /// The levels this processor runs, plain first (the tests build with each).
+    fn available() -> Vec<Simd> {
+        let mut v = vec![Simd::None];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(Simd::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                v.push(Simd::Avx512);
+            }
+        }
+        v
+    }
+
+    fn best() -> Simd {
+        *Simd::available().last().expect("plain is always there")
+    }
 }
 
 const NONE: u8 = u8::MAX;
@@ -64,7 +93,7 @@ impl ByteMap {
             class,
             words: Vec::new(),
             stride: 0,
-            avx2: has_avx2(),
+            simd: Simd::best(),
         }
     }
 
@@ -147,9 +176,12 @@ impl ByteMap {
     fn build_blocks(&mut self, d: &[u8]) {
         #[cfg(target_arch = "x86_64")]
         {
-            if self.avx2 {
+            match self.simd {
+                // SAFETY: AVX-512 BW was detected at run time.
+                Simd::Avx512 => return unsafe { self.build_avx512(d) },
                 // SAFETY: AVX2 was detected at run time.
-                return unsafe { self.build_avx2(d) };
+                Simd::Avx2 => return unsafe { self.build_avx2(d) },
+                Simd::None => {}
             }
         }
         for (j, b) in d.chunks_exact(64).enumerate() {
@@ -178,14 +210,7 @@ impl ByteMap {
     #[target_feature(enable = "avx2")]
     unsafe fn build_avx2(&mut self, d: &[u8]) {
         use std::arch::x86_64::*;
-        // A class may be numbered past MAX (a group whose bytes are all in
-        // earlier groups marks none), hence one entry per plane.
-        let (mut low, mut high, mut bits) = ([0u8; 16], [0u8; 16], vec![0u8; self.planes]);
-        for (i, (&c, &k)) in self.needles.iter().zip(&self.plane).enumerate() {
-            low[(c & 15) as usize] |= 1 << i;
-            high[(c >> 4) as usize] |= 1 << i;
-            bits[k] |= 1 << i;
-        }
+        let (low, high, bits) = self.nibble_tables();
         let table = |t: &[u8; 16]| {
             // SAFETY: `t` holds 16 bytes.
             _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(t.as_ptr() as *const __m128i) })
@@ -214,6 +239,53 @@ impl ByteMap {
             let (lo, hi) = (needles(lo), needles(hi));
             for (k, &c) in class.iter().enumerate() {
                 self.words[k * self.stride + j] = !(outside(lo, c) | outside(hi, c) << 32);
+            }
+        }
+    }
+}
+
+impl ByteMap {
+    /// The lookup tables of the vector builds: needle `i` is bit `i` of the
+    /// entry of its low nibble in the first table and of its high nibble in
+    /// the second, and of its class's entry in the third. A class may be
+    /// numbered past MAX (a group whose bytes are all in earlier groups marks
+    /// none), hence one entry per plane.
+    fn nibble_tables(&self) -> ([u8; 16], [u8; 16], Vec<u8>) {
+        let (mut low, mut high, mut bits) = ([0u8; 16], [0u8; 16], vec![0u8; self.planes]);
+        for (i, (&c, &k)) in self.needles.iter().zip(&self.plane).enumerate() {
+            low[(c & 15) as usize] |= 1 << i;
+            high[(c >> 4) as usize] |= 1 << i;
+            bits[k] |= 1 << i;
+        }
+        (low, high, bits)
+    }
+
+    /// The AVX-512 build: [`ByteMap::build_avx2`]'s lookups on 64 bytes at a
+    /// time, and each class's word straight from one test into a mask
+    /// register (no byte masks moved out and joined). On the AMD EPYC host:
+    /// the status count over the 1 GiB log 6% less time (0.260 to 0.244 s,
+    /// 11 interleaved rounds, `ci` builds), the Wide Finder 2 report 1%, 1BRC
+    /// the same (its records are short: the map is a small part of it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn build_avx512(&mut self, d: &[u8]) {
+        use std::arch::x86_64::*;
+        let (low, high, bits) = self.nibble_tables();
+        let table = |t: &[u8; 16]| {
+            // SAFETY: `t` holds 16 bytes.
+            _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(t.as_ptr() as *const __m128i) })
+        };
+        let (low, high) = (table(&low), table(&high));
+        let nibble = _mm512_set1_epi8(0x0f);
+        let class: Vec<__m512i> = bits.iter().map(|&b| _mm512_set1_epi8(b as i8)).collect();
+        for (j, b) in d.chunks_exact(64).enumerate() {
+            // SAFETY: `b` holds 64 bytes.
+            let x = unsafe { _mm512_loadu_si512(b.as_ptr() as *const _) };
+            let l = _mm512_shuffle_epi8(low, _mm512_and_si512(x, nibble));
+            let h = _mm512_shuffle_epi8(high, _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble));
+            let t = _mm512_and_si512(l, h);
+            for (k, &c) in class.iter().enumerate() {
+                self.words[k * self.stride + j] = _mm512_test_epi8_mask(t, c);
             }
         }
     }
@@ -355,17 +427,6 @@ impl Finder for Mapped<'_> {
     }
 }
 
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,9 +458,9 @@ mod tests {
     #[test]
     fn next_is_the_first_match() {
         for d in pieces(7, b" \"]xa\n") {
-            for avx2 in [false, has_avx2()] {
+            for simd in Simd::available() {
                 let mut map = ByteMap::new(b"\" ] \n");
-                map.avx2 = avx2;
+                map.simd = simd;
                 map.build(&d);
                 for (k, &c) in map.needles.iter().enumerate() {
                     for (from, end) in ranges(d.len()) {
@@ -414,9 +475,9 @@ mod tests {
     #[test]
     fn a_class_of_several_bytes() {
         let d = b"ab \t c\x0b\nd  e";
-        for avx2 in [false, has_avx2()] {
+        for simd in Simd::available() {
             let mut map = ByteMap::with_classes(&[b"\n", b" \t\x0b"]);
-            map.avx2 = avx2;
+            map.simd = simd;
             map.build(d);
             assert_eq!((map.class(b'\t'), map.class(b'\n')), (Some(1), Some(0)));
             let set: Vec<usize> = (0..d.len())
@@ -434,9 +495,9 @@ mod tests {
     #[test]
     fn edges_are_where_a_run_starts_or_ends() {
         for d in pieces(11, b" \tx\x0bab\n") {
-            for avx2 in [false, has_avx2()] {
+            for simd in Simd::available() {
                 let mut map = ByteMap::with_classes(&[b"\n", b" \t\x0b"]);
-                map.avx2 = avx2;
+                map.simd = simd;
                 map.build(&d);
                 let marked = |i: usize| b" \t\x0b".contains(&d[i]);
                 for (from, end) in ranges(d.len()) {
@@ -450,7 +511,7 @@ mod tests {
         }
     }
 
-    /// The AVX2 build marks what the plain one marks, for needles and other
+    /// The vector builds mark what the plain one marks, for needles and other
     /// bytes of every value (a nibble shared with a needle, the high bit set),
     /// in classes of one or several bytes, and in a class numbered past
     /// [`MAX`] (the groups before it mark no byte of their own).
@@ -467,15 +528,20 @@ mod tests {
             &[b"a", b"a", b"a", b"a", b"a", b"a", b"a", b"b"],
         ];
         for set in sets {
-            let mut maps = [false, true].map(|avx2| {
-                let mut m = ByteMap::with_classes(set);
-                m.avx2 = avx2 && has_avx2();
-                m
-            });
+            let mut maps: Vec<ByteMap> = Simd::available()
+                .into_iter()
+                .map(|simd| {
+                    let mut m = ByteMap::with_classes(set);
+                    m.simd = simd;
+                    m
+                })
+                .collect();
             for m in &mut maps {
                 m.build(&d);
             }
-            assert_eq!(maps[0].words, maps[1].words, "{set:?}");
+            for m in &maps[1..] {
+                assert_eq!(maps[0].words, m.words, "{set:?} {:?}", m.simd);
+            }
             let marked = maps[0].words.iter().map(|w| w.count_ones()).sum::<u32>();
             let want = d.iter().filter(|&&c| set.concat().contains(&c)).count();
             assert_eq!(marked as usize, want, "{set:?}");
