@@ -3,7 +3,9 @@
 //! same rows, values and malformed count as the plain `parse` of each record; a
 //! parser built for a random projection keeps exactly the same rows (the number
 //! of rows never depends on the columns a query uses) and the same values in the
-//! columns it builds; and `fields` splits as a plain awk-like split does. A wrong
+//! columns it builds; the scan's runs of records (`parse_run`, with the piece
+//! checked as UTF-8 once) give the same rows again; and `fields` splits as a
+//! plain awk-like split does. A wrong
 //! answer fails like a crash.
 #![no_main]
 
@@ -55,6 +57,41 @@ fn run(
     (cols.take().0, bad)
 }
 
+/// The scan's own way through `records`: runs of records through
+/// [`formats::Parser::parse_run`] (after the first record, with the piece
+/// checked as UTF-8 once where the format allows, as the scan checks it), and
+/// each record a run stops at through `parse_in`.
+fn run_runs(
+    f: &Arc<dyn Format>,
+    proj: &[usize],
+    data: &[u8],
+    records: &[(usize, usize)],
+) -> (Vec<ArrayRef>, Vec<bool>) {
+    let kinds: Vec<Kind> = proj.iter().map(|&c| f.fields()[c].kind).collect();
+    let mut cols = Columns::new(&kinds);
+    cols.utf8_checked =
+        f.ascii_boundaries() && (!cols.has_text() || std::str::from_utf8(data).is_ok());
+    let mut parser = f.parser(proj);
+    let mut map = byte_map(f.as_ref());
+    map.build(data);
+    let mut bad = Vec::new();
+    let mut i = 0;
+    while i < records.len() {
+        let (s, e) = records[i];
+        if s > 0 {
+            let (_, n) = parser.parse_run(data, &map, s, usize::MAX, &mut cols);
+            bad.extend(std::iter::repeat_n(false, n));
+            i += n;
+            if n > 0 {
+                continue;
+            }
+        }
+        bad.push(!parser.parse_in(data, &map, s, e, &mut cols));
+        i += 1;
+    }
+    (cols.take().0, bad)
+}
+
 /// Records as the scan cuts them: at the separator, a trailing `\r` removed,
 /// blank lines skipped.
 fn records(data: &[u8], sep: u8) -> Vec<(usize, usize)> {
@@ -95,6 +132,11 @@ fuzz_target!(|input: &[u8]| {
     assert_eq!(bad, bad_fast, "{spec}: malformed records differ");
     for (c, (a, b)) in plain.iter().zip(&fast).enumerate() {
         assert_eq!(a.as_ref(), b.as_ref(), "{spec}: column {c}");
+    }
+    let (runs, bad_runs) = run_runs(&f, &all, data, &recs);
+    assert_eq!(bad, bad_runs, "{spec}: malformed records differ (runs)");
+    for (c, (a, b)) in plain.iter().zip(&runs).enumerate() {
+        assert_eq!(a.as_ref(), b.as_ref(), "{spec}: column {c} (runs)");
     }
     // A random projection, in a random order.
     let mut proj: Vec<usize> = all.iter().copied().filter(|_| rng.below(2) == 0).collect();
