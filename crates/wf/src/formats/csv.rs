@@ -21,14 +21,15 @@
 //! place; numbers of at most 8 bytes are read as one word ([`short_number`]).
 //! Any other record goes to the general split, with every check. On 1BRC (56 M
 //! rows) this took the query from 45.7 to 33.3 G instructions (perf stat).
-//! When every projected column is text or a number, a run first notes its
-//! records' field spans, found in one walk over the separator's and the
+//! A run first notes its records' field spans, found in one walk over the separator's and the
 //! delimiter's marks, then appends them a column at a time
 //! ([`CsvParser::run_columns`]): appended as each field was found, a record
 //! took about 390 instructions, too many for the processor to overlap one
 //! record's number conversion (a chain of multiplies and a division) with the
 //! next record's; now about 280 (callgrind, 64 MiB of 1BRC), and the 1 GiB
-//! query 11% less time (user CPU 2.34 to 2.05 s, 9-round pass).
+//! query 11% less time (user CPU 2.34 to 2.05 s, 9-round pass). Text from a
+//! piece that is not valid UTF-8, times and bools are converted value by value
+//! in the same loop per column.
 
 use super::bytemap::{ByteMap, Finder, Mapped, Plain};
 use super::columns::NULL_SPAN;
@@ -406,20 +407,12 @@ impl Format for Csv {
                 plan.push(o);
             }
         }
-        let columnar = projection.iter().all(|&c| {
-            matches!(
-                self.fields[c].kind,
-                Kind::Str | Kind::Float | Kind::Int | Kind::Decimal { .. }
-            )
-        });
         Box::new(CsvParser {
             delim: self.delim,
             want,
             ncols: self.fields.len(),
             vals: Vec::new(),
             scratch: Vec::new(),
-            spans: Vec::new(),
-            columnar,
             slot,
             plan,
             runs: Vec::new(),
@@ -445,11 +438,6 @@ struct CsvParser {
     ncols: usize,
     vals: Vec<Val>,
     scratch: Vec<u8>,
-    /// Per projected column, its field's span in the piece (`parse_run`).
-    spans: Vec<(usize, usize)>,
-    /// Every projected column is text or a number: a run's values are
-    /// appended a column at a time ([`CsvParser::run_columns`]).
-    columnar: bool,
     /// Per field, its place among the projected fields (in field order).
     slot: Vec<Option<usize>>,
     /// The projected fields' columns, in field order.
@@ -493,18 +481,12 @@ impl Parser for CsvParser {
         let Some(dk) = map.class(self.delim).filter(|&k| k != 0) else {
             return (pos, 0);
         };
-        if self.columnar && piece.len() < u32::MAX as usize && (out.utf8_checked || !out.has_text())
-        {
-            return self.run_columns(piece, map, dk, pos, room, out);
+        // Spans are 32-bit: a piece of 4 GiB or more (`--chunk-size`) is
+        // read record by record.
+        if piece.len() >= u32::MAX as usize {
+            return (pos, 0);
         }
-        self.spans.resize(out.len(), (0, 0));
-        super::run_records(piece, map, pos, room, |s, e| {
-            let plain = self.split_plain(piece, map, dk, s, e);
-            if plain {
-                self.append_spans(piece, out);
-            }
-            plain
-        })
+        self.run_columns(piece, map, dk, pos, room, out)
     }
 }
 
@@ -513,8 +495,8 @@ impl CsvParser {
     /// split first, at the marks of the separator and the delimiter taken in
     /// one walk ([`ByteMap::marks`]), keeping the spans of the projected fields
     /// in `runs`; then each column's values are appended in one loop. A record
-    /// a run stops at (as in [`super::run_records`] and
-    /// [`CsvParser::split_plain`]) is left to the caller.
+    /// a run stops at (blank, ending in CR, with a field that starts with a
+    /// quote, or with another number of fields) is left to the caller.
     fn run_columns(
         &mut self,
         piece: &[u8],
@@ -565,7 +547,6 @@ impl CsvParser {
         let spans = &self.runs;
         for (k, &o) in self.plan.iter().enumerate() {
             let done = match out.kind(o) {
-                Kind::Str => out.extend_texts(o, piece, spans, stride, k),
                 Kind::Float => {
                     out.extend_floats(o, spans, stride, k, |s, e| decimal_at(piece, s, e))
                 }
@@ -577,68 +558,15 @@ impl CsvParser {
                 Kind::Int => {
                     out.extend_ints(o, spans, stride, k, |s, e| columns::parse_int(&piece[s..e]))
                 }
-                _ => false,
+                _ => {
+                    out.extend_texts(o, piece, spans, stride, k);
+                    true
+                }
             };
-            assert!(done, "column {o} takes no run of values");
+            assert!(done, "column {o} is not of its kind");
         }
         out.add_rows(n);
         (pos, n)
-    }
-
-    /// Split the record `piece[pos..end]` at the marks of the delimiter (class
-    /// `dk`), keeping the spans of the projected fields in `spans`; false when a
-    /// field is quoted or the record has another number of fields.
-    #[inline(always)]
-    fn split_plain(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        dk: usize,
-        mut pos: usize,
-        end: usize,
-    ) -> bool {
-        let mut i = 0;
-        loop {
-            // `piece[end]` is the separator, so `piece[pos]` exists.
-            if piece[pos] == b'"' || i == self.ncols {
-                return false;
-            }
-            let e = map.next(dk, pos, end).unwrap_or(end);
-            if let Some(o) = self.want[i] {
-                self.spans[o] = (pos, e);
-            }
-            i += 1;
-            if e == end {
-                return i == self.ncols;
-            }
-            pos = e + 1;
-        }
-    }
-
-    /// One row from the spans [`CsvParser::split_plain`] kept (an empty field
-    /// is NULL, as in [`CsvParser::parse_with`]).
-    #[inline(always)]
-    fn append_spans(&self, piece: &[u8], out: &mut Columns) {
-        for (o, &(s, e)) in self.spans.iter().enumerate() {
-            if s == e {
-                out.null(o);
-                continue;
-            }
-            match out.kind(o) {
-                Kind::Float => {
-                    let x = decimal_at(piece, s, e);
-                    out.bad_values += x.is_none() as u64;
-                    out.float(o, x)
-                }
-                Kind::Decimal { precision, scale } => {
-                    let x = decimal128_at(piece, s, e, precision, scale);
-                    out.bad_values += x.is_none() as u64;
-                    out.decimal(o, x)
-                }
-                _ => out.text_at(o, piece, s, e),
-            }
-        }
-        out.end_row();
     }
 
     #[inline(always)]
