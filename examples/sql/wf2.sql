@@ -20,11 +20,20 @@
 -- instructions). The cast is of the field made NULL elsewhere (a CASE whose result
 -- is a column is a null mask in DataFusion; a CASE around the cast filtered the
 -- batch and scattered the result, 1% more). The regex takes the leading digits only
--- where the cast found no number and the field starts with a digit. Two forms cost more than they look: a
--- uri made NULL unless the record is counted (a CASE that copies every uri, 10% of
--- the instructions), and `starts_with(uri, '/ongoing/When/')` ahead of the anchored
--- regex (evaluated on every record all the same: DataFusion runs the right side of
--- an AND on the selected rows only when at most 20% of them are; 4%).
+-- where the cast found no number and the field starts with a digit. Two forms cost
+-- more than they look: a uri made NULL unless the record is counted (a CASE that
+-- copies every uri, 10% of the instructions), and `starts_with(uri,
+-- '/ongoing/When/')` ahead of the anchored regex (evaluated on every record all the
+-- same: DataFusion runs the right side of an AND on the selected rows only when at
+-- most 20% of them are; 4%, and 5% as a CASE around the regex).
+--
+-- Referrers are grouped on the field as it is, tested and cut (its first and last
+-- byte, the quotes) once per group, not once per hit; two fields that differ only in
+-- those bytes are one referrer, so the cut keys are summed again (a few hundred
+-- thousand groups against a million hits: 4% less time than cutting every hit's
+-- field). The top 10 of a list are among its rows ranked 10 or better by value
+-- alone (ties share a rank), so only those are sorted by value and key (2% less
+-- than sorting every key of the lists; medians of 7 to 11, 1 GiB log).
 WITH f AS (
   SELECT c1 AS client, c7 AS uri, c11 AS ref, c10,
          c6 = '"GET' AND c9 IN ('200', '304') AS rec,
@@ -62,20 +71,26 @@ lists AS (
           ELSE nfs > 0
         END
   UNION ALL
-  SELECT CASE WHEN grouping(client) = 0 THEN 'clients' ELSE 'referrers' END,
-         coalesce(client, referrer), count(*), NULL
-  FROM (SELECT client,
-               CASE WHEN ref <> '"-"' AND NOT starts_with(ref, '"http://www.tbray.org/ongoing/')
-                    THEN substr(ref, 2, length(ref) - 2) END AS referrer
-        FROM hits)
-  GROUP BY GROUPING SETS ((client), (referrer))
-  HAVING grouping(client) = 0 OR referrer IS NOT NULL
+  SELECT list, key, sum(n), NULL
+  FROM (SELECT CASE WHEN grouping(client) = 0 THEN 'clients' ELSE 'referrers' END AS list,
+               CASE WHEN grouping(client) = 0 THEN client ELSE substr(ref, 2, length(ref) - 2) END AS key,
+               count(*) AS n
+        FROM hits
+        GROUP BY GROUPING SETS ((client), (ref))
+        HAVING grouping(client) = 0
+            OR (ref <> '"-"' AND NOT starts_with(ref, '"http://www.tbray.org/ongoing/')))
+  GROUP BY list, key
 ),
-ranked AS (
+ranked0 AS (
   SELECT list, key, value, lines,
-         row_number() OVER (PARTITION BY list ORDER BY value DESC, key) AS rank,
+         rank() OVER (PARTITION BY list ORDER BY value DESC) AS r,
          count(*) OVER (PARTITION BY list) AS keys
   FROM lists
+),
+ranked AS (
+  SELECT list, key, value, lines, keys,
+         row_number() OVER (PARTITION BY list ORDER BY value DESC, key) AS rank
+  FROM ranked0 WHERE r <= 10
 )
 SELECT list, rank, key, value, keys, max(lines) OVER () AS lines
 FROM ranked

@@ -1597,7 +1597,8 @@ fn check_wf2_sql(log: &Path) {
 
 /// Article hits whose bytes field is not a plain number: a sign, trailing
 /// text, leading zeros, no digits, Arabic digits (the report counts the
-/// leading ASCII digits of a 200, 0 for a 304 or a POST).
+/// leading ASCII digits of a 200, 0 for a 304 or a POST); and referrer fields
+/// that differ only in their first and last bytes.
 fn odd_bytes_log(dir: &Path) -> PathBuf {
     let vals = [
         "12abc",
@@ -1622,6 +1623,19 @@ fn odd_bytes_log(dir: &Path) -> PathBuf {
             log += &format!(
                 "10.0.{c}.{i} - - [10/Oct/2007:13:55:36 -0700] \"{method} {uri} HTTP/1.1\" \
                  {status} {v} \"http://x.org/{i}\" \"ua\"\n"
+            );
+        }
+        // Referrer fields that are one key once their first and last bytes
+        // are cut (`"http://x.org/1/"`, and `"http://x.org/1/z` of a referrer
+        // with a space): counted together, as the report does.
+        for r in [
+            "\"http://x.org/{i}/\"",
+            "\"http://x.org/{i}/z b\"",
+            "xhttp://x.org/{i}/y",
+        ] {
+            let r = r.replace("{i}", &i.to_string());
+            log += &format!(
+                "10.1.0.{i} - - [10/Oct/2007:13:55:36 -0700] \"GET {uri} HTTP/1.1\" 200 1 {r} \"ua\"\n"
             );
         }
     }
