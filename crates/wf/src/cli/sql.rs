@@ -200,6 +200,9 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    if q.memory.is_none() {
+        wf::sql::memory::reuse_freed_memory();
+    }
     let progress = Arc::new(Progress::default());
     let show = report::stats::want_progress(q.scan.progress, q.scan.no_progress);
     let result = with_progress(show, &progress, || {
