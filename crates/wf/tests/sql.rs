@@ -1627,11 +1627,14 @@ fn odd_bytes_log(dir: &Path) -> PathBuf {
         }
         // Referrer fields that are one key once their first and last bytes
         // are cut (`"http://x.org/1/"`, and `"http://x.org/1/z` of a referrer
-        // with a space): counted together, as the report does.
+        // with a space): counted together, as the report does. A field of
+        // one or two bytes is the empty key.
         for r in [
             "\"http://x.org/{i}/\"",
             "\"http://x.org/{i}/z b\"",
             "xhttp://x.org/{i}/y",
+            "-",
+            "\"\"",
         ] {
             let r = r.replace("{i}", &i.to_string());
             log += &format!(
