@@ -104,27 +104,32 @@ impl MemoryPool for Pool {
 }
 
 /// Have the C allocator keep freed memory for reuse, for the rest of the
-/// process: a CLI query without `--memory` calls this before it starts.
+/// process: a CLI query without `--memory` calls this before it starts. It
+/// does nothing off Linux with glibc, and it overrides the same two settings
+/// made with `GLIBC_TUNABLES`.
 ///
 /// Why: a batch's column buffers (a few MB) are freed once the operators above
-/// the scan are done with them, and glibc handed such blocks back to the
-/// kernel (`munmap`, a trimmed heap), so the next batch's buffers were new
-/// pages, each faulted in and cleared. With blocks up to 64 MiB taken from the
-/// heap and the heap trimmed only past 256 MiB free, the Wide Finder 2 report
-/// as SQL took 4% less time (system CPU 0.248 to 0.200 s), 1BRC and the status
-/// count 3% less (`GLIBC_TUNABLES` with the same two values against none,
-/// medians of 7 to 11, 1 GiB inputs). Not under `--memory`: the freed memory a
-/// heap keeps counts in the peak RSS, and the 20 M clients of `bench/sql.sh`
-/// then peaked at 897 MB instead of 676-722 MB. (mimalloc was as fast in one
-/// pass and much slower in another: it returns pages to the kernel after 10 ms,
-/// and system time went from 0.14 to 0.55 s; with that delay set to 0, its
-/// peak RSS was right and the report 35% slower.)
+/// the scan are done with them, and glibc gave such memory back to the kernel
+/// (a trimmed heap, a shrunk thread arena), so the next batch's buffers were
+/// new pages, each faulted in and cleared. With blocks up to 32 MiB taken from
+/// the heap and the heap trimmed only past 256 MiB free, the Wide Finder 2
+/// report as SQL took 3-4% less time (system CPU 0.248 to 0.200 s), 1BRC and the
+/// status count 3% less (`GLIBC_TUNABLES` with these values, and with 64 MiB
+/// blocks, against none; medians of 7 to 11, 1 GiB inputs). 32 MiB is the most
+/// glibc before 2.35 or so accepts, and a trim threshold set alone fixes the
+/// block threshold at 128 KiB (the report 33% slower), so the second setting is
+/// made only if the first took. Not under `--memory`: the freed memory a heap
+/// keeps counts in the peak RSS, and the 20 M clients of `bench/sql.sh` then
+/// peaked at 897 MB instead of 676-722 MB. (mimalloc was 10% faster in one pass
+/// and 11% slower in the next: it returns pages to the kernel after 10 ms, and
+/// system time went from 0.14 to 0.55 s; with that delay set to 0, its peak RSS
+/// was right and the report 35% slower.)
 pub fn reuse_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` sets two of glibc's thresholds, under its own lock;
-    // no memory is touched.
+    // SAFETY: `mallopt` has no preconditions; it only sets allocator settings.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        if libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20) == 1 {
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        }
     }
 }
