@@ -83,7 +83,7 @@ lists AS (
             OR (ref <> '"-"' AND NOT starts_with(ref, '"http://www.tbray.org/ongoing/')))
   GROUP BY list, key
 ),
-ranked0 AS (
+candidates AS (
   SELECT list, key, value, lines,
          rank() OVER (PARTITION BY list ORDER BY value DESC) AS r,
          count(*) OVER (PARTITION BY list) AS keys
@@ -92,7 +92,7 @@ ranked0 AS (
 ranked AS (
   SELECT list, key, value, lines, keys,
          row_number() OVER (PARTITION BY list ORDER BY value DESC, key) AS rank
-  FROM ranked0 WHERE r <= 10
+  FROM candidates WHERE r <= 10
 )
 SELECT list, rank, key, value, keys, max(lines) OVER () AS lines
 FROM ranked
