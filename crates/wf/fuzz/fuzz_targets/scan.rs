@@ -56,6 +56,7 @@ fuzz_target!(|input: &[u8]| {
         mmap: rng.next_u64() & 1 == 1,
         ahead: rng.below(3) * chunk_size,
         spool_streams: false,
+        ..Default::default()
     };
     let out = scan::run(&Record, inputs.clone(), &opts, None);
     assert!(

@@ -52,8 +52,10 @@ impl InputArgs {
 pub(crate) struct ScanArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
-    /// Worker threads [default, or 0: number of cores].
-    #[arg(short = 'j', long = "threads", value_name = "N")]
+    /// Worker threads, at most 1024 [default, or 0: number of cores]. No more
+    /// are started than the input has chunks, e.g. `-j 64` on one 100 MB file
+    /// with `--chunk-size 8M` runs 13.
+    #[arg(short = 'j', long = "threads", value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
     /// Chunk size for splitting files, e.g. 64K, 8M, 1G.
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = scan::parse_size)]
@@ -76,6 +78,13 @@ pub(crate) struct ScanArgs {
     /// own readahead behind each worker).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size_or_zero)]
     ahead: u64,
+    /// The longest record (line) held whole where the whole record is needed
+    /// (`wf sql`): a longer one is an error naming its input and byte offset,
+    /// and is skipped; the rest is still read (exit status 2). `count`, `wf2`
+    /// and `pangram` read longer records in pieces and never hold them. E.g.
+    /// `--max-record 16M`.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = scan::parse_size)]
+    max_record: u64,
     /// Show a progress bar on stderr even when it is not a terminal.
     #[arg(long, overrides_with = "no_progress")]
     pub(crate) progress: bool,
@@ -88,6 +97,18 @@ pub(crate) struct ScanArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// A thread count: 0 (the cores) to [`scan::MAX_THREADS`].
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}': expected a number of threads"))?;
+    if n > scan::MAX_THREADS {
+        return Err(format!("'{s}': at most {} threads", scan::MAX_THREADS));
+    }
+    Ok(n)
 }
 
 /// A size as [`scan::parse_size`] reads it, or 0 (off).
@@ -110,6 +131,7 @@ impl ScanArgs {
         o.readahead = self.readahead;
         o.mmap = self.mmap;
         o.ahead = self.ahead;
+        o.max_record = self.max_record;
         o
     }
 }

@@ -1,10 +1,12 @@
 //! `wf count`: records and bytes, like `wc -l`, but on every core.
 //!
 //! Counting is one SIMD pass (`bytecount`, AVX2 where available) over each chunk;
-//! a final record without a separator counts as one record.
+//! a final record without a separator counts as one record. A record longer than
+//! 64 KiB is counted in pieces ([`Job::long_records`]): `wf count /dev/zero` runs
+//! in bounded memory.
 
 use super::partial::{Partial, Reader, Writer};
-use super::{Chunk, Job};
+use super::{Chunk, Job, Piece};
 
 /// Count records (separated by `sep`) and bytes.
 pub struct Count {
@@ -16,6 +18,9 @@ pub struct CountState {
     pub records: u64,
     pub bytes: u64,
 }
+
+/// Records longer than this are counted in pieces: a few reads' worth.
+const LONG: usize = 64 << 10;
 
 impl Job for Count {
     type State = CountState;
@@ -39,6 +44,16 @@ impl Job for Count {
                 st.records += 1;
             }
         }
+    }
+
+    /// Nothing of a record is needed whole: its bytes and its end.
+    fn long_records(&self) -> Option<usize> {
+        Some(LONG)
+    }
+
+    fn piece(&self, st: &mut CountState, piece: &Piece<'_>) {
+        st.bytes += piece.data.len() as u64;
+        st.records += piece.last as u64;
     }
 
     fn merge(&self, into: &mut CountState, other: CountState) {

@@ -6,6 +6,14 @@
 //! synchronisation is one channel receive per chunk (megabytes) and one `merge` per
 //! thread at the end. Jobs never see files, threads or I/O, so the same job runs
 //! over one huge file split in chunks, thousands of small files, or a pipe.
+//!
+//! Records of any length: a job that does not need a record whole (a count, a
+//! search that only looks at its start) says so with [`Job::long_records`] and
+//! takes a long record in [`Piece`]s, so a 200 MB line or an endless stream with
+//! no separator (`/dev/zero`) is read in bounded memory. A job that needs whole
+//! records (a SQL scan) keeps the default: the scan holds a record up to
+//! `ScanOptions::max_record` bytes and refuses a longer one (an error naming
+//! the input and the record's offset; the rest of the input is still read).
 
 pub mod count;
 pub mod pangram;
@@ -15,7 +23,8 @@ pub mod wf2;
 /// One chunk of one input: whole records, in input order.
 ///
 /// The chunks of an input partition it exactly: every byte of the input lies in
-/// exactly one chunk, and chunk `data` always starts at a record start and ends just
+/// exactly one chunk (or, for a record longer than [`Job::long_records`], in
+/// one [`Piece`]), and chunk `data` always starts at a record start and ends just
 /// after a record separator (or at the end of the input). Chunks with no data may
 /// be skipped. Chunks of one input may arrive in any order and on any thread.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +36,28 @@ pub struct Chunk<'a> {
     pub offset: u64,
     /// Whole records.
     pub data: &'a [u8],
+}
+
+/// A piece of a record longer than the job's [`Job::long_records`] bound.
+///
+/// The pieces of one record partition it in order of offset: the first starts
+/// the record and holds at least its first `long_records() + 1` bytes (none of
+/// them a separator), the last ends just after its separator (or at the end of
+/// the input). Like chunks, the pieces of one record may come on different
+/// threads and in any order (the pieces of a stream's record do); a piece may
+/// be the whole record (`first` and `last`).
+#[derive(Debug, Clone, Copy)]
+pub struct Piece<'a> {
+    /// Index of the input (as [`Chunk::input`]).
+    pub input: usize,
+    /// Byte offset of `data[0]` within its input (see [`Job::offsets`]).
+    pub offset: u64,
+    /// Bytes of the record.
+    pub data: &'a [u8],
+    /// This piece starts the record.
+    pub first: bool,
+    /// This piece ends the record.
+    pub last: bool,
 }
 
 /// A built-in job: per-thread state, fed whole-record chunks, merged at the end.
@@ -53,4 +84,20 @@ pub trait Job: Sync {
     fn stopped(&self) -> bool {
         false
     }
+    /// The longest record (bytes before its separator) the job needs whole,
+    /// if it can take longer ones in pieces ([`Job::piece`]). Such a record is
+    /// then never passed to [`Job::process`]: all its bytes go to `piece`, in
+    /// pieces as [`Piece`] describes, whatever the chunk and read sizes, so the
+    /// answer stays the same at every `-j` and chunk size. The scan holds at most
+    /// about this many bytes of a record at once.
+    ///
+    /// `None` (the default): the job needs every record whole. The scan then
+    /// holds records up to `ScanOptions::max_record` bytes and refuses a longer
+    /// one: it is an error of its input, naming the record's offset, and its
+    /// bytes reach the job by neither `process` nor `piece`.
+    fn long_records(&self) -> Option<usize> {
+        None
+    }
+    /// Consume one piece of a record longer than [`Job::long_records`].
+    fn piece(&self, _state: &mut Self::State, _piece: &Piece<'_>) {}
 }

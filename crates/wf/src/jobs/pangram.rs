@@ -24,6 +24,10 @@
 //! resolves the windows ending at recorded first occurrences. The result is the
 //! same as one serial pass for every chunking and thread count.
 //!
+//! Records mean nothing here (windows run across them), so a long record is
+//! taken in pieces like any chunk ([`Job::long_records`]): a book with no line
+//! breaks is read in bounded memory, with the same windows.
+//!
 //! Memory per thread: the kept windows (the `K` best in top mode), plus at most 51
 //! events per range of contiguous chunks. Text is read back only for the windows
 //! that are finally reported.
@@ -32,7 +36,7 @@ use std::collections::BinaryHeap;
 use std::io;
 
 use super::partial::{Partial, Reader, Writer};
-use super::{Chunk, Job};
+use super::{Chunk, Job, Piece};
 
 /// What to report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -536,6 +540,20 @@ impl Job for Pangram {
             data = &data[take..];
             off += take as u64;
         }
+    }
+
+    /// Windows run across records: a piece is scanned like any chunk.
+    fn long_records(&self) -> Option<usize> {
+        Some(64 << 10)
+    }
+
+    fn piece(&self, st: &mut PangramState, piece: &Piece<'_>) {
+        let chunk = Chunk {
+            input: piece.input,
+            offset: piece.offset,
+            data: piece.data,
+        };
+        self.process(st, &chunk);
     }
 
     fn merge(&self, into: &mut PangramState, mut other: PangramState) {

@@ -14,6 +14,10 @@
 //!   `uri_hits[uri] += 1`, `clients[client] += 1`, and if field 10 exists, is not
 //!   `"-"` and does not start with `"http://www.tbray.org/ongoing/`,
 //!   `referrers[field 10 minus its first and last byte] += 1`.
+//! - A line longer than 1 MiB ([`LONG_LINE`]) is judged by its first MiB, as if it
+//!   ended there (and counted once): a log line is a few hundred bytes, and
+//!   holding the rest of a 200 MB line, or of an endless one, would cost memory
+//!   without the fields anyone asked for (see [`Job::long_records`]).
 //!
 //! # How it is fast
 //! - Bitmaps, not bytes: a chunk is cut into ~32 KiB windows of whole lines; one
@@ -61,7 +65,7 @@ use std::collections::BinaryHeap;
 use hashbrown::hash_table::{Entry, HashTable};
 
 use super::partial::{Partial, Reader, Writer};
-use super::{Chunk, Job};
+use super::{Chunk, Job, Piece};
 
 /// The Wide Finder 2 job.
 pub struct Wf2;
@@ -977,8 +981,29 @@ enum UriOp {
     NotFound,
 }
 
+/// The longest line judged whole; a longer one is judged by its first
+/// `LONG_LINE` bytes (see the rules).
+pub const LONG_LINE: usize = 1 << 20;
+
 impl Job for Wf2 {
     type State = Wf2State;
+
+    fn long_records(&self) -> Option<usize> {
+        Some(LONG_LINE)
+    }
+
+    /// A long line: its first `LONG_LINE` bytes are the line; the rest is not
+    /// looked at.
+    fn piece(&self, st: &mut Wf2State, piece: &Piece<'_>) {
+        if piece.first {
+            let chunk = Chunk {
+                input: piece.input,
+                offset: piece.offset,
+                data: &piece.data[..LONG_LINE.min(piece.data.len())],
+            };
+            self.process(st, &chunk);
+        }
+    }
 
     /// Offsets are not used: a compressed file may be decoded in parts.
     fn offsets(&self) -> bool {

@@ -113,11 +113,14 @@ impl<'scope> ReadAhead<'scope> {
         // SAFETY: see above; the map is dropped before the file.
         let map = unsafe { memmap2::Mmap::map(&*file) }.ok();
         let size = r.size;
-        let thread = s.spawn(move || {
-            read_ahead(&file, &null, map.as_deref(), size, link, ahead);
-            link.gone.store(true, Ordering::Release);
-            link.worker.unpark();
-        });
+        // A helper that cannot be started (too many threads) is no helper.
+        let thread = std::thread::Builder::new()
+            .spawn_scoped(s, move || {
+                read_ahead(&file, &null, map.as_deref(), size, link, ahead);
+                link.gone.store(true, Ordering::Release);
+                link.worker.unpark();
+            })
+            .ok()?;
         Some(ReadAhead {
             link,
             thread,

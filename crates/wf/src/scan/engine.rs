@@ -18,7 +18,11 @@
 //!   decoded (`decompress.rs`), unless they can be cut at frame or member
 //!   starts: then each part is decoded and parsed by a worker and the parts
 //!   are joined after the workers are done (`split.rs`).
-//! - A file that shrinks, vanishes or fails mid-run is an error for that file only.
+//! - A file that shrinks, vanishes or fails mid-run is an error for that file only,
+//!   naming the bytes not read; a record cut short by it is never passed on.
+//! - Threads: no more than the work can use (one per chunk of the regular files,
+//!   at most [`MAX_THREADS`]); a thread the system refuses to start leaves the
+//!   scan on the ones that did start, and an error says so.
 
 use std::fs::File;
 use std::io;
@@ -30,6 +34,7 @@ use crossbeam_channel as chan;
 use super::decompress::{Decoded, Meter};
 use super::inputs::{Input, InputError, Source};
 use super::plan::plan;
+use super::range::Long;
 use super::read_full_at;
 use super::regions::Regions;
 use super::split::{self, Part, Parts};
@@ -64,6 +69,11 @@ pub struct ScanOptions {
     /// Copy streams to an unlinked temporary file first, so the job can read
     /// ranges back afterwards (see [`Outcome::read_range`]).
     pub spool_streams: bool,
+    /// The longest record (bytes before its separator) held whole for a job
+    /// that needs whole records; a longer one is an error of its input, and
+    /// skipped (see [`Job::long_records`]). Jobs that take long records in
+    /// pieces set their own, smaller bound.
+    pub max_record: u64,
 }
 
 impl Default for ScanOptions {
@@ -81,12 +91,21 @@ impl Default for ScanOptions {
             mmap: false,
             ahead: DEFAULT_AHEAD,
             spool_streams: false,
+            max_record: DEFAULT_MAX_RECORD,
         }
     }
 }
 
 /// Default chunk size: 8 MiB (see the README's chunk-size sweep).
 pub const DEFAULT_CHUNK: u64 = 8 << 20;
+
+/// Default [`ScanOptions::max_record`]: 1 GiB.
+pub const DEFAULT_MAX_RECORD: u64 = 1 << 30;
+
+/// The most worker threads a scan starts, whatever it is asked for: past the
+/// cores, more threads only add memory and switching (each holds a job state
+/// and read buffers), and thousands exhaust the system's thread limits.
+pub const MAX_THREADS: usize = 1024;
 
 /// Default read size within a chunk: 32 KiB.
 pub const DEFAULT_READ: usize = 32 << 10;
@@ -203,6 +222,8 @@ pub(super) enum Work {
         offset: u64,
         buf: Vec<u8>,
         len: usize,
+        /// A piece of a long record (first, last), not whole records.
+        piece: Option<(bool, bool)>,
     },
     /// Part `k` of a compressed file (see `split.rs`).
     Part { parts: Arc<Parts>, k: usize },
@@ -216,6 +237,8 @@ pub(super) struct Shared<'a> {
     pub(super) meter: Arc<Meter>,
     /// Compressed files may be decoded in parts (the job does not use offsets).
     pub(super) split: bool,
+    /// What becomes of long records.
+    pub(super) long: Long,
 }
 
 impl Shared<'_> {
@@ -232,17 +255,19 @@ impl Shared<'_> {
     }
 }
 
-/// Run `job` over `inputs` on `opts.threads` threads.
+/// Run `job` over `inputs` on `opts.threads` threads (no more than the work
+/// can use, see [`useful_threads`]).
 pub fn run<J: Job>(
     job: &J,
     inputs: Vec<Input>,
     opts: &ScanOptions,
     progress: Option<&Progress>,
 ) -> Outcome<J::State> {
-    let threads = opts.threads.max(1);
     let chunk = opts.chunk_size.max(1);
+    let mut opts = opts.clone();
+    opts.threads = useful_threads(&inputs, opts.threads, chunk);
     let depth = if opts.inflight == 0 {
-        threads * 2
+        opts.threads * 2
     } else {
         opts.inflight
     };
@@ -254,43 +279,131 @@ pub fn run<J: Job>(
         progress,
         meter: Arc::default(),
         split: !job.offsets() && !opts.spool_streams,
+        long: Long::of(job, opts.max_record),
     };
     let spooled: Vec<Mutex<Option<Arc<File>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
     if let Some(p) = progress {
         p.total.store(file_bytes(&inputs), Ordering::Relaxed);
     }
-
+    let mut refused = None;
+    let opts = &opts;
     let merged = std::thread::scope(|s| {
         let (inputs, shared, spooled) = (&inputs, &shared, &spooled);
-        s.spawn(move || plan(inputs, opts, chunk, &tx, &pool_rx, shared, spooled));
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let worker = Worker::new(job, opts, shared, pool_tx.clone());
-                let rx = rx.clone();
-                // Named, so that perf tells scan work from the threads that
-                // started it (a thread otherwise inherits its parent's name).
-                std::thread::Builder::new()
-                    .name("wf-scan".into())
-                    .spawn_scoped(s, move || worker.run(rx))
-                    .expect("starting a scan thread")
-            })
-            .collect();
+        // The workers first: the plan is made for those that started.
+        let handles = start_workers(s, job, opts, shared, &pool_tx, &rx, &mut refused);
         drop(rx);
-        let mut merged: Option<J::State> = None;
-        let mut parts = Vec::new();
-        for h in handles {
-            let (st, p) = h.join().expect("worker thread panicked");
-            parts.extend(p);
-            match merged.as_mut() {
-                None => merged = Some(st),
-                Some(m) => job.merge(m, st),
+        let workers = handles.len();
+        let pool_rx = &pool_rx;
+        let planning = move |tx: chan::Sender<Work>| {
+            plan(inputs, opts, workers, chunk, &tx, pool_rx, shared, spooled)
+        };
+        if workers > 0 {
+            let mine = tx.clone();
+            let planner = std::thread::Builder::new()
+                .name("wf-plan".into())
+                .spawn_scoped(s, move || planning(mine));
+            if let Err(e) = planner {
+                // Plan on this thread, then: the workers wait for it.
+                refused.get_or_insert(e);
+                planning(tx.clone());
             }
         }
-        let mut merged = merged.unwrap_or_else(|| job.new_state());
-        join_parts(job, &mut merged, parts, opts.sep, shared);
-        merged
+        // The workers end when the plan's sender is gone too.
+        drop(tx);
+        merge_workers(job, handles, opts.sep, shared)
     });
-    outcome(merged, shared, inputs, spooled)
+    let mut out = outcome(merged, shared, inputs, spooled);
+    if let Some(e) = refused {
+        out.errors.push(threads_refused(&opts, &e));
+    }
+    out
+}
+
+/// The worker threads: as many of `opts.threads` as the system lets start
+/// (the first refusal is kept in `refused`).
+fn start_workers<'s, 'e, J: Job>(
+    s: &'s std::thread::Scope<'s, 'e>,
+    job: &'e J,
+    opts: &'e ScanOptions,
+    shared: &'e Shared<'e>,
+    pool: &chan::Sender<Vec<u8>>,
+    rx: &chan::Receiver<Work>,
+    refused: &mut Option<io::Error>,
+) -> Vec<WorkerHandle<'s, J::State>> {
+    let mut handles = Vec::with_capacity(opts.threads);
+    for _ in 0..opts.threads {
+        let worker = Worker::new(job, opts, shared, pool.clone());
+        let rx = rx.clone();
+        // Named, so that perf tells scan work from the threads that
+        // started it (a thread otherwise inherits its parent's name).
+        let started = std::thread::Builder::new()
+            .name("wf-scan".into())
+            .spawn_scoped(s, move || worker.run(rx));
+        match started {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                *refused = Some(e);
+                break;
+            }
+        }
+    }
+    handles
+}
+
+type WorkerHandle<'s, S> = std::thread::ScopedJoinHandle<'s, (S, Vec<Part<S>>)>;
+
+/// Join the workers and merge their states (and the parts of compressed files).
+fn merge_workers<J: Job>(
+    job: &J,
+    handles: Vec<WorkerHandle<'_, J::State>>,
+    sep: u8,
+    shared: &Shared,
+) -> J::State {
+    let mut merged: Option<J::State> = None;
+    let mut parts = Vec::new();
+    for h in handles {
+        let (st, p) = h.join().expect("worker thread panicked");
+        parts.extend(p);
+        match merged.as_mut() {
+            None => merged = Some(st),
+            Some(m) => job.merge(m, st),
+        }
+    }
+    let mut merged = merged.unwrap_or_else(|| job.new_state());
+    join_parts(job, &mut merged, parts, sep, shared);
+    merged
+}
+
+/// The error of a scan that could not start all its threads.
+fn threads_refused(opts: &ScanOptions, e: &io::Error) -> InputError {
+    let why = super::io_message(e);
+    InputError {
+        name: format!("-j {}", opts.threads),
+        message: format!(
+            "could not start a scan thread ({why}); ran on the threads that started, if any"
+        ),
+    }
+}
+
+/// Worker threads worth starting for `inputs`: `asked` (at least 1), no more
+/// than [`MAX_THREADS`], and no more than the chunks of the regular files when
+/// every input is one (a stream or compressed file can keep any number busy).
+pub fn useful_threads(inputs: &[Input], asked: usize, chunk: u64) -> usize {
+    let mut chunks = 0u64;
+    for i in inputs {
+        match i.source {
+            Source::File { size, .. } => {
+                let (s, e) = i.span.unwrap_or((0, size));
+                let len = e.min(size).saturating_sub(s);
+                chunks = chunks.saturating_add(len.div_ceil(chunk).max(1));
+            }
+            Source::Stream { .. } | Source::Compressed { .. } => chunks = u64::MAX,
+        }
+    }
+    let most = usize::try_from(chunks)
+        .unwrap_or(usize::MAX)
+        .clamp(1, MAX_THREADS);
+    asked.clamp(1, most)
 }
 
 /// Join the parts of each compressed file decoded in parts (`split.rs`).

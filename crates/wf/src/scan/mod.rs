@@ -26,7 +26,10 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
 pub use decompress::{Codec, Decoded, Decompress};
-pub use engine::{read_back, run, Outcome, Progress, ScanOptions, DEFAULT_CHUNK, DEFAULT_READ};
+pub use engine::{
+    read_back, run, useful_threads, Outcome, Progress, ScanOptions, DEFAULT_CHUNK,
+    DEFAULT_MAX_RECORD, DEFAULT_READ, MAX_THREADS,
+};
 pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
 pub use range::record_start_at;
 

@@ -27,14 +27,17 @@ use super::engine::{ScanOptions, Shared, Work};
 use super::inputs::{Input, Source};
 use super::regions::Regions;
 use super::split::{self, Parts};
-use super::stream::{open_stream, read_blocks, spool, End, Refused};
+use super::stream::{open_stream, read_cut, spool, Cut, End, Refused};
 use super::{fadvise, io_message};
 
-/// Plan every input: regular files largest first, then spooled streams, then
-/// streams in the order given. Returns early if the workers are gone.
+/// Plan every input for `threads` workers: regular files largest first, then
+/// spooled streams, then streams in the order given. Returns early if the
+/// workers are gone.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn plan(
     inputs: &[Input],
     opts: &ScanOptions,
+    threads: usize,
     chunk: u64,
     tx: &chan::Sender<Work>,
     pool: &chan::Receiver<Vec<u8>>,
@@ -45,7 +48,7 @@ pub(super) fn plan(
         inputs,
         opts,
         chunk,
-        threads: opts.threads.max(1),
+        threads: threads.max(1),
         tx,
         shared,
     };
@@ -333,13 +336,18 @@ impl Planner<'_> {
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         let decoders = self.threads.min(order.len());
+        let decode = || loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else { break };
+            self.stream(i, pool);
+        };
         std::thread::scope(|s| {
-            for _ in 0..decoders {
-                s.spawn(|| loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&i) = order.get(k) else { break };
-                    self.stream(i, pool);
-                });
+            // Fewer decoders if threads cannot be started; none: this one.
+            let started = (0..decoders)
+                .map_while(|_| std::thread::Builder::new().spawn_scoped(s, decode).ok())
+                .count();
+            if started == 0 {
+                decode();
             }
         });
     }
@@ -358,27 +366,38 @@ impl Planner<'_> {
         (parts.starts.len() > 1).then(|| Arc::new(parts))
     }
 
-    /// Read a stream into blocks for the workers (up to 64 MiB each; see
-    /// `stream.rs`).
+    /// Read a stream into blocks for the workers (up to 64 MiB each; a long
+    /// record in pieces of about the job's bound; see `stream.rs`). A read or
+    /// decoding error ends it: the record it cut short is not passed on, and
+    /// the error says from which byte nothing was.
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
         let mut src = match open_stream(&self.inputs[i].source, Some(&self.shared.meter)) {
             Ok(src) => src,
             Err(e) => return self.shared.error(i, io_message(&e)),
         };
-        let size = self.chunk.min(64 << 20) as usize;
-        let end = read_blocks(&mut src, size, self.opts.sep, pool, |b| {
-            let (offset, buf, len) = (b.offset, b.buf, b.len);
+        let cut = Cut {
+            size: self.chunk.min(64 << 20) as usize,
+            sep: self.opts.sep,
+            long: Some(self.shared.long.limit),
+            whole_only: true,
+        };
+        let (end, at) = read_cut(&mut src, cut, pool, |b| {
+            let (offset, buf, len, piece) = (b.offset, b.buf, b.len, b.piece);
             let w = Work::Block {
                 input: i,
                 offset,
                 buf,
                 len,
+                piece,
             };
             self.tx.send(w).map_err(|_| Refused)
         });
         match end {
             End::Done => {}
-            End::Failed(e) => self.shared.error(i, io_message(&e)),
+            End::Failed(e) => {
+                let msg = format!("bytes {at}.. not read: {}", io_message(&e));
+                self.shared.error(i, msg)
+            }
             End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
         }
     }

@@ -14,6 +14,14 @@
 //! - Buffers come from a pool the consumers give them back to, and keep their
 //!   initialised length: a recycled buffer is not zeroed again. (The scan's
 //!   first stream reader grew its buffer with zeros before every read.)
+//! - Records of any length in bounded memory, where the consumer takes long
+//!   records in pieces (the scan, [`Cut::long`]): a record longer than the bound
+//!   goes out as [`Block::piece`]s of about the bound, read at most 64 KiB at a
+//!   time, so `wf count /dev/zero` holds a few buffers, not the stream. Every
+//!   byte is searched for a separator a bounded number of times.
+//! - A read error ends the stream; with [`Cut::whole_only`] the record it cut
+//!   short is withheld (never handed out as if whole), and the reader says
+//!   where the bytes not handed out begin.
 //! - A consumer that must notice a stop while the stream is quiet reads through
 //!   [`Polled`], which wakes every 100 ms to ask; a consumer that is gone stops
 //!   the reading by refusing a block.
@@ -64,6 +72,23 @@ pub(crate) struct Block {
     pub len: usize,
     /// The block ends the stream with a record that has no separator.
     pub unterminated: bool,
+    /// The block is a piece of a long record, not whole records: (first,
+    /// last) piece of it. Only with [`Cut::long`].
+    pub piece: Option<(bool, bool)>,
+}
+
+/// How [`read_cut`] cuts a stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cut {
+    /// Nominal block size.
+    pub size: usize,
+    pub sep: u8,
+    /// Hand out a record longer than this many bytes in pieces, reading at
+    /// most 64 KiB at a time; `None`: hold every record whole.
+    pub long: Option<usize>,
+    /// On a read error, withhold the record it cut short (else it goes out as
+    /// the last block, as if the stream had ended there).
+    pub whole_only: bool,
 }
 
 /// A consumer's refusal of a block: stop reading.
@@ -88,39 +113,61 @@ pub(crate) fn read_blocks(
     size: usize,
     sep: u8,
     pool: &chan::Receiver<Vec<u8>>,
-    mut block: impl FnMut(Block) -> Result<(), Refused>,
+    block: impl FnMut(Block) -> Result<(), Refused>,
 ) -> End {
-    let want = size.max(1);
+    let cut = Cut {
+        size,
+        sep,
+        long: None,
+        whole_only: false,
+    };
+    read_cut(src, cut, pool, block).0
+}
+
+/// [`read_blocks`] as `cut` says; also returns the stream offset up to which
+/// bytes were handed out.
+pub(crate) fn read_cut(
+    src: &mut dyn Read,
+    cut: Cut,
+    pool: &chan::Receiver<Vec<u8>>,
+    mut block: impl FnMut(Block) -> Result<(), Refused>,
+) -> (End, u64) {
+    let want = cut.size.max(1);
     let mut c = Cutter {
         src,
         want,
         // Read no more than the block needs (at least 4 KiB, at most 64 KiB
         // past it), so small blocks stay small and the carried rest stays short.
         step: want.clamp(4 << 10, 64 << 10),
-        sep,
+        sep: cut.sep,
+        long: cut.long,
+        whole_only: cut.whole_only,
         carry: Vec::new(),
         eof: false,
         error: None,
+        within: false,
+        starts_long: false,
     };
     let mut offset = 0u64;
     loop {
         let mut buf = pool.try_recv().unwrap_or_default();
-        let Ok(cut) = c.next_cut(&mut buf) else {
-            return End::Stopped(offset);
+        let Ok((cut, piece)) = c.next_cut(&mut buf) else {
+            return (End::Stopped(offset), offset);
         };
-        if cut == 0 {
+        if cut == 0 && piece.is_none() {
             break;
         }
-        let last = c.eof && c.carry.is_empty();
-        let unterminated = last && buf[cut - 1] != sep;
+        let last = c.eof && c.carry.is_empty() && !c.starts_long;
+        let unterminated = last && cut > 0 && buf[cut - 1] != c.sep;
         let b = Block {
             offset,
             buf,
             len: cut,
             unterminated,
+            piece,
         };
         if block(b).is_err() {
-            return End::Stopped(offset);
+            return (End::Stopped(offset), offset);
         }
         offset += cut as u64;
         if last {
@@ -128,8 +175,8 @@ pub(crate) fn read_blocks(
         }
     }
     match c.error {
-        Some(e) => End::Failed(e),
-        None => End::Done,
+        Some(e) => (End::Failed(e), offset),
+        None => (End::Done, offset),
     }
 }
 
@@ -139,54 +186,145 @@ struct Cutter<'a> {
     want: usize,
     step: usize,
     sep: u8,
+    long: Option<usize>,
+    whole_only: bool,
     /// Bytes read past the last cut: the start of the next block.
     carry: Vec<u8>,
     eof: bool,
     /// The read error that ended the stream, reported once its bytes are out.
     error: Option<io::Error>,
+    /// Inside a long record whose first piece went out.
+    within: bool,
+    /// The carry starts a long record (all of it, more than the bound).
+    starts_long: bool,
 }
 
 /// The stream was stopped while being read.
 struct Stopped;
 
+/// A cut: the bytes of the block, and whether it is a piece of a long record.
+type Cutting = (usize, Option<(bool, bool)>);
+
 impl Cutter<'_> {
     /// Fill `buf` with the carried bytes and as much more as the next cut
-    /// needs, and return the cut (0: the stream is done); what follows the cut
-    /// is carried over.
-    fn next_cut(&mut self, buf: &mut Vec<u8>) -> Result<usize, Stopped> {
+    /// needs, and return the cut (0 and no piece: the stream is done); what
+    /// follows the cut is carried over.
+    fn next_cut(&mut self, buf: &mut Vec<u8>) -> Result<Cutting, Stopped> {
         // `buf[..filled]` is data; the rest of `buf` is initialised room.
         if buf.len() < self.carry.len() {
             buf.resize(self.carry.len(), 0);
         }
         buf[..self.carry.len()].copy_from_slice(&self.carry);
-        let mut filled = self.carry.len();
+        let filled = self.carry.len();
         self.carry.clear();
-        // Like a file's chunks: cut after the first separator at or after
-        // byte `want - 1`. Invariant: buf[want - 1..searched] holds none.
+        let (cut, piece, filled) = if self.starts_long {
+            // The carry is the first piece of a long record.
+            (self.starts_long, self.within) = (false, true);
+            (filled, Some((true, false)), filled)
+        } else if self.within {
+            self.piece_cut(buf, filled)?
+        } else {
+            self.records_cut(buf, filled)?
+        };
+        self.carry.extend_from_slice(&buf[cut..filled]);
+        Ok((cut, piece))
+    }
+
+    /// The next block of whole records: cut like a file's chunk, after the
+    /// first separator at or after byte `want - 1`. With a bound on records,
+    /// also cut before a record found to be longer (carried, to go out in
+    /// pieces) or, if the block starts with it, hand it out as its first piece.
+    /// Returns the cut, the piece flags and the bytes filled.
+    fn records_cut(
+        &mut self,
+        buf: &mut Vec<u8>,
+        mut filled: usize,
+    ) -> Result<(usize, Option<(bool, bool)>, usize), Stopped> {
+        // Where the last record in `buf[..filled]` starts (tracked only where
+        // needed: with a bound, or to withhold a record cut short).
+        let track = self.long.is_some() || self.whole_only;
+        let mut rec = if track {
+            memchr::memrchr(self.sep, &buf[..filled]).map_or(0, |p| p + 1)
+        } else {
+            0
+        };
+        // Invariant: buf[want - 1..searched] holds no separator.
         let mut searched = self.want - 1;
-        let cut = loop {
+        loop {
             if filled >= self.want || self.eof {
                 if searched < filled {
                     if let Some(p) = memchr::memchr(self.sep, &buf[searched..filled]) {
-                        break searched + p + 1;
+                        return Ok((searched + p + 1, None, filled));
                     }
                     searched = filled;
                 }
                 if self.eof {
-                    break filled;
+                    if self.error.is_some() && self.whole_only {
+                        return Ok((rec, None, rec)); // the cut record is dropped
+                    }
+                    return Ok((filled, None, filled));
                 }
             }
+            if let Some(limit) = self.long {
+                if filled - rec > limit {
+                    if rec > 0 {
+                        self.starts_long = true;
+                        return Ok((rec, None, filled));
+                    }
+                    self.within = true;
+                    return Ok((filled, Some((true, false)), filled));
+                }
+            }
+            let old = filled;
             filled += self.read_more(buf, filled)?;
-        };
-        self.carry.extend_from_slice(&buf[cut..filled]);
-        Ok(cut)
+            if track {
+                if let Some(p) = memchr::memrchr(self.sep, &buf[old..filled]) {
+                    rec = old + p + 1;
+                }
+            }
+        }
+    }
+
+    /// The next piece of a long record: up to and including its separator
+    /// (its last piece), or about the bound's worth of it.
+    fn piece_cut(
+        &mut self,
+        buf: &mut Vec<u8>,
+        mut filled: usize,
+    ) -> Result<(usize, Option<(bool, bool)>, usize), Stopped> {
+        let size = self.long.unwrap_or(self.want).max(self.step);
+        let mut searched = 0;
+        loop {
+            if let Some(q) = memchr::memchr(self.sep, &buf[searched..filled]) {
+                self.within = false;
+                return Ok((searched + q + 1, Some((false, true)), filled));
+            }
+            searched = filled;
+            if self.eof {
+                self.within = false;
+                if self.error.is_some() && self.whole_only {
+                    return Ok((0, None, 0)); // the cut record's rest is dropped
+                }
+                return Ok((filled, Some((false, true)), filled));
+            }
+            if filled >= size {
+                return Ok((filled, Some((false, false)), filled));
+            }
+            filled += self.read_more(buf, filled)?;
+        }
     }
 
     /// One read after `buf[..filled]`, growing the buffer if it has no room.
     /// Returns the bytes read; at the end of the stream, or on an error (kept
     /// for later, so that what was read is handed out first), 0 and `eof`.
+    /// With a bound on records, reads are at most `step` bytes, so that a
+    /// long record's pieces stay small.
     fn read_more(&mut self, buf: &mut Vec<u8>, filled: usize) -> Result<usize, Stopped> {
-        let room = self.want.saturating_sub(filled).max(self.step);
+        let room = if self.long.is_some() {
+            self.step
+        } else {
+            self.want.saturating_sub(filled).max(self.step)
+        };
         if buf.len() < filled + room {
             let grow = (filled + room).max((self.want + self.step).min(buf.len() * 2));
             buf.resize(grow, 0);
@@ -408,5 +546,124 @@ mod tests {
             read_blocks(&mut src, 4, b'\n', &pool, |_| Ok(()))
         });
         assert!(matches!(end, End::Stopped(0)));
+    }
+
+    /// Blocks as [`read_cut`] gives them with a bound of `long` and
+    /// `whole_only`: (offset, bytes, piece), the largest buffer, how it ended
+    /// and where the bytes handed out end.
+    #[allow(clippy::type_complexity)]
+    fn cut_blocks(
+        src: &mut dyn Read,
+        size: usize,
+        long: usize,
+    ) -> (Vec<(u64, Vec<u8>, Option<(bool, bool)>)>, usize, End, u64) {
+        let (pool_tx, pool) = chan::unbounded();
+        let mut out = Vec::new();
+        let mut most = 0;
+        let cut = Cut {
+            size,
+            sep: b'\n',
+            long: Some(long),
+            whole_only: true,
+        };
+        let (end, at) = read_cut(src, cut, &pool, |b| {
+            most = most.max(b.buf.len());
+            out.push((b.offset, b.buf[..b.len].to_vec(), b.piece));
+            pool_tx.send(b.buf).unwrap();
+            Ok(())
+        });
+        (out, most, end, at)
+    }
+
+    #[test]
+    fn long_records_come_in_pieces_in_bounded_buffers() {
+        let data = [
+            &b"a\n"[..],
+            &[b'x'; 100_000],
+            b"\nb\n",
+            &[b'y'; 2000],
+            b"\n",
+            &[b'z'; 50_000],
+        ]
+        .concat();
+        for size in [1, 100, 4096, 1 << 20] {
+            for most in [7, 4096, usize::MAX] {
+                let what = format!("size {size}, reads of {most}");
+                let mut src = Trickle {
+                    data: &data,
+                    most,
+                    fail_at: None,
+                    at: 0,
+                };
+                let (got, buf, end, at) = cut_blocks(&mut src, size, 1000);
+                assert!(matches!(end, End::Done), "{what}");
+                assert_eq!(at, data.len() as u64, "{what}");
+                let bytes: Vec<u8> = got.iter().flat_map(|b| b.1.iter().copied()).collect();
+                assert_eq!(bytes, data, "{what}");
+                assert!(
+                    buf <= size.max(1000) + 4 * (64 << 10),
+                    "{what}: buffer {buf}"
+                );
+                let mut firsts = 0;
+                for (off, d, piece) in &got {
+                    let start = *off == 0 || data[*off as usize - 1] == b'\n';
+                    match piece {
+                        Some((first, last)) => {
+                            assert_eq!(*first, start, "{what}: piece at {off}");
+                            if *first {
+                                firsts += 1;
+                                assert!(d.len() > 1000, "{what}");
+                            }
+                            let end = *off as usize + d.len();
+                            assert_eq!(
+                                *last,
+                                end == data.len() || data[end - 1] == b'\n',
+                                "{what}"
+                            );
+                        }
+                        None => assert!(start, "{what}: block at {off}"),
+                    }
+                }
+                assert!(firsts >= 2, "{what}: {firsts} long records in pieces");
+            }
+        }
+        // An endless record: pieces, never more than a few buffers' worth.
+        let mut zero = io::repeat(0).take(64 << 20);
+        let (got, buf, _, at) = cut_blocks(&mut zero, 8 << 20, 64 << 10);
+        assert_eq!(at, 64 << 20);
+        assert!(buf <= 1 << 20, "buffer {buf}");
+        assert_eq!(got.first().unwrap().2, Some((true, false)));
+        assert!(got.last().unwrap().2.unwrap().1);
+    }
+
+    #[test]
+    fn a_read_error_withholds_the_record_it_cut() {
+        let data = b"one\ntwo\nthree\nfour\n";
+        for fail_at in [0, 3, 4, 10, 14, data.len()] {
+            for long in [2, 1000] {
+                let mut src = Trickle {
+                    data,
+                    most: 3,
+                    fail_at: Some(fail_at),
+                    at: 0,
+                };
+                let (got, _, end, at) = cut_blocks(&mut src, 5, long);
+                assert!(matches!(end, End::Failed(_)), "fail at {fail_at}");
+                let whole = data[..fail_at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let bytes: Vec<u8> = got.iter().flat_map(|b| b.1.iter().copied()).collect();
+                if long == 1000 {
+                    assert_eq!(bytes, data[..whole], "fail at {fail_at}");
+                }
+                // Pieces of the cut record may have gone out, never its last.
+                assert!(data.starts_with(&bytes));
+                assert!(got
+                    .iter()
+                    .all(|b| !b.2.is_some_and(|p| p.1) || b.1.ends_with(b"\n")));
+                assert_eq!(at, bytes.len() as u64, "fail at {fail_at}");
+            }
+        }
     }
 }

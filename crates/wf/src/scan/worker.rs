@@ -7,10 +7,10 @@ use crossbeam_channel as chan;
 
 use super::ahead::{AheadLink, ReadAhead};
 use super::engine::{ScanOptions, Shared, Work};
-use super::range::{process_mapped, process_range};
+use super::range::{process_mapped, process_range, Feed, Long};
 use super::regions::Regions;
 use super::split::{self, Part};
-use crate::jobs::{Chunk, Job};
+use crate::jobs::Job;
 
 pub(super) struct Worker<'a, J: Job> {
     job: &'a J,
@@ -23,6 +23,8 @@ pub(super) struct Worker<'a, J: Job> {
     buf: Vec<u8>,
     /// Parts of compressed files decoded here, for the engine to join.
     parts: Vec<Part<J::State>>,
+    /// What becomes of long records.
+    long: Long,
 }
 
 impl<'a, J: Job> Worker<'a, J> {
@@ -40,6 +42,7 @@ impl<'a, J: Job> Worker<'a, J> {
             state: job.new_state(),
             buf: Vec::new(),
             parts: Vec::new(),
+            long: Long::of(job, opts.max_record),
         }
     }
 
@@ -74,15 +77,17 @@ impl<'a, J: Job> Worker<'a, J> {
                     start,
                     end,
                 } => {
-                    let sep = self.opts.sep;
-                    process_mapped(self.job, &mut self.state, input, &map, start, end, sep)
+                    let refuse = self.refuse(input);
+                    let mut feed = self.feed(input, &refuse);
+                    process_mapped(&mut feed, &map, start, end)
                 }
                 Work::Block {
                     input,
                     offset,
                     buf,
                     len,
-                } => self.block(input, offset, buf, len),
+                    piece,
+                } => self.block(input, (offset, piece), buf, len),
                 Work::Part { parts, k } => {
                     let range = (parts.starts[k], parts.end(k));
                     let meter = Some(&self.shared.meter);
@@ -96,8 +101,32 @@ impl<'a, J: Job> Worker<'a, J> {
         (self.state, self.parts)
     }
 
-    /// Read the records a range owns; a failure is the file's error, and its
-    /// range counts as done. Returns the bytes done.
+    /// Where records of `input` go: this worker's state; a long record that
+    /// the job needs whole goes to `refuse`.
+    fn feed<'s>(&'s mut self, input: usize, refuse: &'s dyn Fn(u64)) -> Feed<'s, J> {
+        Feed {
+            job: self.job,
+            state: &mut self.state,
+            input,
+            sep: self.opts.sep,
+            long: self.long,
+            refuse,
+        }
+    }
+
+    /// Where a record of `input` too long for the job goes: an error of the
+    /// input naming its offset.
+    fn refuse(&self, input: usize) -> impl Fn(u64) + 'a {
+        let (shared, limit) = (self.shared, self.long.limit);
+        move |at| {
+            let msg =
+                format!("record at byte {at} is longer than --max-record ({limit} bytes): skipped");
+            shared.error(input, msg)
+        }
+    }
+
+    /// Read the records a range owns; a failure is the file's error (naming
+    /// the bytes not read), and its range counts as done. Returns the bytes done.
     fn range(
         &mut self,
         input: usize,
@@ -106,20 +135,14 @@ impl<'a, J: Job> Worker<'a, J> {
         reach: &dyn Fn(u64),
     ) -> u64 {
         let (start, end, _) = range;
-        let opts = self.opts;
-        process_range(
-            self.job,
-            &mut self.state,
-            &mut self.buf,
-            input,
-            file,
-            range,
-            opts.read_size,
-            opts.sep,
-            reach,
-        )
-        .unwrap_or_else(|e| {
-            self.shared.error(input, e);
+        let (shared, read_size) = (self.shared, self.opts.read_size);
+        let refuse = self.refuse(input);
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut feed = self.feed(input, &refuse);
+        let done = process_range(&mut feed, &mut buf, file, range, read_size, reach);
+        self.buf = buf;
+        done.unwrap_or_else(|e| {
+            shared.error(input, e.to_string());
             end - start
         })
     }
@@ -154,15 +177,20 @@ impl<'a, J: Job> Worker<'a, J> {
         });
     }
 
-    /// A block of a stream: whole records; the buffer goes back to the planner.
-    fn block(&mut self, input: usize, offset: u64, buf: Vec<u8>, len: usize) -> u64 {
-        if len > 0 {
-            let chunk = Chunk {
-                input,
-                offset,
-                data: &buf[..len],
-            };
-            self.job.process(&mut self.state, &chunk);
+    /// A block of a stream: whole records, or a piece of a long record
+    /// (`piece`: first, last); the buffer goes back to the planner.
+    fn block(
+        &mut self,
+        input: usize,
+        (offset, piece): (u64, Option<(bool, bool)>),
+        buf: Vec<u8>,
+        len: usize,
+    ) -> u64 {
+        let refuse = self.refuse(input);
+        let mut feed = self.feed(input, &refuse);
+        match piece {
+            Some((first, last)) => feed.piece(offset, &buf[..len], first, last),
+            None => feed.records(offset, &buf[..len]),
         }
         let _ = self.pool.send(buf);
         len as u64

@@ -1,0 +1,298 @@
+//! Hostile inputs to the scan (issue 35): records of any length, streams with
+//! no separator, absurd thread counts, inputs that end while being read. Each
+//! test failed before the change it guards.
+
+mod common;
+use common::*;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Newlines, plus one for a final unterminated line.
+fn naive_records(data: &[u8]) -> u64 {
+    let n = data.iter().filter(|&&b| b == b'\n').count() as u64;
+    n + (!data.is_empty() && !data.ends_with(b"\n")) as u64
+}
+
+/// A log of ordinary lines with one `long` line in the middle (a GET of an
+/// article whose referrer is `long` bytes of letters and spaces), and a
+/// last line of 100 KB without a newline.
+fn with_long_line(dir: &Path, long: usize) -> (PathBuf, Vec<u8>) {
+    let log = std::fs::read(generated_log(dir, "100K", "0.01", 3)).unwrap();
+    let half = log[..log.len() / 2]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let head = b"10.0.0.1 - - [01/Oct/2006:06:33:55 -0700] \"GET /ongoing/When/200x/2006/09/29/Long HTTP/1.1\" 200 1234 \"";
+    let letters: Vec<u8> = (0..long)
+        .map(|i| b"the quick brown fox jumps over a lazy dog "[i % 42])
+        .collect();
+    let tail: Vec<u8> = (0..100_000)
+        .map(|i| b"pack my box with five dozen liquor jugs "[i % 40])
+        .collect();
+    let data = [&log[..half], head, &letters, b"\"\n", &log[half..], &tail].concat();
+    let p = dir.join(format!("long-{long}.log"));
+    std::fs::write(&p, &data).unwrap();
+    (p, data)
+}
+
+/// stdout of `wf ARGS FILE`, and of `wf ARGS < FILE` (a stream).
+fn file_and_stdin(args: &[&str], f: &Path) -> [Vec<u8>; 2] {
+    let mut c = wf();
+    c.args(args).arg(f);
+    let a = ok_bytes(c, None);
+    let mut c = wf();
+    c.args(args).stdin(std::fs::File::open(f).unwrap());
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?} <: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    [a, o.stdout]
+}
+
+const RUNS: &[&[&str]] = &[
+    &["-j", "1"],
+    &["-j", "3", "--chunk-size", "4K"],
+    &["-j", "2", "--chunk-size", "100K"],
+    &["-j", "2", "--chunk-size", "1M", "--mmap"],
+    &["-j", "2", "--chunk-size", "64K", "--ahead", "0"],
+];
+
+/// `count`, `wf2` and `pangram` over a file holding a 3 MiB line: the same
+/// answer at every thread count, chunk size, read path and through stdin;
+/// `count` exact, and `wf2` judging the long line by its first MiB, exactly as
+/// it judges that MiB as a line of its own.
+#[test]
+fn long_lines_same_answers_everywhere() {
+    let t = tempfile::tempdir().unwrap();
+    let (f, data) = with_long_line(t.path(), 3 << 20);
+    let want = format!("{}", naive_records(&data));
+    // The same file with the long line cut to its first MiB.
+    let at = data.windows(4).position(|w| w == b"Long").unwrap();
+    let start = data[..at].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let end = start + memchr_nl(&data[start..]);
+    let cut = [
+        &data[..start],
+        &data[start..start + (1 << 20)],
+        &data[end..],
+    ]
+    .concat();
+    let fcut = t.path().join("cut.log");
+    std::fs::write(&fcut, &cut).unwrap();
+    let mut c = wf();
+    c.args(["wf2", "-j", "1"]).arg(&fcut);
+    let wf2_want = ok_bytes(c, None);
+    let mut pangram_want = None;
+    for run in RUNS {
+        let args = |job: &str| [&[job][..], run].concat();
+        for out in file_and_stdin(&args("count"), &f) {
+            let out = String::from_utf8(out).unwrap();
+            assert_eq!(
+                out.split_whitespace().next(),
+                Some(&want[..]),
+                "{run:?}: {out}"
+            );
+        }
+        for out in file_and_stdin(&args("wf2"), &f) {
+            assert!(
+                out == wf2_want,
+                "wf2 {run:?}: {}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+        for out in file_and_stdin(&args("pangram"), &f) {
+            let want = pangram_want.get_or_insert_with(|| out.clone());
+            assert!(
+                out == *want,
+                "pangram {run:?}: {}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+    }
+}
+
+fn memchr_nl(d: &[u8]) -> usize {
+    d.iter().position(|&b| b == b'\n').unwrap()
+}
+
+/// Peak resident memory (VmHWM) of `cmd` after `secs` seconds, in KiB; the
+/// command is killed then (it would run for ever).
+fn peak_rss_after(mut cmd: Command, secs: f64) -> u64 {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// A stream that never sends a separator: `count` and `wf2` take it in
+/// pieces, in bounded memory (before: 5.5 GB after 10 s, still growing).
+#[test]
+fn endless_stream_without_separator_in_bounded_memory() {
+    for job in ["count", "wf2"] {
+        let mut c = wf();
+        c.args([job, "-j", "2", "/dev/zero"]);
+        let kib = peak_rss_after(c, 1.5);
+        assert!(kib < 64 << 10, "wf {job} /dev/zero: peak RSS {kib} KiB");
+    }
+    // Through a pipe, as `head -c 1G /dev/zero | wf count` was.
+    let mut c = wf();
+    c.args(["count", "-j", "2"])
+        .stdin(std::fs::File::open("/dev/zero").unwrap());
+    let kib = peak_rss_after(c, 1.5);
+    assert!(kib < 64 << 10, "wf count < /dev/zero: peak RSS {kib} KiB");
+}
+
+/// `wf sql` needs records whole: one longer than `--max-record` is an error
+/// naming the input and its offset, exit 2, and every other record is read,
+/// from a file at any thread count and chunk size, and from stdin.
+#[test]
+fn sql_refuses_a_record_longer_than_max_record_and_reads_the_rest() {
+    let t = tempfile::tempdir().unwrap();
+    let mut data = b"a b\n".repeat(100);
+    let long_at = data.len();
+    data.extend(b"x ".repeat(2500));
+    data.push(b'\n');
+    data.extend(b"c d\n".repeat(50));
+    let f = t.path().join("long.txt");
+    std::fs::write(&f, &data).unwrap();
+    let query = "SELECT count(*) AS n FROM logs";
+    let sql = |extra: &[&str], stdin: bool| {
+        let mut c = wf();
+        c.args(["sql", "--format", "fields", "--csv", "--max-record", "1K"]);
+        c.args(extra).arg(query);
+        if stdin {
+            c.stdin(std::fs::File::open(&f).unwrap());
+        } else {
+            c.arg(&f);
+        }
+        c.output().unwrap()
+    };
+    for (extra, stdin) in [
+        (&[][..], false),
+        (&["-j", "3", "--chunk-size", "1K"][..], false),
+        (&["-j", "2", "--chunk-size", "300", "--mmap"][..], false),
+        (&[][..], true),
+    ] {
+        let o = sql(extra, stdin);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let what = format!("{extra:?} stdin {stdin}: {err}");
+        assert_eq!(o.status.code(), Some(2), "{what}");
+        assert!(err.contains(&format!("record at byte {long_at}")), "{what}");
+        if !stdin {
+            assert!(err.contains(&f.display().to_string()), "{what}");
+        }
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(out.lines().nth(1), Some("150"), "{what}: {out}");
+    }
+    // Within the bound, the record is read like any other.
+    let mut c = wf();
+    c.args([
+        "sql",
+        "--format",
+        "fields",
+        "--csv",
+        "--max-record",
+        "8K",
+        query,
+    ])
+    .arg(&f);
+    assert_eq!(ok(c).lines().nth(1), Some("151"));
+}
+
+/// `-j` past 1024 is a usage error (before: `-j 50000` aborted while starting
+/// threads, `-j 30000` started them all); up to it, no more threads start than
+/// the input has chunks.
+#[test]
+fn absurd_thread_counts_are_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    std::fs::write(&f, "a\nb\nc\n").unwrap();
+    for j in ["100000", "50000", "1025"] {
+        let mut c = wf();
+        c.args(["count", "-j", j]).arg(&f);
+        let o = run(c, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-j {j}: {err}");
+        assert!(err.contains("at most 1024"), "-j {j}: {err}");
+    }
+    let mut c = wf();
+    c.args(["count", "-j", "1024", "--stats"]).arg(&f);
+    let o = run(c, None);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with('3'));
+}
+
+/// Threads the system will not start (here: too little address space for
+/// their stacks) are an error naming the cause, exit 2, never a panic; the
+/// threads that started still count everything.
+#[test]
+fn threads_that_cannot_start_are_an_error_not_a_panic() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("f");
+    let data = b"0123456789abcde\n".repeat(1 << 16);
+    std::fs::write(&f, &data).unwrap();
+    let bin = env!("CARGO_BIN_EXE_wf");
+    let script = format!(
+        "ulimit -v 600000; exec '{bin}' count -j 1024 --chunk-size 1K '{}'",
+        f.display()
+    );
+    let o = Command::new("sh").arg("-c").arg(script).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("could not start a scan thread"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with(&format!("{} ", 1 << 16)), "{out}");
+}
+
+/// A compressed stream cut short: the records before the damage are counted,
+/// the line it cut is not (before, it was counted as a record), and the error
+/// says from which decoded byte nothing was read.
+#[test]
+fn a_cut_stream_passes_no_cut_record() {
+    if Command::new("gzip").arg("--version").output().is_err() {
+        eprintln!("skipping: no gzip");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let plain = generated_log(t.path(), "300K", "0.0", 5);
+    let data = std::fs::read(&plain).unwrap();
+    let z = Command::new("gzip")
+        .args(["-c", "-1"])
+        .arg(&plain)
+        .output()
+        .unwrap()
+        .stdout;
+    let cut = t.path().join("cut.gz");
+    let mut w = std::fs::File::create(&cut).unwrap();
+    w.write_all(&z[..z.len() / 2]).unwrap();
+    drop(w);
+    for args in [&["count"][..], &["count", "-j", "3", "--chunk-size", "4K"]] {
+        let mut c = wf();
+        c.args(args).arg(&cut);
+        let o = run(c, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let at: usize = err
+            .split("bytes ")
+            .nth(1)
+            .and_then(|s| s.split("..").next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no 'bytes A..' in: {err}"));
+        assert!(at > 0 && data[at - 1] == b'\n', "{at}: {err}");
+        let out = String::from_utf8_lossy(&o.stdout);
+        let n: u64 = out.split_whitespace().next().unwrap().parse().unwrap();
+        assert_eq!(n, naive_records(&data[..at]), "{err}");
+    }
+}
