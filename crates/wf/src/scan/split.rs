@@ -497,8 +497,8 @@ impl Stitch {
 /// Join the parts of one file into `state` (see the module comment): from byte
 /// 0, each next part is the one that starts where the last ended, or, where no
 /// part does, that stretch decoded again here. The first error ends the file
-/// (what follows it is dropped, as in a front-to-back decode) and is passed to
-/// `error`. Returns the decoded bytes passed to the job.
+/// (what follows it is dropped, as in a front-to-back decode, and so is the
+/// record it cut short) and is passed to `error`. Returns the decoded bytes passed to the job.
 pub(super) fn resolve<J: Job>(
     job: &J,
     state: &mut J::State,
@@ -541,9 +541,17 @@ pub(super) fn resolve<J: Job>(
         }
         pos = end;
     }
-    st.flush(job, state, spec.input);
-    if let Some(e) = failed {
-        error(super::io_message(&e));
+    match failed {
+        // The record the error cut short is not passed on (as in the stream path).
+        Some(e) => {
+            let at = if st.pending.is_empty() {
+                st.done
+            } else {
+                st.pending_at
+            };
+            error(format!("bytes {at}.. not read: {}", super::io_message(&e)));
+        }
+        None => st.flush(job, state, spec.input),
     }
     st.processed
 }
