@@ -845,7 +845,16 @@ fn cli_bench_names_a_missing_input_once_and_measures_the_rest() {
     let size = write_lines(&data, 1_000);
     let missing = dir.path().join("missing.log");
     let out = common::wf()
-        .args(["bench", "--runs", "2", "--threads", "1,2", "--json", "--", "count"])
+        .args([
+            "bench",
+            "--runs",
+            "2",
+            "--threads",
+            "1,2",
+            "--json",
+            "--",
+            "count",
+        ])
         .arg(&missing)
         .arg(&data)
         .output()
@@ -853,8 +862,8 @@ fn cli_bench_names_a_missing_input_once_and_measures_the_rest() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.matches(missing.to_str().unwrap()).count(), 1, "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no results ({e}): {err}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no results ({e}): {err}"));
     let s = v["settings"].as_array().unwrap();
     assert_eq!(s.len(), 2);
     for x in s {

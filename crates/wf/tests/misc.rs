@@ -22,7 +22,12 @@ fn fails(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn sizes_take_si_and_iec_suffixes_as_dd_does() {
-    for (size, bytes) in [("1MB", 1_000_000), ("1M", 1 << 20), ("1MiB", 1 << 20), ("200KB", 200_000)] {
+    for (size, bytes) in [
+        ("1MB", 1_000_000),
+        ("1M", 1 << 20),
+        ("1MiB", 1 << 20),
+        ("200KB", 200_000),
+    ] {
         let mut c = wf();
         c.args(["gen", "wf2", "--size", size]);
         let out = ok_bytes(c, None);
@@ -50,8 +55,14 @@ fn options_that_allocate_are_bounded_with_a_usage_error() {
         (vec!["count", "--io", "1000000000", f], "4096"),
         (vec!["wf2", "--chunk-size", "2T", f], "1T"),
         (vec!["pangram", "--ahead", "4P", f], "1T"),
-        (vec!["gen", "1brc", "--rows", "3", "--stations", "4294967296"], "1000000"),
-        (vec!["gen", "1brc", "--rows", "3", "--stations", "0"], "1000000"),
+        (
+            vec!["gen", "1brc", "--rows", "3", "--stations", "4294967296"],
+            "1000000",
+        ),
+        (
+            vec!["gen", "1brc", "--rows", "3", "--stations", "0"],
+            "1000000",
+        ),
     ] {
         let (code, err) = fails(&args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
@@ -83,7 +94,10 @@ fn one_record_is_singular() {
 
 /// `wf CMD ARGS 2>/dev/full` on a missing input: exit 2, not a panic (101).
 fn with_stderr_full(args: &[&str]) -> Option<i32> {
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let mut c = wf();
     c.args(args)
         .stdin(Stdio::null())
@@ -95,7 +109,10 @@ fn with_stderr_full(args: &[&str]) -> Option<i32> {
 /// Fails until every `eprintln!` of the scan jobs and `wf sql` is `wf::warn!`.
 #[test]
 fn a_failed_write_to_stderr_is_no_panic() {
-    assert_eq!(with_stderr_full(&["count", "/nonexistent/wf-nosuch"]), Some(2));
+    assert_eq!(
+        with_stderr_full(&["count", "/nonexistent/wf-nosuch"]),
+        Some(2)
+    );
     let sql = ["sql", "SELECT count(*) FROM logs", "/nonexistent/wf-nosuch"];
     assert_eq!(with_stderr_full(&sql), Some(2));
 }

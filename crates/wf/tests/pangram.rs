@@ -229,7 +229,10 @@ fn check_all_json(paths: &[PathBuf], extra: &[&str], chunks: &[&str], want: &str
             if size < CLI_MIN_CHUNK {
                 let mode = Mode::All { max_letters };
                 let got = lib_lines(paths, mode, j.parse().unwrap(), size, true);
-                assert!(got == want, "{paths:?} -j {j} chunk {c} {extra:?} (library)");
+                assert!(
+                    got == want,
+                    "{paths:?} -j {j} chunk {c} {extra:?} (library)"
+                );
                 continue;
             }
             let mut cmd = wf();
@@ -531,8 +534,17 @@ fn the_cli_raises_tiny_chunks_to_4k_and_stays_exact() {
     let full = &files[0];
     let want = oracle_all_json(&[read_input(full)], None);
     let mut c = wf();
-    c.args(["pangram", "--all", "--json", "--stats", "-j", "2", "--chunk-size", "1"])
-        .arg(full);
+    c.args([
+        "pangram",
+        "--all",
+        "--json",
+        "--stats",
+        "-j",
+        "2",
+        "--chunk-size",
+        "1",
+    ])
+    .arg(full);
     let o = common::run(c, None);
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout) == want);
@@ -554,10 +566,15 @@ fn control_bytes_and_non_utf8_names_are_escaped_in_text_and_exact_in_json() {
     let mut c = wf();
     c.args(["pangram", "--no-progress"]).arg(&f);
     let out = common::ok_bytes(c, None);
-    assert!(!out.iter().any(|&b| b == 0x1b || b == 0x07 || b == b'\r'), "{out:?}");
+    assert!(
+        !out.iter().any(|&b| b == 0x1b || b == 0x07 || b == b'\r'),
+        "{out:?}"
+    );
     let text = String::from_utf8(out).expect("text output is UTF-8");
     assert!(
-        text.ends_with("\\x1b]0;owned\\x07\\xff.txt:4  quick brown \\x1b[2J fox jumps over the lazy dog\n"),
+        text.ends_with(
+            "\\x1b]0;owned\\x07\\xff.txt:4  quick brown \\x1b[2J fox jumps over the lazy dog\n"
+        ),
         "{text}"
     );
     let mut c = wf();

@@ -235,10 +235,10 @@ impl Read for GzMembers {
             }
             let mut r = self.dec.take().unwrap().into_inner();
             let at = self.base + r.consumed.load(Ordering::Relaxed);
+            self.member.store(at, Ordering::Relaxed);
             if at >= self.end || zero_padding_to_end(&mut r)? {
                 return Ok(0);
             }
-            self.member.store(at, Ordering::Relaxed);
             self.dec = Some(GzDecoder::new(r));
         }
     }

@@ -387,7 +387,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     } else {
         int.parse::<u128>().map_err(|_| out_of_range())?
     };
-    let mut v = whole.checked_mul(mult).filter(|&v| v <= MAX_SIZE).ok_or_else(out_of_range)?;
+    let mut v = whole
+        .checked_mul(mult)
+        .filter(|&v| v <= MAX_SIZE)
+        .ok_or_else(out_of_range)?;
     let frac = &frac[..frac.len().min(19)];
     if !frac.is_empty() {
         let den = 10u128.pow(frac.len() as u32);
@@ -467,9 +470,18 @@ mod tests {
     fn the_largest_size_and_the_message_agree() {
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
         assert_eq!(parse_size("9007199254740993").unwrap(), 9007199254740993);
-        for big in ["16E", "16EiB", "18446744073709551616", "19EB", "99999999999999999999999999999"] {
+        for big in [
+            "16E",
+            "16EiB",
+            "18446744073709551616",
+            "19EB",
+            "99999999999999999999999999999",
+        ] {
             let e = parse_size(big).unwrap_err();
-            assert!(e.contains("invalid size") && e.contains(&u64::MAX.to_string()), "{big}: {e}");
+            assert!(
+                e.contains("invalid size") && e.contains(&u64::MAX.to_string()),
+                "{big}: {e}"
+            );
         }
         assert!(parse_size("15.999E").is_ok());
     }

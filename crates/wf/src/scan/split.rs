@@ -187,7 +187,9 @@ fn bgzf_blocks(data: &[u8], target: u64) -> Option<(Vec<u64>, bool)> {
             break;
         }
     }
-    let padded = data.get(pos..).is_some_and(|rest| rest.iter().all(|&b| b == 0));
+    let padded = data
+        .get(pos..)
+        .is_some_and(|rest| rest.iter().all(|&b| b == 0));
     Some((starts, pos == data.len() || padded))
 }
 
@@ -369,7 +371,12 @@ pub(super) fn decode<J: Job>(
 type Opened = (Box<dyn Read>, Arc<AtomicU64>, Arc<AtomicU64>);
 
 /// A decoder of the part `[start, end)` (see [`Opened`]).
-fn open_part(parts: &Parts, start: u64, end: u64, meter: Option<&Arc<Meter>>) -> io::Result<Opened> {
+fn open_part(
+    parts: &Parts,
+    start: u64,
+    end: u64,
+    meter: Option<&Arc<Meter>>,
+) -> io::Result<Opened> {
     let mut f = File::open(&parts.path)?;
     f.seek(SeekFrom::Start(start))?;
     let inner: Box<dyn Read> = match parts.codec {
@@ -466,6 +473,7 @@ impl Read for Bgzf {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.out.len() {
             let at = self.base + self.src.consumed.load(Ordering::Relaxed);
+            self.member_at.store(at, Ordering::Relaxed);
             if at >= self.end || zero_padding_to_end(&mut self.src)? {
                 return Ok(0);
             }
@@ -834,8 +842,15 @@ mod tests {
             }
         }
         let got = first.unwrap();
-        assert!(got.iter().all(|r| all.binary_search(r).is_ok()), "a cut record");
-        assert!(got.len() >= 7 * 4_000 && got.len() < 8 * 4_000, "{}", got.len());
+        assert!(
+            got.iter().all(|r| all.binary_search(r).is_ok()),
+            "a cut record"
+        );
+        assert!(
+            got.len() >= 7 * 4_000 && got.len() < 8 * 4_000,
+            "{}",
+            got.len()
+        );
     }
 
     /// A damaged member is skipped up to the next one, at every part size and
@@ -867,9 +882,15 @@ mod tests {
         }
         let mut whole = sorted_records(&text);
         whole.retain(|r| r != b"m6 0\n");
-        let missing: Vec<_> = whole.iter().filter(|r| got.binary_search(r).is_err()).collect();
+        let missing: Vec<_> = whole
+            .iter()
+            .filter(|r| got.binary_search(r).is_err())
+            .collect();
         assert!(missing.is_empty(), "{} records missing", missing.len());
-        assert!(got.iter().all(|r| r.ends_with(b"\n")), "a cut record was counted");
+        assert!(
+            got.iter().all(|r| r.ends_with(b"\n")),
+            "a cut record was counted"
+        );
     }
 
     #[test]
