@@ -837,6 +837,59 @@ fn cli_bench_names_a_missing_input() {
     assert!(err.contains("/nonexistent/wf-bench-input.log"), "{err}");
 }
 
+#[test]
+fn cli_bench_names_a_missing_input_once_and_measures_the_rest() {
+    let _g = lock();
+    let dir = scratch();
+    let data = dir.path().join("log.txt");
+    let size = write_lines(&data, 1_000);
+    let missing = dir.path().join("missing.log");
+    let out = common::wf()
+        .args([
+            "bench",
+            "--runs",
+            "2",
+            "--threads",
+            "1,2",
+            "--json",
+            "--",
+            "count",
+        ])
+        .arg(&missing)
+        .arg(&data)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches(missing.to_str().unwrap()).count(), 1, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no results ({e}): {err}"));
+    let s = v["settings"].as_array().unwrap();
+    assert_eq!(s.len(), 2);
+    for x in s {
+        assert_eq!(x["bytes"], size);
+    }
+}
+
+#[test]
+fn cli_bench_bounds_its_sweeps() {
+    for (args, bound) in [
+        (vec!["--threads", "1,100000"], "1024"),
+        (vec!["--io", "100000000"], "4096"),
+        (vec!["--runs", "1000000000000"], "10000"),
+    ] {
+        let out = common::wf()
+            .arg("bench")
+            .args(&args)
+            .args(["--", "count", "x"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(bound), "{args:?}: {err}");
+    }
+}
+
 /// Linux's `mincore` shows every page of a file as resident to a user who neither
 /// owns nor may write it; `wf bench` must then say residency is unknown rather
 /// than report a cold run as cached. Run as `nobody` on a root-owned file.

@@ -340,3 +340,148 @@ fn sql_reads_on_past_a_corrupt_compressed_file() {
     let n: usize = out.lines().nth(1).unwrap().trim().parse().unwrap();
     assert!(n > lines && n < 2 * lines, "{n} rows: {out}");
 }
+
+/// A BGZF file made here (no bgzip needed): members of at most 60,000 bytes of
+/// `text`, each with its `BC` size field, then the empty end-of-file member.
+/// Returns the file and where each member starts.
+fn bgzf(text: &[u8]) -> (Vec<u8>, Vec<usize>) {
+    use std::io::Write;
+    let mut out = Vec::new();
+    let mut starts = Vec::new();
+    let mut member = |block: &[u8], out: &mut Vec<u8>| {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        e.write_all(block).unwrap();
+        let cdata = e.finish().unwrap();
+        let mut crc = flate2::Crc::new();
+        crc.update(block);
+        starts.push(out.len());
+        let bsize = (18 + cdata.len() + 8 - 1) as u16;
+        out.extend_from_slice(&[
+            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0,
+        ]);
+        out.extend_from_slice(&bsize.to_le_bytes());
+        out.extend_from_slice(&cdata);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        out.extend_from_slice(&(block.len() as u32).to_le_bytes());
+    };
+    for block in text.chunks(60_000) {
+        member(block, &mut out);
+    }
+    member(b"", &mut out);
+    (out, starts)
+}
+
+fn count_json(args: &[&str], path: &Path) -> (Option<i32>, serde_json::Value, String) {
+    let mut c = wf();
+    c.args(["count", "--json", "--no-progress"])
+        .args(args)
+        .arg(path);
+    let o = run(c, None);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (
+        o.status.code(),
+        v,
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn numbered(n: usize) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| format!("line {i:06}\n").into_bytes())
+        .collect()
+}
+
+/// Zero bytes after the last member (tape blocks, some rotations) are padding,
+/// as `gzip -d` takes them: a single member, several members, and BGZF.
+#[test]
+fn gzip_zero_padding_is_accepted_as_gzip_does() {
+    use std::io::Write;
+    let t = tempfile::tempdir().unwrap();
+    let text = numbered(20_000);
+    let one = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        e.write_all(&text).unwrap();
+        e.finish().unwrap()
+    };
+    let (two_halves, _) = bgzf(&text);
+    let halves: Vec<u8> = text
+        .chunks(text.len() / 2)
+        .flat_map(|h| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+            e.write_all(h).unwrap();
+            e.finish().unwrap()
+        })
+        .collect();
+    for (name, mut bytes) in [("one.gz", one), ("bgzf.gz", two_halves), ("two.gz", halves)] {
+        bytes.extend(std::iter::repeat_n(0u8, 4096));
+        let f = t.path().join(name);
+        std::fs::write(&f, &bytes).unwrap();
+        for args in [&[][..], &["--chunk-size", "16K"][..]] {
+            let (code, v, err) = count_json(args, &f);
+            assert_eq!(code, Some(0), "{name} {args:?}: {err}");
+            assert_eq!(v["records"], 20_000, "{name} {args:?}");
+            assert_eq!(v["bytes"], text.len(), "{name} {args:?}");
+        }
+    }
+}
+
+/// A corrupt member of a BGZF or multi-member gzip file: decoding goes on at the
+/// next member that checks out; the damaged compressed range is named; exit 2.
+#[test]
+fn a_corrupt_member_is_skipped_and_its_range_named() {
+    let t = tempfile::tempdir().unwrap();
+    let text = numbered(40_000); // 480,000 bytes: 8 BGZF members
+    let (mut bytes, starts) = bgzf(&text);
+    assert!(starts.len() > 6);
+    bytes[starts[3] + 100] ^= 0xff;
+    let f = t.path().join("damaged.bgz");
+    std::fs::write(&f, &bytes).unwrap();
+    let range = format!("{}..{}", starts[3], starts[4]);
+    for args in [
+        &[][..],
+        &["-j", "1"][..],
+        &["-j", "2", "--chunk-size", "64K"][..],
+    ] {
+        let (code, v, err) = count_json(args, &f);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(f.to_str().unwrap()) && err.contains(&range),
+            "{args:?}: {err}"
+        );
+        let records = v["records"].as_u64().unwrap();
+        // All but the member's 5,000 lines and the two they cut, give or take
+        // what the member decoded to before its damage was found.
+        assert!(
+            (40_000 - 5_002..40_000).contains(&records),
+            "{args:?}: {records}"
+        );
+    }
+}
+
+/// `zstd --long` data needs a larger window than the decoders allow by
+/// default: the error names the option, and the option allows it.
+#[test]
+fn zstd_long_windows_need_and_take_the_window_option() {
+    use std::io::Write;
+    let t = tempfile::tempdir().unwrap();
+    let text = numbered(10_000);
+    let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+    e.window_log(28).unwrap();
+    e.long_distance_matching(true).unwrap();
+    e.write_all(&text).unwrap();
+    let f = t.path().join("long.zst");
+    std::fs::write(&f, e.finish().unwrap()).unwrap();
+    let (code, _, err) = count_json(&[], &f);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--zstd-window-log-max"), "{err}");
+    for args in [
+        &["--zstd-window-log-max", "28"][..],
+        &["--zstd-window-log-max", "31", "-j", "1"][..],
+    ] {
+        let (code, v, err) = count_json(args, &f);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert_eq!(v["records"], 10_000);
+    }
+    let (code, _, err) = count_json(&["--zstd-window-log-max", "32"], &f);
+    assert_eq!(code, Some(2), "{err}");
+}

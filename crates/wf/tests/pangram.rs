@@ -20,6 +20,8 @@ const GOLDEN: &str = concat!(
 );
 
 use common::{files_in, wf};
+use wf::jobs::pangram::{Mode, Pangram};
+use wf::report;
 
 /// `../shared/data` beside the project, or `None` (with a message).
 fn shared_data() -> Option<PathBuf> {
@@ -82,21 +84,50 @@ fn json_line(f: &Found) -> String {
     )
 }
 
-fn text_line(f: &Found) -> String {
-    let mut t = Vec::new();
-    for &b in f.text {
-        if !(b.is_ascii_whitespace() || b == 0x0b) {
-            t.push(b);
-        } else if t.last() != Some(&b' ') {
-            t.push(b' ');
+/// The text as `wf pangram` prints it: whitespace runs as one space, control
+/// characters and bytes of invalid UTF-8 as `\xNN` (decoded here a character at
+/// a time, apart from the library's `utf8_chunks`).
+fn shown(t: &[u8]) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while i < t.len() {
+        let b = t[i];
+        let n = match b {
+            0..=0x7f => 1,
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            _ => 4,
+        };
+        let c = t
+            .get(i..i + n)
+            .and_then(|x| std::str::from_utf8(x).ok())
+            .and_then(|x| x.chars().next());
+        match c {
+            Some(c) if c.is_ascii_whitespace() || c == '\x0b' => {
+                if !s.ends_with(' ') {
+                    s.push(' ');
+                }
+            }
+            Some(c) if !c.is_control() => s.push(c),
+            Some(_) => (0..n).for_each(|k| s += &format!("\\x{:02x}", t[i + k])),
+            None => {
+                s += &format!("\\x{b:02x}");
+                i += 1;
+                continue;
+            }
         }
+        i += n;
     }
+    s
+}
+
+fn text_line(f: &Found) -> String {
     format!(
         "{:>5}  {}:{}  {}\n",
         f.letters,
         f.path,
         f.offset,
-        String::from_utf8_lossy(&t)
+        shown(f.text)
     )
 }
 
@@ -146,11 +177,64 @@ fn read_input(p: &Path) -> (String, Vec<u8>) {
     (p.display().to_string(), std::fs::read(p).unwrap())
 }
 
+/// The smallest chunk the CLI cuts (`--chunk-size` below it is raised to it);
+/// smaller chunks are tested through the library.
+const CLI_MIN_CHUNK: u64 = 4096;
+
+/// The windows of `paths` found through the library API ([`wf::scan::run`],
+/// which keeps any chunk size) at `threads` and `chunk`, printed as `wf pangram`
+/// prints them (JSON or text).
+fn lib_lines(paths: &[PathBuf], mode: Mode, threads: usize, chunk: u64, json: bool) -> String {
+    let collected = wf::scan::InputSpec {
+        paths: paths.to_vec(),
+        ..Default::default()
+    }
+    .collect();
+    assert!(collected.errors.is_empty(), "{:?}", collected.errors);
+    let job = Pangram { mode };
+    let opts = wf::scan::ScanOptions {
+        threads,
+        chunk_size: chunk,
+        ..Default::default()
+    };
+    let out = wf::scan::run(&job, collected.inputs, &opts, None);
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let (state, rest) = out.into_parts();
+    let windows = job
+        .finish(state, &mut |i, off, len| rest.read_range(i, off, len))
+        .unwrap();
+    let mut s = String::new();
+    for w in &windows {
+        let path = rest.inputs()[w.input].name.as_bytes();
+        s += &if json {
+            report::pangram::json_line(w, path)
+        } else {
+            report::pangram::text_line(w, path)
+        };
+        s.push('\n');
+    }
+    s
+}
+
 /// `wf pangram --all --json -j J --chunk-size C` over `paths` at every J and C
-/// equals `want`.
+/// equals `want` (chunks below [`CLI_MIN_CHUNK`] through the library).
 fn check_all_json(paths: &[PathBuf], extra: &[&str], chunks: &[&str], want: &str) {
+    let max_letters = extra
+        .iter()
+        .position(|&a| a == "--max-letters")
+        .map(|i| extra[i + 1].parse().unwrap());
     for j in ["1", "2"] {
         for c in chunks {
+            let size = wf::scan::parse_size(c).unwrap();
+            if size < CLI_MIN_CHUNK {
+                let mode = Mode::All { max_letters };
+                let got = lib_lines(paths, mode, j.parse().unwrap(), size, true);
+                assert!(
+                    got == want,
+                    "{paths:?} -j {j} chunk {c} {extra:?} (library)"
+                );
+                continue;
+            }
             let mut cmd = wf();
             cmd.args([
                 "pangram",
@@ -361,6 +445,13 @@ fn generated_top() {
     for (k, chunk) in [("1", "64M"), ("10", "7"), ("25", "1000"), ("100000", "333")] {
         let want = oracle_top_text(&inputs, k.parse().unwrap());
         for j in ["1", "2"] {
+            let size = wf::scan::parse_size(chunk).unwrap();
+            if size < CLI_MIN_CHUNK {
+                let mode = Mode::Top(k.parse().unwrap());
+                let got = lib_lines(&files, mode, j.parse().unwrap(), size, false);
+                assert_eq!(got, want, "--top {k} -j {j} chunk {chunk} (library)");
+                continue;
+            }
             let mut cmd = wf();
             cmd.args([
                 "pangram",
@@ -434,4 +525,67 @@ fn a_missing_input_is_named_exit_2_and_the_rest_searched() {
     // "The" drops out: the minimal window starts at "quick".
     assert_eq!(v["offset"], 4);
     assert_eq!(v["letters"], 32);
+}
+
+#[test]
+fn the_cli_raises_tiny_chunks_to_4k_and_stays_exact() {
+    let t = tempfile::tempdir().unwrap();
+    let files = generated(t.path());
+    let full = &files[0];
+    let want = oracle_all_json(&[read_input(full)], None);
+    let mut c = wf();
+    c.args([
+        "pangram",
+        "--all",
+        "--json",
+        "--stats",
+        "-j",
+        "2",
+        "--chunk-size",
+        "1",
+    ])
+    .arg(full);
+    let o = common::run(c, None);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout) == want);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("chunk size: 4096\n"), "{err}");
+}
+
+#[test]
+fn control_bytes_and_non_utf8_names_are_escaped_in_text_and_exact_in_json() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"\x1b]0;owned\x07\xff.txt");
+    let f = t.path().join(name);
+    std::fs::write(
+        &f,
+        b"The quick brown \x1b[2J\r fox jumps over\n the lazy dog \xfe\n",
+    )
+    .unwrap();
+    let mut c = wf();
+    c.args(["pangram", "--no-progress"]).arg(&f);
+    let out = common::ok_bytes(c, None);
+    assert!(
+        !out.iter().any(|&b| b == 0x1b || b == 0x07 || b == b'\r'),
+        "{out:?}"
+    );
+    let text = String::from_utf8(out).expect("text output is UTF-8");
+    assert!(
+        text.ends_with(
+            "\\x1b]0;owned\\x07\\xff.txt:4  quick brown \\x1b[2J fox jumps over the lazy dog\n"
+        ),
+        "{text}"
+    );
+    let mut c = wf();
+    c.args(["pangram", "--no-progress", "--json"]).arg(&f);
+    let v: serde_json::Value = serde_json::from_slice(&common::ok_bytes(c, None)).unwrap();
+    let bytes: Vec<u8> = v["path_bytes"]
+        .as_array()
+        .expect("path_bytes")
+        .iter()
+        .map(|b| b.as_u64().unwrap() as u8)
+        .collect();
+    assert_eq!(bytes, f.as_os_str().as_bytes());
+    assert_eq!(v["path"], f.to_string_lossy().as_ref());
 }

@@ -445,7 +445,7 @@ pub fn run(
         let mut eviction = None;
         if setting.cache == Cache::Warm {
             if opts.verbose {
-                eprintln!("wf bench: {}: warm-up run", setting.label());
+                crate::warn!("wf bench: {}: warm-up run", setting.label());
             }
             run_once(&setting).map_err(|e| context(&setting, e))?;
         }
@@ -462,7 +462,7 @@ pub fn run(
             let m = measure(&setting, device.as_deref(), resident, run_once)
                 .map_err(|e| context(&setting, e))?;
             if opts.verbose {
-                eprintln!(
+                crate::warn!(
                     "wf bench: {}: run {}/{}: {:.3} s, {:.1} MB/s, {} cached before",
                     setting.label(),
                     i + 1,
@@ -488,14 +488,14 @@ pub fn run(
 /// memory) or their residency cannot be seen (`mincore` on others' files).
 fn warn_about_cold(files: &[PathBuf]) {
     if let Some(p) = files.iter().find(|p| memory_backed(p).is_some()) {
-        eprintln!(
+        crate::warn!(
             "wf bench: warning: {} is on {}, which keeps files in memory: its \"cold\" runs read it from memory",
             p.display(),
             memory_backed(p).unwrap_or("tmpfs")
         );
     }
     if !files.is_empty() && resident_fraction(files).is_err() {
-        eprintln!(
+        crate::warn!(
             "wf bench: note: cached% is n/a: mincore reports the page cache only for files this user owns or may write; \"storage MB\" shows whether cold runs read the disk"
         );
     }

@@ -24,6 +24,13 @@ pub(crate) struct InputArgs {
     /// compressed (always).
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = parse_decompress)]
     pub(crate) decompress: scan::Decompress,
+    /// Accept zstd frames whose window is up to 2^N bytes (10 to 31; zstd's
+    /// default limit is 27, 128 MiB), as `zstd -d --long=N` or `--memory` does:
+    /// data made with `zstd --long=31` needs `--zstd-window-log-max 31`, and up
+    /// to 2 GiB of memory per file being decoded. E.g. `wf count
+    /// --zstd-window-log-max 31 big.log.zst`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(10..=31))]
+    pub(crate) zstd_window_log_max: Option<u32>,
 }
 
 fn parse_decompress(s: &str) -> Result<scan::Decompress, String> {
@@ -37,6 +44,7 @@ fn parse_decompress(s: &str) -> Result<scan::Decompress, String> {
 
 impl InputArgs {
     pub(crate) fn collect(&self) -> scan::Collected {
+        scan::decompress::set_zstd_window_log_max(self.zstd_window_log_max.unwrap_or(0));
         scan::InputSpec {
             paths: self.paths.clone(),
             files_from: self.files_from.clone(),
@@ -57,11 +65,12 @@ pub(crate) struct ScanArgs {
     /// with `--chunk-size 8M` runs 13.
     #[arg(short = 'j', long = "threads", value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
-    /// Chunk size for splitting files, e.g. 64K, 8M, 1G.
-    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = scan::parse_size)]
+    /// Chunk size for splitting files, e.g. 64K, 8M, 1G (K, M, G: x1024; KB, MB,
+    /// GB: x1000; at most 1T).
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = super::limits::span)]
     chunk_size: u64,
-    /// Chunks read ahead and queued for the workers [default: 2 x threads].
-    #[arg(long, value_name = "N")]
+    /// Chunks read ahead and queued for the workers, at most 4096 [default: 2 x threads].
+    #[arg(long, value_name = "N", value_parser = super::limits::io)]
     io: Option<usize>,
     /// Map files with mmap instead of reading them with pread (no copy; but a file
     /// truncated during the run then kills wf).
@@ -75,8 +84,8 @@ pub(crate) struct ScanArgs {
     /// the page cache and without copying (sendfile to /dev/null); the worker reads
     /// what the helper has read, so a cold disk sees one stream of large requests per
     /// worker and never waits for a busy one. 0 turns the helpers off (the kernel's
-    /// own readahead behind each worker).
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size_or_zero)]
+    /// own readahead behind each worker). At most 1T.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = super::limits::span_or_zero)]
     ahead: u64,
     /// The longest record (line) held whole where the whole record is needed
     /// (`wf sql`): a longer one is an error naming its input and byte offset,
@@ -109,15 +118,6 @@ fn parse_threads(s: &str) -> Result<usize, String> {
         return Err(format!("'{s}': at most {} threads", scan::MAX_THREADS));
     }
     Ok(n)
-}
-
-/// A size as [`scan::parse_size`] reads it, or 0 (off).
-fn size_or_zero(s: &str) -> Result<u64, String> {
-    if s.trim() == "0" {
-        Ok(0)
-    } else {
-        scan::parse_size(s)
-    }
 }
 
 impl ScanArgs {

@@ -19,7 +19,8 @@ very long lines.\n\nExamples:\n  wf gen wf2 --size 1G -o access.log\n  \
 wf gen wf2 --size 100M --seed 7 --odd-lines 0.01 | wf wf2 --stats"
     )]
     Wf2 {
-        /// Approximate size to write, e.g. 100M or 1G.
+        /// Approximate size to write, e.g. 100M or 1G (K, M, G, T: x1024; KB, MB,
+        /// GB, TB: x1000, so 1GB = 1000000000).
         #[arg(long, default_value = "100M", value_parser = scan::parse_size)]
         size: u64,
         /// Random seed: the same seed gives the same bytes.
@@ -46,8 +47,8 @@ wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:float
         /// Rows to write.
         #[arg(long, value_name = "N")]
         rows: u64,
-        /// Distinct stations.
-        #[arg(long, value_name = "K", default_value_t = 413)]
+        /// Distinct stations, 1 to 1000000 (their names are held in memory).
+        #[arg(long, value_name = "K", default_value = "413", value_parser = super::limits::stations)]
         stations: usize,
         /// Random seed: the same seed gives the same bytes.
         #[arg(long, default_value_t = 1)]
@@ -68,7 +69,7 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
             output,
         } => {
             if !(0.0..=1.0).contains(odd_lines) {
-                eprintln!("wf: --odd-lines must be between 0 and 1");
+                wf::warn!("wf: --odd-lines must be between 0 and 1");
                 return ExitCode::from(2);
             }
             write_to(output.as_deref(), |w| {
@@ -88,7 +89,14 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("wf: gen: {}", scan::io_message(&e));
+            let output = match g {
+                GenCmd::Wf2 { output, .. } | GenCmd::Onebrc { output, .. } => output,
+            };
+            // Name what failed: the output file (creating or writing it), or stdout.
+            let to = output
+                .as_deref()
+                .map_or("<stdout>".into(), |p| p.display().to_string());
+            wf::warn!("wf: gen: {to}: {}", scan::io_message(&e));
             ExitCode::from(2)
         }
     }

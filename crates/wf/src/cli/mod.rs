@@ -14,6 +14,7 @@ mod count;
 mod feed;
 mod gen;
 mod job;
+mod limits;
 mod output;
 mod pangram;
 mod sql;
@@ -41,7 +42,10 @@ use self::wf2::Wf2Args;
 disk or the page cache can deliver it, splits it into record-aligned chunks, runs a job on \
 every core and combines the results.\n\nExamples:\n  wf gen wf2 --size 1G -o access.log\n  \
 wf count access.log\n  wf count -j 2 --stats logs/\n  find . -name '*.txt' | wf count --files-from -",
-    after_help = "Exit status: 0 on success, 2 if any input could not be read (the rest is still processed) or on usage errors."
+    after_help = "Sizes (--chunk-size, --ahead, --block, gen's --size, ...) are bytes or a number \
+with a suffix, as dd reads them: K, M, G, T, P, E (or KiB, MiB, ...) are powers of 1024, KB, MB, \
+GB, TB, PB, EB powers of 1000: 64M = 64MiB = 67108864 bytes, 1MB = 1000000.\n\n\
+Exit status: 0 on success, 2 if any input could not be read (the rest is still processed) or on usage errors."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -78,8 +82,13 @@ Examples:\n  wf wf2 access.log\n  wf wf2 --top 20 --json --stats logs/",
     #[command(
         long_about = "Find minimal pangrammatic windows: stretches of text, from a letter to a \
 letter, holding all 26 letters A-Z (case folded) with no shorter such stretch inside. Windows \
-never span two files. By default prints the 10 shortest: letters, path:offset, text.\n\n\
---json prints one object per line: {\"path\", \"offset\", \"bytes\", \"letters\", \"text\"}.\n\n\
+never span two files. By default prints the 10 shortest: letters, path:offset, text, with each \
+run of whitespace shown as one space and control bytes and invalid UTF-8 as \\xNN (as ripgrep \
+shows them), so that no window can move the cursor or retitle the terminal.\n\n\
+--json prints one object per line: {\"path\", \"offset\", \"bytes\", \"letters\", \"text\"}, \
+with \"path_bytes\" (the exact bytes, an array of numbers) after a path that is not UTF-8.\n\n\
+--chunk-size below 4K is taken as 4K: each chunk's edges carry a search state, and chunks of a \
+few bytes made a 20 MB search take minutes.\n\n\
 Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book.txt",
         after_help = JOB_EXIT
     )]

@@ -6,4 +6,5 @@
 pub mod count;
 pub mod pangram;
 pub mod stats;
+pub mod warn;
 pub mod wf2;

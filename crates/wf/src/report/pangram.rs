@@ -2,37 +2,67 @@
 
 use crate::jobs::pangram::Window;
 
-/// `{letters:>5}  {path}:{offset}  {text}`, the text as lossy UTF-8 with each run
-/// of ASCII whitespace (space, \t, \n, \v, \f, \r: C's `isspace`) shown as one space.
-pub fn text_line(w: &Window, path: &str) -> String {
-    let mut t = Vec::with_capacity(w.text.len());
-    let mut in_space = false;
-    for &b in &w.text {
-        if b.is_ascii_whitespace() || b == 0x0b {
-            if !in_space {
-                t.push(b' ');
-            }
-            in_space = true;
-        } else {
-            t.push(b);
-            in_space = false;
-        }
-    }
+/// `{letters:>5}  {path}:{offset}  {text}`, safe to print on a terminal (as
+/// ripgrep does): each run of ASCII whitespace in the text (space, \t, \n, \v,
+/// \f, \r: C's `isspace`) shown as one space; any other control byte (ESC,
+/// other C0, DEL, C1) and every byte of invalid UTF-8, in the text or the path
+/// (its raw bytes), shown as `\xNN`.
+pub fn text_line(w: &Window, path: &[u8]) -> String {
     format!(
         "{:>5}  {}:{}  {}",
         w.letters,
-        path,
+        escaped(path, false),
         w.offset,
-        String::from_utf8_lossy(&t)
+        escaped(&w.text, true)
     )
 }
 
+/// `bytes` as UTF-8 with control characters and invalid bytes as `\xNN`;
+/// `collapse`: runs of ASCII whitespace as one space instead.
+pub fn escaped(bytes: &[u8], collapse: bool) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut in_space = false;
+    let hex = |out: &mut String, b: &[u8]| {
+        for x in b {
+            out.push_str(&format!("\\x{x:02x}"));
+        }
+    };
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let space = collapse && (c.is_ascii_whitespace() || c == '\x0b');
+            if space {
+                if !in_space {
+                    out.push(' ');
+                }
+            } else if c.is_control() {
+                hex(&mut out, c.encode_utf8(&mut [0; 4]).as_bytes());
+            } else {
+                out.push(c);
+            }
+            in_space = space;
+        }
+        if !chunk.invalid().is_empty() {
+            hex(&mut out, chunk.invalid());
+            in_space = false;
+        }
+    }
+    out
+}
+
 /// `{"path": P, "offset": O, "bytes": B, "letters": L, "text": T}`, the text as
-/// lossy UTF-8, whitespace kept.
-pub fn json_line(w: &Window, path: &str) -> String {
+/// lossy UTF-8, whitespace kept; a path that is not UTF-8 is `"path"` (lossy)
+/// and `"path_bytes"` (its exact bytes, an array of numbers) beside it.
+pub fn json_line(w: &Window, path: &[u8]) -> String {
+    let path = match std::str::from_utf8(path) {
+        Ok(p) => json_str(p),
+        Err(_) => format!(
+            "{}, \"path_bytes\": {}",
+            json_str(&String::from_utf8_lossy(path)),
+            serde_json::to_string(path).expect("bytes always serialize")
+        ),
+    };
     format!(
-        "{{\"path\": {}, \"offset\": {}, \"bytes\": {}, \"letters\": {}, \"text\": {}}}",
-        json_str(path),
+        "{{\"path\": {path}, \"offset\": {}, \"bytes\": {}, \"letters\": {}, \"text\": {}}}",
         w.offset,
         w.bytes,
         w.letters,
@@ -62,15 +92,37 @@ mod tests {
     fn text_collapses_whitespace() {
         let w = win(b"The quick\r\n\r\n brown\t\x0b\x0cfox \xff jumps");
         assert_eq!(
-            text_line(&w, "a/b.txt"),
-            "   35  a/b.txt:12  The quick brown fox \u{fffd} jumps"
+            text_line(&w, b"a/b.txt"),
+            "   35  a/b.txt:12  The quick brown fox \\xff jumps"
         );
+    }
+
+    #[test]
+    fn text_escapes_control_bytes_in_text_and_path() {
+        let w = win(b"\x1b[31mred\x1b[0m \x7f\x01 \xc2\x9b \xc3\xa9t\xc3\xa9 \xe2\x80");
+        assert_eq!(
+            text_line(&w, b"d\x1b]0;x\x07/\r\nf\xfe.txt"),
+            "   35  d\\x1b]0;x\\x07/\\x0d\\x0af\\xfe.txt:12  \\x1b[31mred\\x1b[0m \\x7f\\x01 \\xc2\\x9b \
+             \u{e9}t\u{e9} \\xe2\\x80"
+        );
+    }
+
+    #[test]
+    fn json_keeps_a_non_utf8_path_exact() {
+        let line = json_line(&win(b"abc"), b"a\xffb");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["path"], "a\u{fffd}b");
+        assert_eq!(v["path_bytes"], serde_json::json!([97, 255, 98]));
+        let line = json_line(&win(b"abc"), "\u{e9}\r".as_bytes());
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["path"], "\u{e9}\r");
+        assert!(v.get("path_bytes").is_none());
     }
 
     #[test]
     fn json_keeps_text() {
         let w = win(b"a \"q\"\n\\b\xc3");
-        let line = json_line(&w, "x\"y.txt");
+        let line = json_line(&w, b"x\"y.txt");
         assert_eq!(
             line,
             "{\"path\": \"x\\\"y.txt\", \"offset\": 12, \"bytes\": 9, \"letters\": 35, \

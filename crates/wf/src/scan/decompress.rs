@@ -12,14 +12,22 @@
 //! input it consumed, counted by [`Consumed`]; exact to the decoder's own
 //! look-ahead), rewritten into the error by [`Located`]. Streams (stdin, pipes)
 //! are sniffed too: their first bytes are read, then put back in front.
+//!
+//! gzip members are walked here ([`GzMembers`]) rather than by flate2's
+//! `MultiGzDecoder`, so that zero bytes after the last member are padding, as
+//! `gzip -d` takes them, and so that the parts path (`split.rs`) knows where a
+//! damaged member starts. zstd frames of windows past zstd's default limit
+//! (`zstd --long`) are allowed by [`set_zstd_window_log_max`].
 
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+use flate2::bufread::GzDecoder;
 
 /// A compression format `wf` decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,8 +182,8 @@ pub(super) fn decoder(
     let input = Consumed::new(src);
     let read = input.consumed.clone();
     let decoder: Box<dyn Read> = match codec {
-        Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
-        Codec::Zstd => match zstd::stream::read::Decoder::with_buffer(input) {
+        Codec::Gzip => Box::new(GzMembers::new(input, base, u64::MAX)),
+        Codec::Zstd => match zstd_decoder(input) {
             Ok(d) => Box::new(d),
             Err(e) => return Box::new(Failed(Some(e))),
         },
@@ -187,6 +195,129 @@ pub(super) fn decoder(
         },
     };
     Box::new(Located::new(decoder, codec, base, read, meter))
+}
+
+/// The gzip members of a file, one after another, from a member start up to
+/// the first member that ends at or after compressed byte `end` (`u64::MAX`:
+/// all). Zero bytes after the last member are padding, as `gzip -d` takes
+/// them (tape blocks, some log rotations leave them): skipped. Any other byte
+/// there is an error (a member header that does not check out).
+pub(super) struct GzMembers {
+    dec: Option<GzDecoder<Consumed>>,
+    base: u64,
+    end: u64,
+    /// Where the member being decoded starts (compressed offset), shared with
+    /// whoever resynchronises after an error.
+    pub(super) member: Arc<AtomicU64>,
+}
+
+impl GzMembers {
+    pub(super) fn new(src: Consumed, base: u64, end: u64) -> Self {
+        let member = Arc::new(AtomicU64::new(base + src.consumed.load(Ordering::Relaxed)));
+        GzMembers {
+            dec: Some(GzDecoder::new(src)),
+            base,
+            end,
+            member,
+        }
+    }
+}
+
+impl Read for GzMembers {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(d) = self.dec.as_mut() else {
+                return Ok(0);
+            };
+            let n = d.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            let mut r = self.dec.take().unwrap().into_inner();
+            let at = self.base + r.consumed.load(Ordering::Relaxed);
+            self.member.store(at, Ordering::Relaxed);
+            if at >= self.end || zero_padding_to_end(&mut r)? {
+                return Ok(0);
+            }
+            self.dec = Some(GzDecoder::new(r));
+        }
+    }
+}
+
+/// Whether `r` holds nothing more but zero bytes (then all consumed); false,
+/// with nothing consumed, if its next byte is not zero. An error if zeros are
+/// followed by anything else.
+pub(super) fn zero_padding_to_end(r: &mut Consumed) -> io::Result<bool> {
+    match r.fill_buf()?.first() {
+        None => return Ok(true),
+        Some(0) => {}
+        Some(_) => return Ok(false),
+    }
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(true);
+        }
+        let zeros = buf.iter().take_while(|&&b| b == 0).count();
+        let more = zeros < buf.len();
+        r.consume(zeros);
+        if more {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "zero padding followed by data that is not a gzip member",
+            ));
+        }
+    }
+}
+
+/// `--zstd-window-log-max`: the largest zstd window a decoder accepts, as a
+/// power of two (0: zstd's default, 2^27 = 128 MiB). Data made with `zstd
+/// --long=31` needs 31 (and up to 2 GiB of memory per decoder). Kept here for
+/// the process, like `zstd --memory`: every zstd decoder is made deep inside
+/// the scan, far from the options, and the setting is the same for all.
+static ZSTD_WINDOW_LOG_MAX: AtomicU32 = AtomicU32::new(0);
+
+/// The accepted range of [`set_zstd_window_log_max`] (zstd's own, 64-bit).
+pub const ZSTD_WINDOW_LOG: std::ops::RangeInclusive<u32> = 10..=31;
+
+/// Let zstd decoders accept windows of up to 2^`log` bytes (see
+/// [`ZSTD_WINDOW_LOG`]; 0 restores zstd's default of 2^27).
+pub fn set_zstd_window_log_max(log: u32) {
+    ZSTD_WINDOW_LOG_MAX.store(log, Ordering::Relaxed);
+}
+
+/// A zstd decoder over `input`, with the window limit set by
+/// [`set_zstd_window_log_max`]; a frame that needs more names the option.
+pub(super) fn zstd_decoder<R: BufRead>(
+    input: R,
+) -> io::Result<ZstdHint<zstd::stream::read::Decoder<'static, R>>> {
+    let mut d = zstd::stream::read::Decoder::with_buffer(input)?;
+    let log = ZSTD_WINDOW_LOG_MAX.load(Ordering::Relaxed);
+    if log != 0 {
+        d.window_log_max(log)?;
+    }
+    Ok(ZstdHint(d))
+}
+
+/// A zstd decoder whose "requires too much memory" error says how to allow it.
+pub(super) struct ZstdHint<R>(R);
+
+impl<R: Read> Read for ZstdHint<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if e.to_string().contains("too much memory") {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e} (a window larger than this decoder allows: made with zstd --long? \
+                         allow it with --zstd-window-log-max 31)"
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+    }
 }
 
 /// A decoder that could not be made: its error, on the first read.

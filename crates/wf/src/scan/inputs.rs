@@ -354,29 +354,73 @@ fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Parse a size such as `7`, `64K`, `64M`, `1G`, `1GiB` (binary multiples).
+/// The largest size (`u64::MAX` bytes, one byte short of 16 EiB).
+const MAX_SIZE: u128 = u64::MAX as u128;
+
+/// Parse a size such as `7`, `64K`, `64M`, `1.5G`, `1GiB` (powers of 1024) or
+/// `1MB`, `2GB` (powers of 1000), as `dd` and `numfmt` read them: the unit's
+/// letter in either case, `iB`/`i` for binary, `B` for decimal. From 1 byte to
+/// `u64::MAX` (one byte short of 16 EiB): `16E` is out of range.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let digits_end = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
-    let num: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid size '{s}': expected a number like 64M or 1G"))?;
-    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        "T" | "TB" | "TIB" => 1 << 40,
-        _ => return Err(format!("invalid size '{s}': unknown unit '{unit}'")),
+    let mult = size_unit(unit.trim())
+        .ok_or_else(|| format!("invalid size '{s}': unknown unit '{unit}' ({SIZE_UNITS})"))?;
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let bad_number = || format!("invalid size '{s}': expected a number like 64M or 1GB");
+    if int.is_empty() && frac.is_empty() || frac.contains('.') {
+        return Err(bad_number());
+    }
+    let out_of_range = || {
+        format!(
+            "invalid size '{s}': must be from 1 byte to {} bytes (just under 16 EiB)",
+            u64::MAX
+        )
     };
-    let v = num * mult as f64;
-    if v.is_nan() || v < 1.0 || v > u64::MAX as f64 {
-        return Err(format!("invalid size '{s}': must be from 1 byte to 16 EiB"));
+    // Exact in integers: the whole part, then the fraction's digits (at most 19
+    // of them matter, 1/10^19 of an EiB being below a byte), rounded down.
+    let whole: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse::<u128>().map_err(|_| out_of_range())?
+    };
+    let mut v = whole
+        .checked_mul(mult)
+        .filter(|&v| v <= MAX_SIZE)
+        .ok_or_else(out_of_range)?;
+    let frac = &frac[..frac.len().min(19)];
+    if !frac.is_empty() {
+        let den = 10u128.pow(frac.len() as u32);
+        v += frac.parse::<u128>().map_err(|_| bad_number())? * mult / den;
+    }
+    if v == 0 || v > MAX_SIZE {
+        return Err(out_of_range());
     }
     Ok(v as u64)
+}
+
+/// The units [`parse_size`] knows, for its messages.
+const SIZE_UNITS: &str = "K, M, G, T, P, E: x1024; KiB, MiB...: x1024; KB, MB...: x1000";
+
+/// The multiplier of a size's unit: none or `B` for bytes; a letter (`K`..`E`,
+/// either case) alone or with `i`/`iB` for powers of 1024, with `B` for powers
+/// of 1000.
+fn size_unit(unit: &str) -> Option<u128> {
+    let u = unit.to_ascii_uppercase();
+    let (letter, rest) = match u.as_bytes() {
+        [] => return Some(1),
+        [b'B'] => return Some(1),
+        [l, rest @ ..] => (*l, rest),
+    };
+    let power = b"KMGTPE".iter().position(|&c| c == letter)? as u32 + 1;
+    match rest {
+        [] | b"I" | b"IB" => Some(1024u128.pow(power)),
+        b"B" => Some(1000u128.pow(power)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -393,5 +437,52 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("abc").is_err());
         assert!(parse_size("5X").is_err());
+    }
+
+    #[test]
+    fn si_and_iec_suffixes_as_dd_reads_them() {
+        assert_eq!(parse_size("1MB").unwrap(), 1_000_000);
+        assert_eq!(parse_size("1mb").unwrap(), 1_000_000);
+        assert_eq!(parse_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1Mi").unwrap(), 1 << 20);
+        assert_eq!(parse_size("3KB").unwrap(), 3_000);
+        assert_eq!(parse_size("3kB").unwrap(), 3_000);
+        assert_eq!(parse_size("3K").unwrap(), 3 << 10);
+        assert_eq!(parse_size("3KiB").unwrap(), 3 << 10);
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1TB").unwrap(), 1_000_000_000_000);
+        assert_eq!(parse_size("1P").unwrap(), 1 << 50);
+        assert_eq!(parse_size("1PB").unwrap(), 1_000_000_000_000_000);
+        assert_eq!(parse_size("15E").unwrap(), 15 << 60);
+        assert_eq!(parse_size("18EB").unwrap(), 18_000_000_000_000_000_000);
+        assert_eq!(parse_size("1.5MB").unwrap(), 1_500_000);
+        assert_eq!(parse_size("0.5K").unwrap(), 512);
+        assert_eq!(parse_size("12B").unwrap(), 12);
+        assert!(parse_size("1Kx").is_err());
+        assert!(parse_size("1.2.3").is_err());
+        assert!(parse_size(".").is_err());
+        assert!(parse_size("0.1").is_err());
+    }
+
+    #[test]
+    fn the_largest_size_and_the_message_agree() {
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(parse_size("9007199254740993").unwrap(), 9007199254740993);
+        for big in [
+            "16E",
+            "16EiB",
+            "18446744073709551616",
+            "19EB",
+            "99999999999999999999999999999",
+        ] {
+            let e = parse_size(big).unwrap_err();
+            assert!(
+                e.contains("invalid size") && e.contains(&u64::MAX.to_string()),
+                "{big}: {e}"
+            );
+        }
+        assert!(parse_size("15.999E").is_ok());
     }
 }

@@ -16,23 +16,34 @@
 //!   dropped with its state, and the bytes the chain has not covered are decoded
 //!   again, front to back.
 //!
+//! A gzip file of one chunk is still cut at its second member, if it has one.
 //! A single-member gzip file has no such cut and is read as a stream (one decoder
 //! thread, parsing on the workers). Every part keeps its own state until the end,
-//! so that a corrupt part ends the file's records where a front-to-back decode
-//! would, and the answer is the same at every thread count and part size. Jobs
+//! so that the answer is the same at every thread count and part size. Jobs
 //! that need exact offsets ([`Job::offsets`]) are given whole streams instead.
+//!
+//! Damage: a gzip member that fails (bad data, CRC, a header that does not
+//! check out) is skipped up to the next member start that checks out, as
+//! BGZF readers do, and the damaged compressed range is named; the records it
+//! cuts are dropped (the one it ends early, and the first of the next member,
+//! whose start may have been lost with it). A whole stream (stdin, the jobs
+//! that need offsets) cannot resynchronise: the stream reader ends an input at
+//! its first error. Any other error ends the file where a front-to-back decode
+//! would. Zero bytes after the last member are padding, as for `gzip -d`.
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel as chan;
 use flate2::bufread::GzDecoder;
 
-use super::decompress::{Codec, Consumed, DecodeError, Located, Meter};
+use super::decompress::{
+    zero_padding_to_end, Codec, Consumed, DecodeError, GzMembers, Located, Meter,
+};
 use super::stream::{read_blocks, Block, End};
 use crate::jobs::{Chunk, Job};
 
@@ -89,19 +100,53 @@ pub(super) fn locate(
         starts: vec![0],
         bgzf: false,
     };
-    if size <= target || !matches!(codec, Codec::Gzip | Codec::Zstd) {
+    let small = size <= target;
+    if small && codec != Codec::Gzip || !matches!(codec, Codec::Gzip | Codec::Zstd) {
         return Ok(parts);
     }
-    let f = File::open(path)?;
-    // Safety: read-only; a file truncated meanwhile is the risk `--mmap` takes
-    // too, and only the few header bytes looked at here are touched.
-    let map = unsafe { memmap2::Mmap::map(&f)? };
+    let map = map_file(path)?;
     let data = &map[..(size as usize).min(map.len())];
     (parts.starts, parts.bgzf) = match codec {
         Codec::Zstd => (zstd_frames(data, target), false),
+        _ if small => second_member(data),
         _ => bgzf_blocks(data, target).unwrap_or_else(|| (gzip_members(data, target), false)),
     };
     Ok(parts)
+}
+
+/// The file at `path`, mapped read-only.
+fn map_file(path: &Path) -> io::Result<memmap2::Mmap> {
+    let f = File::open(path)?;
+    // Safety: read-only; a file truncated meanwhile is the risk `--mmap` takes
+    // too, and only the header bytes looked at here are touched.
+    unsafe { memmap2::Mmap::map(&f) }
+}
+
+/// A gzip file of one chunk is still cut once, at its second member if it has
+/// one: only the parts path resynchronises after a damaged member
+/// ([`resolve`]), and a BGZF file or a concatenation of any size can be damaged.
+fn second_member(data: &[u8]) -> (Vec<u64>, bool) {
+    if let Some((_, bgzf)) = bgzf_blocks(data, u64::MAX) {
+        let first = bgzf_size(data).unwrap_or(0);
+        return if first < data.len() {
+            (vec![0, first as u64], bgzf)
+        } else {
+            (vec![0], false)
+        };
+    }
+    match next_member(data, 1) {
+        Some(c) => (vec![0, c as u64], false),
+        None => (vec![0], false),
+    }
+}
+
+/// The first member start at or after `from` whose header and first 64 KiB
+/// check out ([`gzip_member_at`]).
+fn next_member(data: &[u8], from: usize) -> Option<usize> {
+    let from = from.min(data.len());
+    memchr::memmem::find_iter(&data[from..], &[0x1f, 0x8b, 8])
+        .map(|p| from + p)
+        .find(|&c| gzip_member_at(&data[c..]))
 }
 
 /// Push `pos` as a start if the part before it has reached `target` bytes.
@@ -142,7 +187,10 @@ fn bgzf_blocks(data: &[u8], target: u64) -> Option<(Vec<u64>, bool)> {
             break;
         }
     }
-    Some((starts, pos == data.len()))
+    let padded = data
+        .get(pos..)
+        .is_some_and(|rest| rest.iter().all(|&b| b == 0));
+    Some((starts, pos == data.len() || padded))
 }
 
 /// The size of the BGZF member at the start of `h` (its `BC` subfield + 1).
@@ -221,6 +269,8 @@ pub(super) struct Part<S> {
     pub start: u64,
     /// Where decoding stopped: the end of the last member or frame decoded.
     pub end: u64,
+    /// Where the member being decoded at an error starts (gzip).
+    member_at: u64,
     /// Decoded bytes up to and including the first separator (the end of a
     /// record begun in an earlier part); every byte while `whole`.
     head: Vec<u8>,
@@ -285,6 +335,7 @@ pub(super) fn decode<J: Job>(
         parts: parts.clone(),
         start,
         end: start,
+        member_at: start,
         head: Vec::new(),
         whole: start > 0,
         tail: Vec::new(),
@@ -293,7 +344,7 @@ pub(super) fn decode<J: Job>(
         processed: 0,
         error: None,
     };
-    let (mut src, consumed) = match open_part(parts, start, end, meter) {
+    let (mut src, consumed, member) = match open_part(parts, start, end, meter) {
         Ok(x) => x,
         Err(e) => {
             part.error = Some(e);
@@ -308,19 +359,24 @@ pub(super) fn decode<J: Job>(
     });
     drop(src);
     part.end = start + consumed.load(Ordering::Relaxed);
+    part.member_at = member.load(Ordering::Relaxed);
     if let End::Failed(e) = ended {
         part.error = Some(e);
     }
     part
 }
 
-/// A decoder of the part `[start, end)`, and its count of compressed bytes used.
+/// What [`open_part`] gives: the decoder, its count of compressed bytes used,
+/// and where the member it is decoding starts.
+type Opened = (Box<dyn Read>, Arc<AtomicU64>, Arc<AtomicU64>);
+
+/// A decoder of the part `[start, end)` (see [`Opened`]).
 fn open_part(
     parts: &Parts,
     start: u64,
     end: u64,
     meter: Option<&Arc<Meter>>,
-) -> io::Result<(Box<dyn Read>, Arc<std::sync::atomic::AtomicU64>)> {
+) -> io::Result<Opened> {
     let mut f = File::open(&parts.path)?;
     f.seek(SeekFrom::Start(start))?;
     let inner: Box<dyn Read> = match parts.codec {
@@ -329,46 +385,23 @@ fn open_part(
     };
     let input = Consumed::new(inner);
     let consumed = input.consumed.clone();
+    let mut member = Arc::new(AtomicU64::new(start));
     let dec: Box<dyn Read> = match parts.codec {
-        Codec::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(input)?),
-        _ if parts.bgzf => Box::new(Bgzf::new(input, start, end)),
-        _ => Box::new(Members {
-            dec: Some(GzDecoder::new(input)),
-            base: start,
-            end,
-        }),
+        Codec::Zstd => Box::new(super::decompress::zstd_decoder(input)?),
+        _ if parts.bgzf => {
+            let b = Bgzf::new(input, start, end);
+            member = b.member_at.clone();
+            Box::new(b)
+        }
+        _ => {
+            let g = GzMembers::new(input, start, end);
+            member = g.member.clone();
+            Box::new(g)
+        }
     };
     let read = consumed.clone();
     let located = Located::new(dec, parts.codec, start, read, meter.cloned());
-    Ok((Box::new(located), consumed))
-}
-
-/// The gzip members from a member start up to the first one that ends at or
-/// after `end`.
-struct Members {
-    dec: Option<GzDecoder<Consumed>>,
-    base: u64,
-    end: u64,
-}
-
-impl Read for Members {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let Some(d) = self.dec.as_mut() else {
-                return Ok(0);
-            };
-            let n = d.read(buf)?;
-            if n > 0 || buf.is_empty() {
-                return Ok(n);
-            }
-            let mut r = self.dec.take().unwrap().into_inner();
-            let at = self.base + r.consumed.load(Ordering::Relaxed);
-            if at >= self.end || r.fill_buf()?.is_empty() {
-                return Ok(0);
-            }
-            self.dec = Some(GzDecoder::new(r));
-        }
-    }
+    Ok((Box::new(located), consumed, member))
 }
 
 /// BGZF members from a member start up to `end`, each decoded whole by
@@ -379,6 +412,8 @@ struct Bgzf {
     src: Consumed,
     base: u64,
     end: u64,
+    /// Where the member being decoded starts.
+    member_at: Arc<AtomicU64>,
     dec: libdeflater::Decompressor,
     packed: Vec<u8>,
     out: Vec<u8>,
@@ -391,6 +426,7 @@ impl Bgzf {
             src,
             base,
             end,
+            member_at: Arc::new(AtomicU64::new(base)),
             dec: libdeflater::Decompressor::new(),
             packed: Vec::new(),
             out: Vec::new(),
@@ -401,6 +437,8 @@ impl Bgzf {
     /// Decode the next member into `out`.
     fn member(&mut self) -> io::Result<()> {
         let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
+        let at = self.base + self.src.consumed.load(Ordering::Relaxed);
+        self.member_at.store(at, Ordering::Relaxed);
         self.packed.resize(18, 0);
         self.src.read_exact(&mut self.packed)?;
         let size = bgzf_size(&self.packed).ok_or_else(|| bad("not a BGZF member".into()))?;
@@ -434,7 +472,9 @@ impl Bgzf {
 impl Read for Bgzf {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.out.len() {
-            if self.base + self.src.consumed.load(Ordering::Relaxed) >= self.end {
+            let at = self.base + self.src.consumed.load(Ordering::Relaxed);
+            self.member_at.store(at, Ordering::Relaxed);
+            if at >= self.end || zero_padding_to_end(&mut self.src)? {
                 return Ok(0);
             }
             self.member()?;
@@ -454,6 +494,9 @@ struct Stitch {
     pending: Vec<u8>,
     pending_at: u64,
     processed: u64,
+    /// After damage: the next part's head (the end of a record begun in the
+    /// damaged bytes) is dropped, not joined.
+    drop_head: bool,
 }
 
 impl Stitch {
@@ -480,8 +523,11 @@ impl Stitch {
         if self.pending.is_empty() {
             self.pending_at = self.done;
         }
-        self.pending.extend_from_slice(&p.head);
+        if !self.drop_head {
+            self.pending.extend_from_slice(&p.head);
+        }
         if !p.whole {
+            self.drop_head = false;
             self.flush(job, state, input);
         }
         self.done += p.decoded;
@@ -496,9 +542,13 @@ impl Stitch {
 
 /// Join the parts of one file into `state` (see the module comment): from byte
 /// 0, each next part is the one that starts where the last ended, or, where no
-/// part does, that stretch decoded again here. The first error ends the file
-/// (what follows it is dropped, as in a front-to-back decode, and so is the
-/// record it cut short) and is passed to `error`. Returns the decoded bytes passed to the job.
+/// part does, that stretch decoded again here. A damaged gzip member is skipped
+/// up to the next member that checks out ([`next_member`]), with the records it
+/// cuts (the one it ends early and the one the next member ends); any other
+/// error ends the file (what follows it is dropped, as in a front-to-back
+/// decode, and so is the record it cut short). The damage and the error are
+/// passed to `error` in one message.
+/// Returns the decoded bytes passed to the job.
 pub(super) fn resolve<J: Job>(
     job: &J,
     state: &mut J::State,
@@ -515,9 +565,10 @@ pub(super) fn resolve<J: Job>(
         pending: Vec::new(),
         pending_at: 0,
         processed: 0,
+        drop_head: false,
     };
+    let mut damage = Damage::default();
     let mut pos = 0;
-    let mut failed = None;
     while pos < spec.size {
         while parts.front().is_some_and(|p| p.start < pos) {
             parts.pop_front(); // skipped by the chain: a false member start
@@ -526,14 +577,26 @@ pub(super) fn resolve<J: Job>(
             Some(p) if p.start == pos => parts.pop_front().unwrap(),
             _ => decode(job, &spec, (pos, spec.next_start(pos)), sep, meter),
         };
-        let (done, end, err) = (st.done, p.end, p.error.take());
+        let (done, end, member, err) = (st.done, p.end, p.member_at, p.error.take());
         st.join(job, state, p);
         if let Some(e) = err {
-            failed = Some(DecodeError::after_more(e, done));
-            break;
+            let e = DecodeError::after_more(e, done);
+            match resync(&spec, member) {
+                Some(next) => {
+                    damage.skip(member, next, &e);
+                    st.pending.clear();
+                    st.drop_head = true;
+                    pos = next;
+                    continue;
+                }
+                None => {
+                    damage.failed = Some(e);
+                    break;
+                }
+            }
         }
         if end <= pos {
-            failed = Some(io::Error::other(format!(
+            damage.failed = Some(io::Error::other(format!(
                 "{} data: decoding stopped at compressed byte {pos}",
                 spec.codec
             )));
@@ -541,19 +604,66 @@ pub(super) fn resolve<J: Job>(
         }
         pos = end;
     }
-    match failed {
-        // The record the error cut short is not passed on (as in the stream path).
-        Some(e) => {
-            let at = if st.pending.is_empty() {
-                st.done
-            } else {
-                st.pending_at
-            };
-            error(format!("bytes {at}.. not read: {}", super::io_message(&e)));
-        }
-        None => st.flush(job, state, spec.input),
+    // A record the error cut short is not one of the file's records.
+    if damage.failed.is_none() && !st.drop_head {
+        st.flush(job, state, spec.input);
+    }
+    if let Some(m) = damage.message(spec.codec) {
+        error(m);
     }
     st.processed
+}
+
+/// Where a damaged gzip member at compressed byte `member` ends: the next
+/// member start after it that checks out; `None` for other formats, or when
+/// no member follows (the error then ends the file).
+fn resync(spec: &Parts, member: u64) -> Option<u64> {
+    if spec.codec != Codec::Gzip {
+        return None;
+    }
+    let map = map_file(&spec.path).ok()?;
+    let data = &map[..(spec.size as usize).min(map.len())];
+    next_member(data, member as usize + 1).map(|c| c as u64)
+}
+
+/// The damaged stretches of one file, and the error that ended it, if any.
+#[derive(Default)]
+struct Damage {
+    /// Compressed byte ranges skipped, with the first one's error.
+    skipped: Vec<(u64, u64)>,
+    first: Option<String>,
+    failed: Option<io::Error>,
+}
+
+impl Damage {
+    fn skip(&mut self, from: u64, to: u64, e: &io::Error) {
+        self.skipped.push((from, to));
+        self.first.get_or_insert_with(|| super::io_message(e));
+    }
+
+    /// One message for all of it: the ranges skipped, then the error that ended
+    /// the file.
+    fn message(self, codec: Codec) -> Option<String> {
+        let ended = self.failed.map(|e| super::io_message(&e));
+        if self.skipped.is_empty() {
+            return ended;
+        }
+        let ranges: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(a, b)| format!("{a}..{b}"))
+            .collect();
+        let mut m = format!(
+            "{codec} data damaged: compressed bytes {} skipped, with the records cut there \
+             (read on from the next member that checks out); first: {}",
+            ranges.join(", "),
+            self.first.unwrap_or_default()
+        );
+        if let Some(e) = ended {
+            m.push_str(&format!("; then {e}"));
+        }
+        Some(m)
+    }
 }
 
 #[cfg(test)]
@@ -692,29 +802,114 @@ mod tests {
         assert!(guessed_wrong > 0, "no part started at the false member");
     }
 
-    #[test]
-    fn a_corrupt_or_truncated_part_ends_the_file_as_a_stream_decode_does() {
-        let dir = tempfile::tempdir().unwrap();
+    /// Eight gzip members of 4,000 lines each, and where each starts.
+    fn eight_members() -> (Vec<u8>, Vec<usize>) {
         let members: Vec<Vec<u8>> = (0..8)
             .map(|k| gzip(&lines(&format!("m{k}"), 4_000), 6))
             .collect();
-        let whole = members.concat();
-        let bad_at = members[..5].iter().map(Vec::len).sum::<usize>() + 200;
-        let mut corrupt = whole.clone();
-        corrupt[bad_at] ^= 0x55;
-        let truncated = whole[..whole.len() - members[7].len() / 2].to_vec();
-        for (name, bytes) in [("corrupt.gz", corrupt), ("truncated.gz", truncated)] {
-            let path = dir.path().join(name);
-            std::fs::write(&path, bytes).unwrap();
-            let (want, want_err) = records(&path, Codec::Gzip, false, 1, 1 << 20);
-            assert_eq!(want_err.len(), 1, "{name}");
-            for target in [1_000, 10_000, 1 << 20] {
-                for threads in [1, 2, 3] {
-                    let (got, err) = records(&path, Codec::Gzip, true, threads, target);
-                    assert!(got == want, "{name}: target {target}, {threads} threads");
-                    assert_eq!(err.len(), 1, "{name}");
-                    assert!(err[0].contains("compressed byte"), "{}", err[0]);
-                }
+        let starts = members
+            .iter()
+            .scan(0, |at, m| {
+                *at += m.len();
+                Some(*at - m.len())
+            })
+            .collect();
+        (members.concat(), starts)
+    }
+
+    /// A file cut short: at every part size and thread count, the whole lines
+    /// before the cut and none after it; the line the cut ends early is not a
+    /// record.
+    #[test]
+    fn a_truncated_file_ends_at_its_last_whole_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (whole, starts) = eight_members();
+        let path = dir.path().join("truncated.gz");
+        std::fs::write(&path, &whole[..(starts[7] + whole.len()) / 2]).unwrap();
+        let mut text = Vec::new();
+        for k in 0..8 {
+            text.extend(lines(&format!("m{k}"), 4_000));
+        }
+        let all = sorted_records(&text);
+        let mut first: Option<Vec<Vec<u8>>> = None;
+        for target in [1_000, 10_000, 1 << 20] {
+            for threads in [1, 2, 3] {
+                let (got, err) = records(&path, Codec::Gzip, true, threads, target);
+                assert_eq!(err.len(), 1);
+                assert!(err[0].contains("compressed byte"), "{}", err[0]);
+                let want = first.get_or_insert_with(|| got.clone());
+                assert!(got == *want, "target {target}, {threads} threads");
+            }
+        }
+        let got = first.unwrap();
+        assert!(
+            got.iter().all(|r| all.binary_search(r).is_ok()),
+            "a cut record"
+        );
+        assert!(
+            got.len() >= 7 * 4_000 && got.len() < 8 * 4_000,
+            "{}",
+            got.len()
+        );
+    }
+
+    /// A damaged member is skipped up to the next one, at every part size and
+    /// thread count alike: the records of the other members are all there but
+    /// the one the damage cuts (the first of the next member: where the
+    /// damaged member's last record ended cannot be known).
+    #[test]
+    fn a_corrupt_member_is_skipped_to_the_next_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut bytes, starts) = eight_members();
+        bytes[starts[5] + 200] ^= 0x55;
+        let path = dir.path().join("corrupt.gz");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut first: Option<Vec<Vec<u8>>> = None;
+        for target in [1_000, 10_000, 1 << 20] {
+            for threads in [1, 2, 3] {
+                let (got, err) = records(&path, Codec::Gzip, true, threads, target);
+                assert_eq!(err.len(), 1);
+                let range = format!("compressed bytes {}..{} skipped", starts[5], starts[6]);
+                assert!(err[0].contains(&range), "{}", err[0]);
+                let want = first.get_or_insert_with(|| got.clone());
+                assert!(got == *want, "target {target}, {threads} threads");
+            }
+        }
+        let got = first.unwrap();
+        let mut text = Vec::new();
+        for k in (0..5).chain(6..8) {
+            text.extend(lines(&format!("m{k}"), 4_000));
+        }
+        let mut whole = sorted_records(&text);
+        whole.retain(|r| r != b"m6 0\n");
+        let missing: Vec<_> = whole
+            .iter()
+            .filter(|r| got.binary_search(r).is_err())
+            .collect();
+        assert!(missing.is_empty(), "{} records missing", missing.len());
+        assert!(
+            got.iter().all(|r| r.ends_with(b"\n")),
+            "a cut record was counted"
+        );
+    }
+
+    #[test]
+    fn zero_padding_after_the_last_member_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut bytes, _) = eight_members();
+        bytes.extend(std::iter::repeat_n(0u8, 10_000));
+        let path = dir.path().join("padded.gz");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut text = Vec::new();
+        for k in 0..8 {
+            text.extend(lines(&format!("m{k}"), 4_000));
+        }
+        let want = sorted_records(&text);
+        for split in [false, true] {
+            for target in [1_000, 1 << 20] {
+                let (got, err) = records(&path, Codec::Gzip, split, 2, target);
+                assert!(err.is_empty(), "{err:?}");
+                assert!(got == want, "split {split}, target {target}");
             }
         }
     }
