@@ -37,8 +37,7 @@ use std::sync::Arc;
 
 use datafusion::error::Result;
 use datafusion::execution::memory_pool::{
-    FairSpillPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
-    TrackConsumersPool,
+    FairSpillPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation, TrackConsumersPool,
 };
 
 /// A pool of `limit` bytes for every consumer but the exempt ones.
@@ -67,7 +66,11 @@ fn exempt(r: &MemoryReservation) -> bool {
 impl fmt::Display for Pool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let held = self.exempt.load(Ordering::Relaxed);
-        write!(f, "{} (+{held} B of repartition and merge buffers)", self.inner)
+        write!(
+            f,
+            "{} (+{held} B of repartition and merge buffers)",
+            self.inner
+        )
     }
 }
 

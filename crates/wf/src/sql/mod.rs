@@ -20,9 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::execution::context::SQLOptions;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::SessionStateBuilder;
-use datafusion::execution::context::SQLOptions;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 

@@ -184,7 +184,9 @@ impl Atomic {
         let mut b = tempfile::Builder::new();
         // A new file gets 0666 less the umask, as `File::create` gives; one
         // replaced keeps its mode.
-        let mode = meta.as_ref().map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        let mode = meta
+            .as_ref()
+            .map_or(0o666, |m| m.permissions().mode() & 0o7777);
         let prefix = format!(".{base}.wf-");
         b.prefix(&prefix).suffix(".tmp");
         b.permissions(std::fs::Permissions::from_mode(mode));
