@@ -278,6 +278,10 @@ fn sql_options(
         },
         memory,
         temp_dir: None,
+        // Read-only queries (COPY, CREATE, INSERT refused): `wf::sql` checks
+        // them with `wf::sql::sql_options`, as for the CLI.
+        allow_write: false,
+        strict: false,
     })
 }
 

@@ -64,7 +64,10 @@ Examples:
 pub(crate) const SQL_EXIT: &str =
     "Output: an aligned table; --csv or --json (one object per line) \
 for machines; -o FILE writes Parquet, Arrow IPC, CSV or JSON lines by its extension \
-(.parquet, .arrow, .csv, .jsonl).\n\nExit status: 0 on success; 2 on SQL errors (DataFusion's \
+(.parquet, .arrow, .csv, .jsonl), through a temporary file beside FILE renamed onto it only \
+when the query succeeds (a failed or interrupted query leaves FILE as it was); FILE may not be \
+one of the inputs. The table shows the first --max-rows rows (40) and counts the rest.\n\n\
+Queries are read-only: COPY, INSERT, CREATE and SET need --allow-write.\n\nExit status: 0 on success; 2 on SQL errors (DataFusion's \
 message, with the columns when one is unknown), usage errors, unreadable inputs (named on \
 stderr; the rest is processed), or malformed lines with --strict.";
 
@@ -106,9 +109,21 @@ pub(crate) struct SqlArgs {
     /// Directory for spill files [default: the system's temporary directory].
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
-    /// Malformed lines are an error (exit status 2).
+    /// Malformed lines are an error (exit status 2), and then nothing is
+    /// printed or written: with -o FILE, FILE is left as it was; CSV and JSON
+    /// for stdout are held in a temporary file until the whole input is read.
     #[arg(long)]
     strict: bool,
+    /// Rows the aligned table shows (the rest are counted, not held); 0 shows
+    /// all (held in memory). --csv, --json and -o always give every row.
+    /// Example: wf sql --max-rows 0 'SELECT * FROM logs' small.log
+    #[arg(long, value_name = "N", default_value_t = wf::sql::output::MAX_ROWS)]
+    max_rows: usize,
+    /// Let the query write: COPY ... TO, INSERT, CREATE EXTERNAL TABLE, SET
+    /// (refused by default; -o FILE writes a result without it).
+    /// Example: wf sql --allow-write "COPY (SELECT * FROM logs) TO 'x.csv'" a.log
+    #[arg(long)]
+    allow_write: bool,
 }
 
 /// The tables of a query: `logs` from the inputs, then each `--table`, with
@@ -188,6 +203,8 @@ fn sql_options(q: &SqlArgs) -> Result<wf::sql::SqlOptions, String> {
         },
         memory: q.memory,
         temp_dir: q.temp_dir.clone(),
+        allow_write: q.allow_write,
+        strict: q.strict,
     })
 }
 
@@ -202,6 +219,9 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
     };
     if q.memory.is_none() {
         wf::sql::memory::reuse_freed_memory();
+    }
+    if let Err(e) = wf::sql::cleanup::on_signals() {
+        eprintln!("wf sql: signal handlers: {e}");
     }
     let progress = Arc::new(Progress::default());
     let show = report::stats::want_progress(q.scan.progress, q.scan.no_progress);
@@ -238,12 +258,8 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
         runs.iter()
             .for_each(|r| eprint!("{}", wf::sql::stats_text(r)));
     }
-    let malformed: u64 = runs
-        .iter()
-        .map(|r| r.report.lock().unwrap().stats.malformed)
-        .sum();
-    if q.strict && malformed > 0 {
-        return fail(&format!("{malformed} malformed lines (--strict)"));
+    if let Some(why) = wf::sql::strict_failure(&runs).filter(|_| q.strict) {
+        return fail(&why);
     }
     if errors.is_empty() {
         ExitCode::SUCCESS
@@ -263,6 +279,8 @@ fn output(q: &SqlArgs) -> wf::sql::Output {
         (Some(p), _, _) => wf::sql::Output::File(p.clone()),
         (None, true, _) => wf::sql::Output::Csv,
         (None, _, true) => wf::sql::Output::Json,
-        _ => wf::sql::Output::Table,
+        _ => wf::sql::Output::Table {
+            max_rows: q.max_rows,
+        },
     }
 }

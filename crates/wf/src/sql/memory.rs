@@ -1,21 +1,34 @@
-//! The memory pool behind `--memory`: DataFusion's greedy pool, except that the
-//! buffers of `RepartitionExec` are counted but never refused.
+//! The memory pool behind `--memory`: DataFusion's fair spill pool, except that
+//! the buffers of `RepartitionExec` and `SortPreservingMergeExec` are counted
+//! but never refused.
 //!
-//! Why: when `RepartitionExec` cannot reserve memory for a batch it writes the
-//! batch to a spill pool, and in DataFusion 55.2 that path can park every thread
-//! for good (apache/datafusion#24883, fixed upstream after 55.2, the newest
-//! release the registry here has), and the repartition's reservations took the
-//! pool's room from the aggregations, which then failed to allocate. Measured
-//! before: `GROUP BY client` over 20 M distinct clients with `--memory 256M` hung
-//! once (every thread parked, the scan blocked on a full channel) and exited 2 in
-//! 2 of 6 further runs; over 1 M clients, `--memory 12M` hung in 1 of 8 runs and
-//! `16M` failed in 2 of 8. After: no hang in 24 runs at 8M, 12M and 16M (16M: 8 of
-//! 8 exact; below that the two final aggregations do not fit, as DataFusion says),
-//! and 256M 6 of 6 exact with a peak RSS of 676-797 MB.
-//! A repartition's buffers are usually small (a sender waits while every output
-//! holds a batch; one slow output can still collect more, apache/datafusion#22090),
-//! so exempting them keeps most of the limit's purpose: aggregations and sorts,
-//! whose state grows with the data, still spill to `--temp-dir` at the limit.
+//! Why fair, not greedy: with the greedy pool one sort or aggregation
+//! partition could take the whole limit, and at `-j 2` the other partition,
+//! holding nothing it could spill, failed ("Resources exhausted", issue 36:
+//! `ORDER BY path, client` over a 30 MB log failed at `--memory` 100M and 50M,
+//! and over 60 MB at 200M, while `-j 1` spilled and finished). The fair pool
+//! gives each spilling consumer its share, so each spills within it.
+//!
+//! Why the exemptions: when `RepartitionExec` cannot reserve memory for a
+//! batch it writes the batch to a spill pool, and in DataFusion 55.2 that path
+//! can park every thread for good (apache/datafusion#24883, fixed upstream
+//! after 55.2, the newest release the registry here has), and the
+//! repartition's reservations took the pool's room from the aggregations,
+//! which then failed to allocate. Measured before: `GROUP BY client` over 20 M
+//! distinct clients with `--memory 256M` hung once (every thread parked, the
+//! scan blocked on a full channel) and exited 2 in 2 of 6 further runs; over
+//! 1 M clients, `--memory 12M` hung in 1 of 8 runs and `16M` failed in 2 of 8.
+//! After: no hang in 24 runs at 8M, 12M and 16M (16M: 8 of 8 exact; below that
+//! the two final aggregations do not fit, as DataFusion says), and 256M 6 of 6
+//! exact with a peak RSS of 676-797 MB. The final merge of the sorted
+//! partitions (`SortPreservingMergeExec`) cannot spill and holds a batch or
+//! two per partition; refused, it failed the sort above after the partitions
+//! had spilled within their shares.
+//! These buffers are usually small (a repartition's sender waits while every
+//! output holds a batch; one slow output can still collect more,
+//! apache/datafusion#22090), so exempting them keeps most of the limit's
+//! purpose: aggregations and sorts, whose state grows with the data, still
+//! spill to `--temp-dir` at the limit.
 
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -24,11 +37,10 @@ use std::sync::Arc;
 
 use datafusion::error::Result;
 use datafusion::execution::memory_pool::{
-    GreedyMemoryPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
-    TrackConsumersPool,
+    FairSpillPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation, TrackConsumersPool,
 };
 
-/// A pool of `limit` bytes for every consumer but `RepartitionExec`'s.
+/// A pool of `limit` bytes for every consumer but the exempt ones.
 #[derive(Debug)]
 pub struct Pool {
     inner: Arc<dyn MemoryPool>,
@@ -40,20 +52,25 @@ impl Pool {
     pub fn new(limit: usize) -> Self {
         let top = NonZeroUsize::new(5).expect("nonzero");
         Pool {
-            inner: Arc::new(TrackConsumersPool::new(GreedyMemoryPool::new(limit), top)),
+            inner: Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top)),
             exempt: AtomicUsize::new(0),
         }
     }
 }
 
 fn exempt(r: &MemoryReservation) -> bool {
-    r.consumer().name().starts_with("RepartitionExec")
+    let name = r.consumer().name();
+    name.starts_with("RepartitionExec") || name.starts_with("SortPreservingMergeExec")
 }
 
 impl fmt::Display for Pool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let held = self.exempt.load(Ordering::Relaxed);
-        write!(f, "{} (+{held} B of repartition buffers)", self.inner)
+        write!(
+            f,
+            "{} (+{held} B of repartition and merge buffers)",
+            self.inner
+        )
     }
 }
 

@@ -6,10 +6,12 @@
 //! format parsers of [`crate::formats`] on every core, building only the columns
 //! the query uses. `output` prints or writes the result.
 
+pub mod cleanup;
 pub mod job;
 pub mod memory;
 pub mod output;
 mod share;
+pub mod sum;
 pub mod table;
 
 use std::io::{Read, Write};
@@ -18,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::execution::context::SQLOptions;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -45,6 +48,11 @@ pub struct SqlOptions {
     pub memory: Option<u64>,
     /// Where spill files go (default: the system's temporary directory).
     pub temp_dir: Option<PathBuf>,
+    /// Let the query write (COPY, INSERT, CREATE ... and SET); by default
+    /// queries are read-only (DataFusion's `SQLOptions`).
+    pub allow_write: bool,
+    /// Malformed records are an error: [`run`] then writes no output at all.
+    pub strict: bool,
 }
 
 /// A table after the run: what was scanned and found.
@@ -69,12 +77,19 @@ pub enum SqlError {
     Query(String),
     /// Writing the result failed.
     Output(String),
+    /// A statement that writes or changes the session, refused by default.
+    ReadOnly(String),
 }
 
 impl std::fmt::Display for SqlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SqlError::Usage(m) | SqlError::Query(m) | SqlError::Output(m) => f.write_str(m),
+            SqlError::ReadOnly(m) => write!(
+                f,
+                "{m}: queries are read-only (wf sql --allow-write permits COPY, CREATE, \
+                 INSERT and SET; -o FILE writes the result)"
+            ),
         }
     }
 }
@@ -91,7 +106,10 @@ pub fn strip_bom(r: &[u8]) -> &[u8] {
 /// Run `query` over `tables`, sending the rows to `out`. Streams given as inputs
 /// are first copied to unlinked temporary files (so their start can be sampled
 /// and they can be cut into chunks like files); `notes` receives what stderr
-/// should say (the formats chosen by `auto`).
+/// should say (the formats chosen by `auto`). An `-o` file that is one of the
+/// inputs is refused before anything runs; under `opts.strict`, nothing is
+/// printed or written when [`strict_failure`] finds malformed records (the
+/// runs are returned for the caller to report).
 pub fn run(
     query: &str,
     tables: Vec<TableSpec>,
@@ -100,12 +118,16 @@ pub fn run(
     progress: Option<Arc<Progress>>,
     notes: &mut dyn FnMut(String),
 ) -> Result<Vec<TableRun>, SqlError> {
+    if let Output::File(target) = out {
+        output::refuse_input(target, tables.iter().flat_map(|t| &t.inputs))
+            .map_err(SqlError::Usage)?;
+    }
     let sink = |schema| {
         let stdout = Box::new(std::io::BufWriter::with_capacity(
             1 << 16,
             output::Stdout::new(),
         ));
-        output::sink(out, schema, stdout)
+        output::sink(out, schema, stdout, opts.strict)
     };
     run_into(query, tables, opts, progress, notes, Box::new(sink)).map(|(runs, _)| runs)
 }
@@ -148,9 +170,12 @@ fn run_into(
     notes: &mut dyn FnMut(String),
     make: Box<MakeSink<'_>>,
 ) -> Result<(Vec<TableRun>, SchemaRef), SqlError> {
+    refuse_stdin_twice(&tables)?;
     let mut spooled = Vec::new();
     let mut runs = Vec::new();
-    let ctx = context(opts)?;
+    let spill = cleanup::SpillDir::new(opts.temp_dir.as_deref())
+        .map_err(|e| SqlError::Usage(format!("spill directory: {e}")))?;
+    let ctx = context(opts, spill.path())?;
     for mut t in tables {
         let meter = Arc::new(crate::scan::decompress::Meter::default());
         let spool_errors = spool_streams(&mut t.inputs, &mut spooled, &meter);
@@ -180,15 +205,61 @@ fn run_into(
         .enable_all()
         .build()
         .map_err(|e| SqlError::Usage(format!("starting the query runtime: {e}")))?;
-    let result = rt.block_on(execute(&ctx, query, make));
+    let result = rt.block_on(execute(&ctx, query, opts.allow_write, make));
     // The plan is gone, and with it every batch channel's receiver: scans a
     // LIMIT left unfinished stop reading now. Their reports are in once they end.
     runs.iter().for_each(|r| r.scans.wait());
-    Ok((runs, result?))
+    let (schema, sink) = result?;
+    if !(opts.strict && strict_failure(&runs).is_some()) {
+        sink.finish().map_err(SqlError::Output)?;
+    }
+    Ok((runs, schema))
 }
 
-/// A DataFusion session with wf's threads, batch size and memory limit.
-fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
+/// Standard input can be read once: named for two tables, one would be empty.
+fn refuse_stdin_twice(tables: &[TableSpec]) -> Result<(), SqlError> {
+    let stdin = |t: &TableSpec| {
+        t.inputs
+            .iter()
+            .any(|i| matches!(i.source, Source::Stream { path: None, .. }))
+    };
+    let named: Vec<&str> = tables
+        .iter()
+        .filter(|t| stdin(t))
+        .map(|t| t.name.as_str())
+        .collect();
+    if named.len() > 1 {
+        return Err(SqlError::Usage(format!(
+            "standard input (-) is named for more than one table ({}): it can be read once",
+            named.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Why `--strict` fails the query: malformed records, with the first one's place.
+pub fn strict_failure(runs: &[TableRun]) -> Option<String> {
+    let mut n = 0;
+    let mut first = None;
+    for r in runs {
+        let rep = r.report.lock().unwrap();
+        n += rep.stats.malformed;
+        if first.is_none() {
+            first = rep.first_bad.first().cloned();
+        }
+    }
+    match (n, first) {
+        (0, _) => None,
+        (n, Some((name, off))) => Some(format!(
+            "{n} malformed lines (--strict; the first in {name} at byte {off}); nothing written"
+        )),
+        (n, None) => Some(format!("{n} malformed lines (--strict); nothing written")),
+    }
+}
+
+/// A DataFusion session with wf's threads, batch size, memory limit, spill
+/// directory and integer `sum` ([`sum::WideSum`]).
+fn context(opts: &SqlOptions, spill: &std::path::Path) -> Result<SessionContext, SqlError> {
     // DataFusion's own settings from `DATAFUSION_*` variables (for example
     // `DATAFUSION_EXECUTION_BATCH_SIZE`), as `datafusion-cli` reads them; `-j` wins.
     let config = SessionConfig::from_env()
@@ -199,9 +270,7 @@ fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
     if let Some(m) = opts.memory {
         rt = rt.with_memory_pool(Arc::new(memory::Pool::new(m as usize)));
     }
-    if let Some(d) = &opts.temp_dir {
-        rt = rt.with_temp_file_path(d);
-    }
+    rt = rt.with_temp_file_path(spill);
     let rt = rt.build_arc().map_err(|e| SqlError::Usage(e.to_string()))?;
     let state = SessionStateBuilder::new()
         .with_config(config)
@@ -209,15 +278,40 @@ fn context(opts: &SqlOptions) -> Result<SessionContext, SqlError> {
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(share::ShareScans))
         .build();
-    Ok(SessionContext::new_with_state(state))
+    let ctx = SessionContext::new_with_state(state);
+    ctx.register_udaf(sum::WideSum::udaf());
+    Ok(ctx)
 }
 
+/// What a query may do: read, unless `allow_write` (COPY, INSERT, CREATE
+/// EXTERNAL TABLE and the like could write or read any file: issue 36).
+pub fn sql_options(allow_write: bool) -> SQLOptions {
+    SQLOptions::new()
+        .with_allow_ddl(allow_write)
+        .with_allow_dml(allow_write)
+        .with_allow_statements(allow_write)
+}
+
+/// Plan and run the query into a new sink, returned unfinished (nothing is
+/// visible until the caller finishes it).
 async fn execute(
     ctx: &SessionContext,
     query: &str,
+    allow_write: bool,
     make: Box<MakeSink<'_>>,
-) -> Result<SchemaRef, SqlError> {
-    let df = ctx.sql(query).await.map_err(|e| query_error(ctx, e))?;
+) -> Result<(SchemaRef, Box<dyn output::Sink>), SqlError> {
+    let plan = ctx
+        .state()
+        .create_logical_plan(query)
+        .await
+        .map_err(|e| query_error(ctx, e))?;
+    sql_options(allow_write)
+        .verify_plan(&plan)
+        .map_err(|e| SqlError::ReadOnly(e.strip_backtrace()))?;
+    let df = ctx
+        .execute_logical_plan(plan)
+        .await
+        .map_err(|e| query_error(ctx, e))?;
     let schema = Arc::new(df.schema().as_arrow().clone());
     let mut sink = make(schema.clone()).map_err(SqlError::Output)?;
     let mut stream = df.execute_stream().await.map_err(|e| query_error(ctx, e))?;
@@ -225,8 +319,7 @@ async fn execute(
         let batch = batch.map_err(|e| query_error(ctx, e))?;
         sink.write(&batch).map_err(SqlError::Output)?;
     }
-    sink.finish().map_err(SqlError::Output)?;
-    Ok(schema)
+    Ok((schema, sink))
 }
 
 /// DataFusion's message; for an unknown column, the tables' columns after it.

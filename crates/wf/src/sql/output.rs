@@ -1,10 +1,19 @@
 //! Where a query's rows go: an aligned table (as `datafusion-cli` and `duckdb`
 //! print), CSV or JSON lines on stdout, or a file whose extension picks Parquet,
-//! Arrow IPC, CSV or JSON lines. Everything but the aligned table streams batch
-//! by batch, so `SELECT * ... -o big.parquet` never holds the result in memory.
+//! Arrow IPC, CSV or JSON lines. Everything streams batch by batch, so
+//! `SELECT * ... -o big.parquet` never holds the result in memory; the aligned
+//! table keeps only the `--max-rows` it shows and counts the rest (issue 36: a
+//! `SELECT *` of a 300 MB log to the terminal held 9.6 GB).
+//!
+//! `-o FILE` is written to a temporary file beside FILE and renamed onto it
+//! only when the whole result is written (and, under `--strict`, the input was
+//! clean): a failed, refused or interrupted query leaves FILE as it was and no
+//! temporary behind ([`super::cleanup`] removes it on a signal). A FILE that is
+//! one of the query's inputs is refused before anything is opened for writing.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -13,16 +22,26 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 
+use crate::scan::{Input, Source};
+
 /// How results are printed or written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
-    Table,
+    /// An aligned table of at most `max_rows` rows (0: all, held in memory).
+    Table {
+        max_rows: usize,
+    },
     Csv,
     Json,
     File(PathBuf),
 }
 
-/// A sink for result batches.
+/// Rows the aligned table shows unless `--max-rows` says otherwise.
+pub const MAX_ROWS: usize = 40;
+
+/// A sink for result batches. Nothing is visible until `finish` (a file is
+/// renamed into place then; a table printed); dropped without it, a sink
+/// leaves no file behind.
 pub trait Sink {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), String>;
     fn finish(self: Box<Self>) -> Result<(), String>;
@@ -32,48 +51,83 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// A sink for `out`; `stdout` receives what is printed.
+/// A sink for `out`; `stdout` receives what is printed. With `spool`, CSV and
+/// JSON lines go to an unlinked temporary file first and reach `stdout` only
+/// at `finish` (`--strict`: nothing printed for a query that fails late).
 pub fn sink(
     out: &Output,
     schema: SchemaRef,
     stdout: Box<dyn Write + Send>,
+    spool: bool,
 ) -> Result<Box<dyn Sink>, String> {
+    if spool && matches!(out, Output::Csv | Output::Json) {
+        return Spooled::new(out, schema, stdout);
+    }
     Ok(match out {
-        Output::Table => Box::new(TableSink {
+        Output::Table { max_rows } => Box::new(TableSink {
             batches: Vec::new(),
             schema,
             out: stdout,
+            max_rows: *max_rows,
+            kept: 0,
+            rows: 0,
         }),
         Output::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(stdout))),
         Output::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
             stdout,
         ))),
-        Output::File(p) => file_sink(p, schema)?,
+        Output::File(p) => Atomic::new(p, schema)?,
     })
 }
 
-fn file_sink(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
+/// An error if `target` (of `-o`) is one of `inputs`, or the file standard
+/// input reads (same device and inode): writing it would destroy the input.
+pub fn refuse_input<'a>(
+    target: &Path,
+    inputs: impl IntoIterator<Item = &'a Input>,
+) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(t) = std::fs::metadata(target) else {
+        return Ok(()); // not there yet: not an input
+    };
+    let same = |m: &std::fs::Metadata| m.dev() == t.dev() && m.ino() == t.ino();
+    for i in inputs {
+        let m = match &i.source {
+            Source::File { path, .. } | Source::Compressed { path, .. } => std::fs::metadata(path),
+            Source::Stream { path: Some(p), .. } => std::fs::metadata(p),
+            Source::Stream { path: None, .. } => std::fs::metadata("/dev/stdin"),
+        };
+        if m.is_ok_and(|m| same(&m)) {
+            return Err(format!(
+                "-o {}: the output is the input {} (writing it would destroy it)",
+                target.display(),
+                i.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The file formats of `-o`, by extension.
+#[derive(Clone, Copy)]
+enum Kind {
+    Parquet,
+    Ipc,
+    Csv,
+    Json,
+}
+
+fn file_kind(p: &Path) -> Result<Kind, String> {
     let ext = p
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    let open = || File::create(p).map_err(|e| format!("{}: {e}", p.display()));
     Ok(match ext.as_str() {
-        "parquet" | "pq" => Box::new(ParquetSink(
-            datafusion::parquet::arrow::ArrowWriter::try_new(open()?, schema, None).map_err(err)?,
-        )),
-        "arrow" | "ipc" | "feather" => Box::new(IpcSink(
-            datafusion::arrow::ipc::writer::FileWriter::try_new(open()?, &schema).map_err(err)?,
-        )),
-        "csv" => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
-            std::io::BufWriter::new(open()?),
-        )))),
-        "json" | "jsonl" | "ndjson" => {
-            Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
-                Box::new(std::io::BufWriter::new(open()?)),
-            )))
-        }
+        "parquet" | "pq" => Kind::Parquet,
+        "arrow" | "ipc" | "feather" => Kind::Ipc,
+        "csv" => Kind::Csv,
+        "json" | "jsonl" | "ndjson" => Kind::Json,
         _ => {
             return Err(format!(
                 "-o {}: unknown extension (use .parquet, .arrow, .csv or .jsonl)",
@@ -81,6 +135,136 @@ fn file_sink(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
             ))
         }
     })
+}
+
+/// The writer of a file format, writing into `f`.
+fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, String> {
+    Ok(match kind {
+        Kind::Parquet => Box::new(ParquetSink(
+            datafusion::parquet::arrow::ArrowWriter::try_new(f, schema, None).map_err(err)?,
+        )),
+        Kind::Ipc => Box::new(IpcSink(
+            datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema).map_err(err)?,
+        )),
+        Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
+            std::io::BufWriter::new(f),
+        )))),
+        Kind::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
+            Box::new(std::io::BufWriter::new(f)),
+        ))),
+    })
+}
+
+/// `-o FILE` through a temporary file beside FILE, renamed onto it by `finish`.
+struct Atomic {
+    inner: Box<dyn Sink>,
+    tmp: tempfile::TempPath,
+    target: PathBuf,
+    _reg: super::cleanup::Registered,
+}
+
+impl Atomic {
+    fn new(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
+        let named = |e: std::io::Error| format!("-o {}: {e}", p.display());
+        let kind = file_kind(p)?;
+        // A symbolic link is followed: its target is replaced, not the link.
+        let target = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let meta = std::fs::metadata(&target).ok();
+        if meta.as_ref().is_some_and(|m| !m.is_file()) {
+            // A FIFO or a device (`-o /dev/null.csv` is not a thing, but a
+            // named pipe `out.csv` is): written in place, never renamed over.
+            let f = std::fs::OpenOptions::new().write(true).open(&target);
+            return file_format(kind, schema, f.map_err(named)?);
+        }
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let base = target.file_name().unwrap_or_default().to_string_lossy();
+        let mut b = tempfile::Builder::new();
+        // A new file gets 0666 less the umask, as `File::create` gives; one
+        // replaced keeps its mode.
+        let mode = meta
+            .as_ref()
+            .map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        let prefix = format!(".{base}.wf-");
+        b.prefix(&prefix).suffix(".tmp");
+        b.permissions(std::fs::Permissions::from_mode(mode));
+        let (f, tmp) = b.tempfile_in(dir).map_err(named)?.into_parts();
+        if meta.is_some() {
+            // (the umask narrowed what the builder asked for)
+            f.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(named)?;
+        }
+        let reg = super::cleanup::register(&tmp);
+        let inner = file_format(kind, schema, f)?;
+        Ok(Box::new(Atomic {
+            inner,
+            tmp,
+            target,
+            _reg: reg,
+        }))
+    }
+}
+
+impl Sink for Atomic {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        self.inner.write(batch)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), String> {
+        let Atomic {
+            inner, tmp, target, ..
+        } = *self;
+        inner.finish()?;
+        tmp.persist(&target)
+            .map_err(|e| format!("-o {}: {}", target.display(), e.error))
+    }
+}
+
+/// CSV or JSON lines for stdout, held in an unlinked temporary file until `finish`.
+struct Spooled {
+    inner: Box<dyn Sink>,
+    file: File,
+    stdout: Box<dyn Write + Send>,
+}
+
+impl Spooled {
+    fn new(
+        out: &Output,
+        schema: SchemaRef,
+        stdout: Box<dyn Write + Send>,
+    ) -> Result<Box<dyn Sink>, String> {
+        let file = tempfile::tempfile().map_err(|e| format!("spooling the result: {e}"))?;
+        let w: Box<dyn Write + Send> = Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            file.try_clone().map_err(err)?,
+        ));
+        let inner = sink(out, schema, w, false)?;
+        Ok(Box::new(Spooled {
+            inner,
+            file,
+            stdout,
+        }))
+    }
+}
+
+impl Sink for Spooled {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        self.inner.write(batch)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), String> {
+        let Spooled {
+            inner,
+            mut file,
+            mut stdout,
+        } = *self;
+        inner.finish()?;
+        file.rewind().map_err(err)?;
+        std::io::copy(&mut file, &mut stdout).map_err(err)?;
+        stdout.flush().map_err(err)
+    }
 }
 
 /// Batches kept in memory (see [`super::collect`]).
@@ -98,27 +282,47 @@ impl Sink for Memory {
 }
 
 struct TableSink {
+    /// The first `max_rows` rows (all with 0).
     batches: Vec<RecordBatch>,
     schema: SchemaRef,
     out: Box<dyn Write + Send>,
+    max_rows: usize,
+    kept: usize,
+    rows: usize,
 }
 
 impl Sink for TableSink {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
-        self.batches.push(batch.clone());
+        self.rows += batch.num_rows();
+        let room = match self.max_rows {
+            0 => batch.num_rows(),
+            m => (m - self.kept).min(batch.num_rows()),
+        };
+        if room > 0 {
+            self.batches.push(batch.slice(0, room));
+            self.kept += room;
+        }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), String> {
-        let rows: usize = self.batches.iter().map(RecordBatch::num_rows).sum();
         if self.batches.is_empty() {
             self.batches
                 .push(RecordBatch::new_empty(self.schema.clone()));
         }
         let opts = FormatOptions::default().with_null("NULL");
         let t = pretty_format_batches_with_options(&self.batches, &opts).map_err(err)?;
+        let (rows, kept) = (self.rows, self.kept);
         let s = if rows == 1 { "" } else { "s" };
-        writeln!(self.out, "{t}\n{rows} row{s}").map_err(err)?;
+        if kept < rows {
+            writeln!(
+                self.out,
+                "{t}\n{rows} row{s}, {kept} shown (--max-rows 0 shows all, --csv prints all)"
+            )
+        } else {
+            writeln!(self.out, "{t}\n{rows} row{s}")
+        }
+        .map_err(err)?;
         self.out.flush().map_err(err)
     }
 }

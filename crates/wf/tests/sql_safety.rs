@@ -1,0 +1,501 @@
+//! `wf sql` must never lie and never destroy (issue 36), run as a real process:
+//! `-o` onto an input refused (the input unchanged), `-o` atomic under a failing
+//! query and SIGINT (the old target byte for byte, no temporary left), spill
+//! directories gone after SIGINT and stale ones of dead processes removed,
+//! read-only queries by default, integer sums that do not wrap (against
+//! DuckDB), standard input named twice refused, the terminal table bounded by
+//! `--max-rows` (peak RSS through a pty), `--strict` writing nothing, and a
+//! `--memory` sort at `-j 2` that spills instead of failing.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn python() -> String {
+    std::env::var("WF_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
+
+fn sql(args: &[&str]) -> Command {
+    let mut c = wf();
+    c.arg("sql").args(args);
+    c
+}
+
+fn write(p: &Path, s: &str) -> PathBuf {
+    std::fs::write(p, s).unwrap();
+    p.to_path_buf()
+}
+
+/// A CSV of `n` rows `a,g` (a = i, g = i % 3).
+fn small_csv(dir: &Path, n: usize) -> PathBuf {
+    let mut s = String::from("a,g\n");
+    for i in 0..n {
+        s.push_str(&format!("{i},{}\n", i % 3));
+    }
+    write(&dir.join("small.csv"), &s)
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every regular file under `dir`, at any depth.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Wait (up to a minute) until `pred` holds; false if it never did.
+fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(60) {
+        if pred() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn stderr_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+// ------------------------------------------------------------- item 7: -o onto an input
+
+#[test]
+fn output_naming_an_input_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let input = small_csv(d.path(), 50);
+    let before = std::fs::read(&input).unwrap();
+    // The same file by another name: a path through `.` and a hard link.
+    let link = d.path().join("link.csv");
+    std::fs::hard_link(&input, &link).unwrap();
+    let other = d.path().join(".").join("small.csv");
+    for target in [&input, &link, &other] {
+        let mut c = sql(&["SELECT * FROM logs"]);
+        c.arg(&input).arg("-o").arg(target);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{target:?}: {}", stderr_of(&o));
+        assert!(stderr_of(&o).contains("is the input"), "{}", stderr_of(&o));
+        assert_eq!(std::fs::read(&input).unwrap(), before);
+    }
+    // Standard input redirected from the target.
+    let mut c = sql(&["SELECT * FROM logs", "--format", "csv", "-", "-o"]);
+    c.arg(&input)
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+// ------------------------------------------------------------------ item 8: atomic -o
+
+#[test]
+fn failing_query_leaves_the_target_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let input = small_csv(d.path(), 20_000);
+    for ext in ["csv", "parquet", "jsonl", "arrow"] {
+        let target = d.path().join(format!("out.{ext}"));
+        std::fs::write(&target, b"the old result\n").unwrap();
+        // Divide by zero at the last row, after batches were written.
+        let q = "SELECT a, 10 / (19999 - a) AS x FROM logs";
+        let mut c = sql(&[q, "-j", "2"]);
+        c.arg(&input).arg("-o").arg(&target);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+        assert!(stderr_of(&o).contains("ivide by zero"), "{}", stderr_of(&o));
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"the old result\n",
+            "{ext}"
+        );
+        let left: Vec<String> = names(d.path())
+            .into_iter()
+            .filter(|n| n.contains("wf-"))
+            .collect();
+        assert!(left.is_empty(), "temporaries left: {left:?}");
+    }
+    // A query that succeeds replaces it.
+    let target = d.path().join("out.csv");
+    let mut c = sql(&["SELECT count(*) AS n FROM logs"]);
+    c.arg(&input).arg("-o").arg(&target);
+    ok(c);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "n\n20000\n");
+}
+
+/// Start `wf` with `args`, wait until `ready` holds, send SIGINT, and return
+/// how it ended.
+fn interrupt(mut c: Command, ready: impl FnMut() -> bool) -> std::process::ExitStatus {
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut ready = ready;
+    let started = wait_until(|| ready() || child.try_wait().unwrap().is_some());
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert!(started, "the query never reached the point to interrupt");
+    status
+}
+
+#[test]
+fn interrupted_output_leaves_the_target_as_it_was() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tempfile::tempdir().unwrap();
+    let input = small_csv(d.path(), 10);
+    let target = write(&d.path().join("out.parquet"), "the old result\n");
+    // Slow, whatever the machine: a count over 10^15 generated rows.
+    let mut c = sql(&["SELECT count(*) AS n FROM range(1000000000000000)"]);
+    c.arg(&input).arg("-o").arg(&target);
+    let dir = d.path().to_path_buf();
+    let status = interrupt(c, || names(&dir).iter().any(|n| n.contains(".wf-")));
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    assert_eq!(std::fs::read(&target).unwrap(), b"the old result\n");
+    assert_eq!(names(d.path()), ["out.parquet", "small.csv"]);
+}
+
+// ----------------------------------------------------------------- item 9: spill files
+
+#[test]
+fn interrupted_spilling_sort_leaves_no_spill_files() {
+    let d = tempfile::tempdir().unwrap();
+    let log = generated_log(d.path(), "30M", "0.001", 7);
+    let spill = d.path().join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let mut c = sql(&[
+        "SELECT * FROM logs ORDER BY path, client",
+        "--memory",
+        "50M",
+        "-j",
+        "2",
+        "--csv",
+    ]);
+    c.arg(&log).arg("--temp-dir").arg(&spill);
+    let s = spill.clone();
+    let status = interrupt(c, || !files_under(&s).is_empty());
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    assert_eq!(names(&spill), Vec::<String>::new());
+}
+
+#[test]
+fn spill_directories_of_dead_processes_are_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let input = small_csv(d.path(), 10);
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let stale = d.path().join(format!("wf-spill-{pid}-abcdef"));
+    std::fs::create_dir_all(stale.join(".tmpXYZ")).unwrap();
+    std::fs::write(stale.join(".tmpXYZ/spill.arrow"), b"x").unwrap();
+    let mine = d
+        .path()
+        .join(format!("wf-spill-{}-abcdef", std::process::id()));
+    std::fs::create_dir(&mine).unwrap();
+    let mut c = sql(&["SELECT count(*) FROM logs", "--temp-dir"]);
+    c.arg(d.path()).arg(&input);
+    ok(c);
+    assert!(!stale.exists(), "a dead process's spill directory is left");
+    assert!(
+        mine.exists(),
+        "a live process's spill directory was removed"
+    );
+}
+
+// -------------------------------------------------------------- item 13: read-only
+
+#[test]
+fn queries_are_read_only_unless_allowed() {
+    let d = tempfile::tempdir().unwrap();
+    let input = small_csv(d.path(), 10);
+    let copied = d.path().join("copied.csv");
+    let copy = format!("COPY (SELECT a, g FROM logs) TO '{}'", copied.display());
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS CSV LOCATION '{}'",
+        input.display()
+    );
+    for q in [&copy, &create] {
+        let mut c = sql(&[q]);
+        c.arg(&input);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{q}: {}", stderr_of(&o));
+        assert!(stderr_of(&o).contains("read-only"), "{}", stderr_of(&o));
+        assert!(!copied.exists());
+    }
+    for q in [&copy, &create] {
+        let mut c = sql(&[q, "--allow-write"]);
+        c.arg(&input);
+        ok(c);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&copied).unwrap(),
+        std::fs::read_to_string(&input).unwrap()
+    );
+}
+
+// ------------------------------------------------------------ item 4: integer sums
+
+fn duckdb_python() -> Option<String> {
+    let py = python();
+    let has = Command::new(&py)
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has {
+        return Some(py);
+    }
+    if std::env::var("WF_REQUIRE_DUCKDB").as_deref() == Ok("1") {
+        panic!("WF_REQUIRE_DUCKDB=1 but {py} cannot import duckdb (run scripts/test)");
+    }
+    eprintln!("skipping: duckdb not installed");
+    None
+}
+
+/// DuckDB's answer as CSV lines (no header) for `q` over the CSV file as `logs`.
+fn duckdb_csv(py: &str, csv: &Path, q: &str) -> String {
+    let script = "import sys, duckdb\n\
+        con = duckdb.connect()\n\
+        con.execute(\"CREATE VIEW logs AS SELECT * FROM read_csv(?)\", [sys.argv[1]])\n\
+        for r in con.execute(sys.argv[2]).fetchall():\n    print(','.join(str(v) for v in r))\n";
+    let o = Command::new(py)
+        .args(["-c", script])
+        .arg(csv)
+        .arg(q)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "duckdb: {}", stderr_of(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn integer_sums_do_not_wrap() {
+    let d = tempfile::tempdir().unwrap();
+    let max = i64::MAX;
+    let min = i64::MIN;
+    let csv = write(
+        &d.path().join("edge.csv"),
+        &format!("a,g,u\n{max},1,1\n{max},1,2\n{min},2,3\n{min},2,4\n7,3,5\n"),
+    );
+    let queries = [
+        "SELECT sum(a) AS s FROM logs",
+        "SELECT g, sum(a) AS s FROM logs GROUP BY g ORDER BY g",
+        "SELECT u, sum(a) OVER (ORDER BY u) AS s FROM logs ORDER BY u",
+        "SELECT sum(DISTINCT a) AS s FROM logs",
+    ];
+    let expected = [
+        "5\n".to_string(),
+        format!("1,{}\n2,{}\n3,7\n", 2 * max as i128, 2 * min as i128),
+        format!(
+            "1,{max}\n2,{}\n3,{}\n4,{}\n5,5\n",
+            2 * max as i128,
+            2 * max as i128 + min as i128,
+            2 * max as i128 + 2 * min as i128
+        ),
+        format!("{}\n", max as i128 + min as i128 + 7),
+    ];
+    let duck = duckdb_python();
+    for (q, want) in queries.iter().zip(&expected) {
+        for j in ["1", "3"] {
+            let mut c = sql(&[q, "--csv", "-j", j, "--chunk-size", "7"]);
+            c.arg(&csv);
+            let out = ok(c);
+            let body = out.split_once('\n').unwrap().1;
+            assert_eq!(body, want.as_str(), "{q} at -j {j}");
+        }
+        if let Some(py) = &duck {
+            assert_eq!(duckdb_csv(py, &csv, q), *want, "DuckDB on {q}");
+        }
+    }
+}
+
+// ----------------------------------------------------------- item 5: stdin twice
+
+#[test]
+fn standard_input_for_two_tables_is_refused() {
+    // (Before: one table had both lines, the other none, exit 0.)
+    let mut c = sql(&[
+        "SELECT (SELECT count(*) FROM logs) AS l, (SELECT count(*) FROM u) AS n",
+        "--format",
+        "fields",
+        "--table",
+        "u=-",
+        "-",
+    ]);
+    let o = run(c, Some(b"a b\n1 2\n"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert!(
+        stderr_of(&o).contains("more than one table"),
+        "{}",
+        stderr_of(&o)
+    );
+}
+
+// ------------------------------------------------------ item 10: the terminal table
+
+#[test]
+fn the_table_shows_max_rows_and_counts_the_rest() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = small_csv(d.path(), 100);
+    let data_lines = |s: &str| s.lines().filter(|l| l.starts_with("| ")).count() - 1;
+    let mut c = sql(&["SELECT * FROM logs ORDER BY a"]);
+    c.arg(&csv);
+    let out = ok(c);
+    assert_eq!(data_lines(&out), 40, "{out}");
+    assert!(out.ends_with("100 rows, 40 shown (--max-rows 0 shows all, --csv prints all)\n"));
+    assert!(out.contains("| 39 |") && !out.contains("| 40 |"), "{out}");
+    let mut c = sql(&["SELECT * FROM logs", "--max-rows", "0"]);
+    c.arg(&csv);
+    let out = ok(c);
+    assert_eq!(data_lines(&out), 100);
+    assert!(out.ends_with("\n100 rows\n"), "{out}");
+    let mut c = sql(&["SELECT * FROM logs", "--csv"]);
+    c.arg(&csv);
+    assert_eq!(ok(c).lines().count(), 101);
+}
+
+/// Run `cmd` with its stdout and stderr on a new pty, reading (and dropping)
+/// what it prints; its peak RSS in bytes.
+fn peak_rss_on_a_pty(mut cmd: Command) -> u64 {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    let r = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0, "openpty");
+    let (out, err) = unsafe {
+        (
+            Stdio::from_raw_fd(slave),
+            Stdio::from_raw_fd(libc::dup(slave)),
+        )
+    };
+    cmd.stdout(out).stderr(err).stdin(Stdio::null());
+    let child = cmd.spawn().unwrap();
+    drop(cmd); // closes our copies of the slave
+    let reader = std::thread::spawn(move || {
+        let mut f = unsafe { std::fs::File::from_raw_fd(master) };
+        let mut buf = vec![0u8; 1 << 16];
+        // EIO once the last writer is gone.
+        while matches!(f.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status}"
+    );
+    reader.join().unwrap();
+    ru.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn select_star_to_a_terminal_holds_little() {
+    // The peak of a table of every row grew with the input (32 bytes for each
+    // byte of a 300 MB log); bounded, it is DataFusion's and the scan's buffers.
+    let d = tempfile::tempdir().unwrap();
+    let log = generated_log(d.path(), "40M", "0.001", 3);
+    let mut c = sql(&["SELECT * FROM logs", "-j", "2"]);
+    c.arg(&log);
+    let peak = peak_rss_on_a_pty(c);
+    assert!(peak < 250 << 20, "peak RSS {} MiB", peak >> 20);
+}
+
+// ------------------------------------------------------------- item 14: --strict
+
+#[test]
+fn strict_writes_nothing_when_it_fails() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = String::from("a,b\n");
+    for i in 0..5000 {
+        s.push_str(&format!("{i},x\n"));
+    }
+    s.push_str("1,2,3,4,5\n\"unterminated\n"); // malformed at the end
+    let csv = write(&d.path().join("bad.csv"), &s);
+    for fmt in [&["--csv"][..], &["--json"], &[]] {
+        let mut c = sql(&["SELECT * FROM logs", "--strict", "--format", "csv"]);
+        c.args(fmt).arg(&csv);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+        assert!(
+            o.stdout.is_empty(),
+            "{fmt:?} printed {} bytes",
+            o.stdout.len()
+        );
+        assert!(stderr_of(&o).contains("bad.csv"), "{}", stderr_of(&o));
+    }
+    let target = write(&d.path().join("out.csv"), "old\n");
+    let mut c = sql(&["SELECT * FROM logs", "--strict", "--format", "csv", "-o"]);
+    c.arg(&target).arg(&csv);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "old\n");
+    assert_eq!(names(d.path()), ["bad.csv", "out.csv"]);
+    // Clean input under --strict: everything printed.
+    let clean = small_csv(d.path(), 3000);
+    let mut c = sql(&["SELECT * FROM logs", "--strict", "--csv"]);
+    c.arg(&clean);
+    assert_eq!(ok(c).lines().count(), 3001);
+}
+
+// ------------------------------------------------- item 11: --memory at -j 2 spills
+
+#[test]
+fn memory_bounded_sort_spills_at_two_threads() {
+    // 60 MB of log sorts in far more than 200M as Arrow rows: it must spill.
+    let d = tempfile::tempdir().unwrap();
+    let log = generated_log(d.path(), "60M", "0", 5);
+    let spill = d.path().join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let q = "SELECT * FROM logs ORDER BY path, client";
+    let mut c = sql(&[q, "--memory", "200M", "-j", "2", "--json"]);
+    c.arg(&log).arg("--temp-dir").arg(&spill);
+    let out = ok(c);
+    let key = |l: &str| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        (
+            v["path"].as_str().map(String::from),
+            v["client"].as_str().map(String::from),
+        )
+    };
+    let keys: Vec<_> = out.lines().map(key).collect();
+    let mut c = sql(&["SELECT count(*) AS n FROM logs", "--csv"]);
+    c.arg(&log);
+    let n: usize = ok(c).lines().nth(1).unwrap().parse().unwrap();
+    assert_eq!(keys.len(), n);
+    assert!(keys.windows(2).all(|w| w[0] <= w[1]), "not sorted");
+    assert_eq!(names(&spill), Vec::<String>::new());
+}
