@@ -283,12 +283,12 @@ class Input(bytes):
     name = ""
 
 
-def each_record(table, files, parse, header=False, multiline=False):
+def each_record(table, files, parse, header=False, multiline=False, delim=44):
     """Parse every record; a row also gets `_file`, `_offset` (the byte offset
     of the record's start in its input) and `_line` (the line number of its
     first line)."""
     for data in files:
-        records = csv_records(data) if multiline else lines_of(data)
+        records = csv_records(data, delim) if multiline else lines_of(data)
         offset, line = 0, 1
         for k, r in enumerate(records):
             start, offset = offset, offset + len(r) + 1
@@ -572,32 +572,67 @@ def read_logfmt(files):
 # ---------------------------------------------------------------- csv
 
 
-def quoted_lf(data):
-    inside = False
-    for c in data:
-        if c == 34:
-            inside = not inside
-        elif c == 10 and inside:
+def csv_cut_one(data, start, delim):
+    """(end, spans lines) of the record that starts at `start`: a quote opens a
+    quoted field only at a field's start; one that never closes, or whose
+    closing quote is followed by something other than the delimiter or the
+    line's end after spanning lines, opened no field, and the record ends with
+    the line of that quote."""
+    i, n, multi = start, len(data), False
+    while i < n:
+        c = data[i]
+        if c == 10:
+            return i, multi
+        if c != 34 or (i != start and data[i - 1] != delim):
+            i += 1
+            continue
+        j, close = i + 1, None
+        while j < n:
+            if data[j] == 34:
+                if j + 1 < n and data[j + 1] == 34:
+                    j += 2
+                    continue
+                close = j
+                break
+            j += 1
+        spans = close is None or 10 in data[i:close]
+        ends_well = close is not None and (close + 1 == n or data[close + 1] in (10, 13, delim))
+        if close is not None and (ends_well or not spans):
+            multi = multi or spans
+            i = close + 1
+            continue
+        e = data.find(b"\n", i)
+        return (n if e < 0 else e), multi
+    return n, multi
+
+
+def quoted_lf(data, delim):
+    """Some record of `data` spans lines."""
+    pos = 0
+    while pos < len(data):
+        end, multi = csv_cut_one(data, pos, delim)
+        if multi:
             return True
+        pos = end + 1
     return False
 
 
-def csv_cut(data):
+def csv_cut(data, delim):
     """Records cut at LF outside quotes, and the rest after the last such LF
     (None when nothing follows it)."""
-    out, start, inside = [], 0, False
-    for i, c in enumerate(data):
-        if c == 34:
-            inside = not inside
-        elif c == 10 and not inside:
-            out.append(data[start:i])
-            start = i + 1
-    return out, (data[start:] if start < len(data) else None)
+    out, pos = [], 0
+    while pos < len(data):
+        end, _ = csv_cut_one(data, pos, delim)
+        if end == len(data):
+            return out, data[pos:]
+        out.append(data[pos:end])
+        pos = end + 1
+    return out, None
 
 
-def csv_records(data):
+def csv_records(data, delim):
     """Records of a file with line breaks inside quotes; the rest is the last one."""
-    out, rest = csv_cut(data)
+    out, rest = csv_cut(data, delim)
     return out + ([rest] if rest is not None else [])
 
 
@@ -637,7 +672,7 @@ def csv_fields(r, delim):
 def read_csv(files, delim, header):
     # Sampled records: the first 1001 cut quote-aware, bad ones left out; the
     # piece after the last cut only when no record came before it.
-    complete, rest = csv_cut(sample(files))
+    complete, rest = csv_cut(sample(files), delim)
     recs = []
     for p in complete[: SAMPLE_RECORDS + 1]:
         f = csv_fields(strip_cr(p), delim)
@@ -674,7 +709,7 @@ def read_csv(files, delim, header):
         return True
 
     for data in files:
-        each_record(table, [data], parse, header=header, multiline=quoted_lf(data))
+        each_record(table, [data], parse, header=header, multiline=quoted_lf(data, delim), delim=delim)
     return table
 
 

@@ -275,6 +275,7 @@ fn sql_options(
             delimiter,
             no_header,
             schema,
+            strict: false,
         },
         memory,
         temp_dir: None,
@@ -373,13 +374,15 @@ fn sql<'py>(
             inputs,
         });
     }
-    let opts = sql_options(
+    let mut opts = sql_options(
         scan_options(threads, chunk_size),
         memory,
         delimiter,
         no_header,
         schema,
     )?;
+    // The scan stops at the first problem and names it (as `wf sql --strict`).
+    opts.format.strict = strict;
     query_table(py, query, specs, &opts, strict)
 }
 

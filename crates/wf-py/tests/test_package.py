@@ -8,6 +8,7 @@ random tilings of the files and random merge trees: whatever the cuts and the
 grouping, the answer must be the CLI's, exactly.
 """
 
+import csv
 import gzip
 import json
 import os
@@ -302,6 +303,24 @@ def test_read_range_tilings_csv(gen_logs, tmp_path):
     p = tmp_path / "x.csv"
     p.write_text("\n".join(rows) + "\n")
     check_tilings(p, "csv", 4)  # every range knows the header at the file's start
+
+
+def test_read_range_tilings_csv_with_quoted_line_breaks(tmp_path):
+    """Ranges of a CSV file whose quoted fields hold line breaks (issue 35,
+    defect 5): cut anywhere, even inside quotes, they hold each record once, as
+    the whole file's read and Python's csv module have them; never a row made
+    of part of a record."""
+    rows = ["id,note,n"]
+    for i in range(300):
+        note = f'"line {i}\nsecond, ""quoted""\r\nthird"' if i % 3 == 0 else f"plain {i}"
+        rows.append(f"{i},{note},{i * 2}")
+    p = tmp_path / "q.csv"
+    p.write_bytes(("\n".join(rows) + "\n").encode())
+    check_tilings(p, "csv", 5, tilings=2)
+    with open(p, newline="") as f:
+        want = [[int(r[0]), r[1], int(r[2])] for r in list(csv.reader(f))[1:]]
+    got = tiled(p, cuts_for(p.read_bytes(), random.Random(6)), "csv", ["id", "note", "n"])
+    assert [[r["id"], r["note"], r["n"]] for r in got.to_pylist()] == want
 
 
 def test_read_range_bytes_window(gen_logs):

@@ -23,7 +23,10 @@ Byte ranges: ``read_range(path, start, end)`` and ``partial(job, path, start,
 end)`` take the records that *start* in ``[start, end)`` (a record straddling
 ``end`` belongs to the range, one straddling ``start`` to the one before), so
 ranges that tile a file give every record exactly once, as the chunks of a
-``wf`` run do. A compressed file is read whole (``start=0, end=None``).
+``wf`` run do. In a CSV file whose quoted fields hold line breaks, records are
+found by following the quotes from the file's start (a range reads the file up
+to its end once, on one core), so a record is never cut at a quoted line break.
+A compressed file is read whole (``start=0, end=None``).
 
 Partial states are bytes: ``b"WFPS"``, a format version (``STATE_VERSION``),
 the job and its settings, the inputs seen, the state, and a CRC-32 of it all.

@@ -120,6 +120,7 @@ fuzz_target!(|input: &[u8]| {
         delimiter: [None, Some(b';'), Some(b'|')][rng.below(3) as usize],
         no_header: rng.below(2) == 0,
         schema: None,
+        strict: false,
     };
     let Ok(f) = formats::from_spec(spec, &opts, data) else {
         return; // e.g. no columns in the sample

@@ -35,11 +35,19 @@ referrer, user_agent
   nginx:'FORMAT'   an nginx log_format string, e.g. nginx:'$remote_addr [$time_local] \
 \"$request\" $status $body_bytes_sent $request_time'; $request_time and \
 $upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
-  csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); columns \
-from the header line, or c1..cN with --no-header; types inferred from the first 1000 records \
-(int, float, timestamp, bool, string) or given with --schema 'name:type,...', where \
-decimal(P,S) is exact fixed point (sums and averages the same at every -j, unlike float)
-  jsonl      one JSON object per line; top-level keys are columns, nested values JSON text
+  csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); a quote \
+inside an unquoted field is data, as DuckDB and Python's csv read it (1,x\"y,3 is 1, x\"y, 3); \
+a quote that opens a field and never closes it makes its line one malformed record. Columns \
+from the header line (files with other headers are matched by name, NULL where a file lacks \
+a column, as DuckDB's union_by_name), or c1..cN with --no-header; a name used twice becomes \
+a, a_1. Types inferred from the first 1000 records (int, float, timestamp, bool, string): a \
+later value that does not fit stops the query, naming file, line and value, as in DuckDB; or \
+given with --schema 'name:type,...' (a value that does not fit is NULL, counted by --stats; \
+--strict makes it an error), where decimal(P,S) is exact fixed point (sums and averages the \
+same at every -j, unlike float)
+  jsonl      one JSON object per line; top-level keys are columns, nested values JSON text; \
+a number column with integers beyond 2^53 is decimal(38,0), or text if it has fractions too \
+(a float would round them; --stats says so)
   logfmt     key=value key2=\"quoted value\" records; keys are columns, types inferred
   fields     runs of whitespace, like awk: columns c1..cN (text unless --schema)
   regex:'RE' named captures (?P<name>...) are text columns; lines that do not match are \
@@ -48,8 +56,9 @@ Every table also has _file (the input's name), _offset (byte offset of the recor
 (line number of its first line, from 1; a query that uses it reads each file on one core), to \
 find the raw record behind a row.
 
-Lines that do not parse are not rows: --stats counts them and locates the first few; --strict \
-makes them an error.
+Lines that do not parse are not rows: --stats counts them and locates the first few (by byte \
+offset); --strict makes them an error, and so are values not of their column's type and \
+invalid UTF-8: the query stops at the first, naming its file, line and value.
 
 Examples:
   wf sql 'SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY n DESC' access.log
@@ -109,9 +118,11 @@ pub(crate) struct SqlArgs {
     /// Directory for spill files [default: the system's temporary directory].
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
-    /// Malformed lines are an error (exit status 2), and then nothing is
-    /// printed or written: with -o FILE, FILE is left as it was; CSV and JSON
-    /// for stdout are held in a temporary file until the whole input is read.
+    /// Malformed lines, values not of their column's type and invalid UTF-8
+    /// are an error (exit status 2) naming the first one's file, line and
+    /// value, and then nothing is printed or written: with -o FILE, FILE is
+    /// left as it was; CSV and JSON for stdout are held in a temporary file
+    /// until the whole input is read.
     #[arg(long)]
     strict: bool,
     /// Rows the aligned table shows (the rest are counted, not held); 0 shows
@@ -200,6 +211,7 @@ fn sql_options(q: &SqlArgs) -> Result<wf::sql::SqlOptions, String> {
             delimiter,
             no_header: q.no_header,
             schema,
+            strict: q.strict,
         },
         memory: q.memory,
         temp_dir: q.temp_dir.clone(),

@@ -432,6 +432,10 @@ pub struct Columns {
     /// The bytes text values come from are known to be valid UTF-8 (see
     /// [`super::Format::ascii_boundaries`]): no check per value.
     pub utf8_checked: bool,
+    /// The first value counted in `bad_values` by [`Columns::bad`]: its
+    /// column and bytes (runs of records count without it; `sql::job`
+    /// parses a record alone to name the value it stops a query at).
+    pub first_bad: Option<(usize, Vec<u8>)>,
 }
 
 impl Columns {
@@ -443,6 +447,7 @@ impl Columns {
             invalid_utf8: 0,
             bad_values: 0,
             utf8_checked: false,
+            first_bad: None,
         }
     }
 
@@ -682,7 +687,17 @@ impl Columns {
             Kind::Bool => self.put(i, parse_bool(v), Self::bool),
         };
         if !ok {
-            self.bad_values += 1;
+            self.bad(i, v);
+        }
+    }
+
+    /// Count `v`, a value of column `i` that did not convert to its type (the
+    /// caller appended NULL instead).
+    #[cold]
+    pub fn bad(&mut self, i: usize, v: &[u8]) {
+        self.bad_values += 1;
+        if self.first_bad.is_none() {
+            self.first_bad = Some((i, v.to_vec()));
         }
     }
 

@@ -1,13 +1,17 @@
 //! `csv` and `tsv` (RFC 4180): fields split at the delimiter; a field in double
 //! quotes may hold the delimiter, doubled quotes (`""` is one `"`) and line
-//! breaks (LF or CRLF, kept as written). An unquoted empty field is NULL, a
-//! quoted empty one is the empty string (as DuckDB reads them).
+//! breaks (LF or CRLF, kept as written). A quote inside an unquoted field is
+//! data (`1,x"y,3`), as Python's `csv` and DuckDB read it; see [`Quoting`] for
+//! a quote that opens a field and never closes it. An unquoted empty field is
+//! NULL, a quoted empty one is the empty string (as DuckDB reads them).
 //!
-//! Columns: from the header line (the first line of every file), or `c1..cN`
-//! with `--no-header`, or names and types from `--schema`. Types are inferred
-//! from the first 1000 records of the first input, in the order int, float,
-//! timestamp (ISO 8601), bool, text; a later value that does not convert is
-//! NULL. A record with another number of fields than the columns is malformed.
+//! Columns: from the header line (the first line of every file; files whose
+//! headers differ are matched by name, [`Csv::by_name`]), or `c1..cN` with
+//! `--no-header`, or names and types from `--schema`. Types are inferred from
+//! the first 1000 records of the first input, in the order int, float,
+//! timestamp (ISO 8601), bool, text; a later value that does not convert
+//! stops the query (`sql::problem`), where with `--schema` it is NULL and
+//! counted. A record with another number of fields than the columns is malformed.
 //!
 //! Records longer than a line: a file whose quoted fields hold line breaks can
 //! not be cut at any newline, so `sql::table` checks each CSV file first (one
@@ -40,6 +44,12 @@ pub struct Csv {
     delim: u8,
     header: bool,
     fields: Vec<Field>,
+    inferred: bool,
+    /// Per layout of a file's columns, the table column of each (layout 0:
+    /// the first file's header, every column in order); see [`Csv::by_name`].
+    layouts: Vec<Vec<usize>>,
+    /// The layout of each of the table's inputs (empty: all layout 0).
+    layout_of: Vec<usize>,
 }
 
 impl Csv {
@@ -56,9 +66,132 @@ impl Csv {
         Ok(Csv {
             delim,
             header,
+            inferred: opts.schema.is_none(),
+            layouts: vec![(0..fields.len()).collect()],
+            layout_of: Vec::new(),
             fields,
         })
     }
+
+    /// The table over inputs whose headers may differ (their samples, with
+    /// their names): columns are matched by header name, as DuckDB's
+    /// `union_by_name` does. The table has the first file's columns, then
+    /// each column another file adds, in the order first seen; a file
+    /// without a column gives NULL for it. A column's type is the first
+    /// file's, widened by the types inferred from the other files' samples
+    /// where their headers differ. A file whose first line shares no name with
+    /// the table's columns has no header: an error naming it. Files with
+    /// `--schema` or `--no-header` are read by position instead, and so is
+    /// every file when all headers are the first file's.
+    pub fn by_name(mut self, samples: &[(String, Vec<u8>)]) -> Result<Csv, String> {
+        if !self.header || !self.inferred || samples.len() < 2 {
+            return Ok(self);
+        }
+        let first: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();
+        let mut layout_of = Vec::with_capacity(samples.len());
+        for (name, sample) in samples {
+            let records = sample_records(sample, self.delim, 1001);
+            let Some((header, rows)) = records.split_first() else {
+                layout_of.push(0); // an empty file: no records
+                continue;
+            };
+            let names = header_names(header);
+            if names == first {
+                layout_of.push(0);
+                continue;
+            }
+            let known = self.fields.len();
+            let map = self.add_columns(&names, rows);
+            if map.iter().all(|&c| c >= known) {
+                let first_file = samples.iter().find(|(_, s)| !s.is_empty());
+                return Err(format!(
+                    "{name}: its first line ({}) shares no column name with the header of \
+                     {} ({}): files with other headers are matched by their columns' names \
+                     (as DuckDB's union_by_name); a file without a header line needs \
+                     --no-header (all files) or a table of its own",
+                    names.join(","),
+                    first_file.map_or("the first file", |(n, _)| n.as_str()),
+                    first.join(",")
+                ));
+            }
+            let l = match self.layouts.iter().position(|m| *m == map) {
+                Some(l) => l,
+                None => {
+                    self.layouts.push(map);
+                    self.layouts.len() - 1
+                }
+            };
+            layout_of.push(l);
+        }
+        self.layout_of = layout_of;
+        Ok(self)
+    }
+
+    /// The table columns of a file with header `names` and sampled `rows`,
+    /// adding the columns the table lacks and widening the types of those it
+    /// has by the file's.
+    fn add_columns(&mut self, names: &[String], rows: &[Record]) -> Vec<usize> {
+        let mut map = Vec::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            let values = rows
+                .iter()
+                .filter_map(|r| r.get(i).and_then(|v| v.as_deref()));
+            let kind = infer_kind(values.clone());
+            let any = values.clone().any(|v| !v.is_empty());
+            match self.fields.iter().position(|f| f.name == *n) {
+                Some(c) => {
+                    if any {
+                        self.fields[c].kind = unify(self.fields[c].kind, kind);
+                    }
+                    map.push(c);
+                }
+                None => {
+                    self.fields.push(Field::new(n.clone(), kind));
+                    map.push(self.fields.len() - 1);
+                }
+            }
+        }
+        map
+    }
+}
+
+/// The type that holds values of both `a` and `b` (text when no number type does).
+fn unify(a: Kind, b: Kind) -> Kind {
+    match (a, b) {
+        (a, b) if a == b => a,
+        (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
+        _ => Kind::Str,
+    }
+}
+
+/// The names of a header line's fields: an empty one is `cN` (its place), and
+/// a name seen before, or one of the virtual columns (`_file`, `_offset`,
+/// `_line`), gets a suffix as DuckDB gives one (`a`, `a_1`, `a_2`).
+fn header_names(h: &Record) -> Vec<String> {
+    let raw = h.iter().enumerate().map(|(i, n)| match n {
+        Some(n) if !n.is_empty() => String::from_utf8_lossy(n).into_owned(),
+        _ => format!("c{}", i + 1),
+    });
+    unique_names(raw)
+}
+
+/// Names made unique, and apart from the virtual columns': a repeated name
+/// gets the first free suffix `_1`, `_2`, ...
+pub fn unique_names(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut taken: std::collections::HashSet<String> =
+        ["_file", "_offset", "_line"].map(String::from).into();
+    let mut out = Vec::new();
+    for n in names {
+        let mut name = n.clone();
+        let mut k = 1;
+        while taken.contains(&name) {
+            name = format!("{n}_{k}");
+            k += 1;
+        }
+        taken.insert(name.clone());
+        out.push(name);
+    }
+    out
 }
 
 /// A sampled record: its fields, `None` for NULL.
@@ -71,8 +204,9 @@ fn sample_records(sample: &[u8], delim: u8, n: usize) -> Vec<Record> {
     let mut pos = 0;
     // The first n records, malformed ones included in the count (they are
     // records too; skipping them must not reach further into the file).
+    let q = Quoting { delim };
     for _ in 0..n {
-        let Some(end) = record_end(sample, pos) else {
+        let Some(end) = q.record_end(sample, pos) else {
             break;
         };
         out.extend(owned_fields(trim_cr(&sample[pos..end]), delim));
@@ -88,50 +222,129 @@ fn trim_cr(r: &[u8]) -> &[u8] {
     r.strip_suffix(b"\r").unwrap_or(r)
 }
 
-/// The newline ending the record that starts at `pos` (quote-aware), if any.
-pub fn record_end(data: &[u8], mut pos: usize) -> Option<usize> {
-    let mut quoted = false;
-    loop {
-        let at = pos + memchr::memchr2(b'"', b'\n', &data[pos..])?;
-        if data[at] == b'"' {
-            quoted = !quoted;
-        } else if !quoted {
-            return Some(at);
+/// How records of a CSV file are cut when quoted fields may hold line breaks.
+///
+/// A `"` opens a quoted field only at the start of a field (the record's first
+/// byte or just after the delimiter); anywhere else it is data, as Python's
+/// `csv` module and DuckDB read `1,x"y,3`. A quoted field ends at a quote that
+/// is not doubled. A quoted field that never ends, or whose closing quote is
+/// followed by anything but the delimiter or the line's end, after spanning
+/// a line break, was no quoted field: its record is only its first line
+/// (malformed, counted), and the next line starts the next record. Without
+/// that rule one stray quote at a field's start swallowed every line up to
+/// the next quote as one malformed record. A record that is quoted
+/// consistently but malformed for another reason (say, a field too many) keeps
+/// its line breaks: cutting it at them could make rows that are not in the
+/// file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quoting {
+    pub delim: u8,
+}
+
+/// Where a record starting at some position ends (see [`Quoting::cut`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// The newline ending the record, or the data's length.
+    pub end: usize,
+    /// The record holds a line break (inside quotes).
+    pub multiline: bool,
+}
+
+impl Quoting {
+    /// The newline ending the record that starts at `pos`, if any.
+    pub fn record_end(self, data: &[u8], pos: usize) -> Option<usize> {
+        Some(self.cut(data, pos).end).filter(|&e| e < data.len())
+    }
+
+    /// The record that starts at `start`: where it ends, and whether it spans
+    /// lines.
+    pub fn cut(self, data: &[u8], start: usize) -> Cut {
+        let line_end =
+            |from: usize| memchr::memchr(b'\n', &data[from..]).map_or(data.len(), |i| from + i);
+        let mut pos = start;
+        let mut multiline = false;
+        loop {
+            let Some(i) = memchr::memchr2(b'"', b'\n', &data[pos..]) else {
+                return Cut {
+                    end: data.len(),
+                    multiline,
+                };
+            };
+            let at = pos + i;
+            if data[at] == b'\n' {
+                return Cut { end: at, multiline };
+            }
+            if at != start && data[at - 1] != self.delim {
+                pos = at + 1; // a quote inside an unquoted field: data
+                continue;
+            }
+            let close = quote_close(data, at + 1);
+            let spans = close.map_or(true, |c| memchr::memchr(b'\n', &data[at..c]).is_some());
+            let ends_well = close.is_some_and(|c| {
+                matches!(data.get(c + 1), None | Some(b'\n' | b'\r')) || data[c + 1] == self.delim
+            });
+            match close {
+                Some(c) if ends_well || !spans => {
+                    multiline |= spans;
+                    pos = c + 1;
+                }
+                // No quoted field after all: the record ends with the line
+                // this quote is on.
+                _ => {
+                    return Cut {
+                        end: line_end(at),
+                        multiline,
+                    }
+                }
+            }
         }
-        pos = at + 1;
+    }
+
+    /// True when some record of `data` spans lines (the file can not be cut
+    /// at every newline).
+    pub fn has_quoted_newline(self, data: &[u8]) -> bool {
+        if memchr::memchr(b'"', data).is_none() {
+            return false;
+        }
+        let mut pos = 0;
+        while pos < data.len() {
+            let c = self.cut(data, pos);
+            if c.multiline {
+                return true;
+            }
+            pos = c.end + 1;
+        }
+        false
+    }
+
+    /// The first record start at or after `from`, cutting records from `pos`,
+    /// a record's start (the file's start, or a record start found earlier):
+    /// a byte range's first record, see `sql::table`.
+    pub fn record_start_from(self, data: &[u8], mut pos: usize, from: usize) -> usize {
+        while pos < from && pos < data.len() {
+            pos = self.cut(data, pos).end + 1;
+        }
+        pos.min(data.len())
     }
 }
 
-/// True when some line break of `data` lies inside quotes (the file's records
-/// can not be cut at newlines).
-pub fn has_quoted_newline(data: &[u8]) -> bool {
-    if memchr::memchr(b'"', data).is_none() {
-        return false;
-    }
-    let mut quoted = false;
-    for at in memchr::memchr2_iter(b'"', b'\n', data) {
-        if data[at] == b'"' {
-            quoted = !quoted;
-        } else if quoted {
-            return true;
+/// The closing quote of a quoted field whose value starts at `pos` (a `""`
+/// inside is one quote), if any.
+fn quote_close(data: &[u8], mut pos: usize) -> Option<usize> {
+    loop {
+        let q = pos + memchr::memchr(b'"', &data[pos..])?;
+        if data.get(q + 1) == Some(&b'"') {
+            pos = q + 2;
+        } else {
+            return Some(q);
         }
     }
-    false
 }
 
 /// Column names and types from sampled records.
 fn infer(records: &[Record], header: bool) -> Vec<Field> {
     let (names, rows): (Vec<String>, &[Record]) = match records.split_first() {
-        Some((h, rest)) if header => (
-            h.iter()
-                .enumerate()
-                .map(|(i, n)| match n {
-                    Some(n) if !n.is_empty() => String::from_utf8_lossy(n).into_owned(),
-                    _ => format!("c{}", i + 1),
-                })
-                .collect(),
-            rest,
-        ),
+        Some((h, rest)) if header => (header_names(h), rest),
         _ => {
             let n = records.iter().map(Vec::len).max().unwrap_or(0);
             ((1..=n).map(|i| format!("c{i}")).collect(), records)
@@ -395,11 +608,24 @@ impl Format for Csv {
     }
 
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
-        let mut want = vec![None; self.fields.len()];
+        self.parser_in(0, projection)
+    }
+
+    fn layout_of(&self, input: usize) -> usize {
+        self.layout_of.get(input).copied().unwrap_or(0)
+    }
+
+    fn parser_in(&self, layout: usize, projection: &[usize]) -> Box<dyn Parser> {
+        let map = &self.layouts[layout];
+        let mut want = vec![None; map.len()];
+        let mut missing = Vec::new();
         for (o, &c) in projection.iter().enumerate() {
-            want[c] = Some(o);
+            match map.iter().position(|&t| t == c) {
+                Some(f) => want[f] = Some(o),
+                None => missing.push(o),
+            }
         }
-        let mut slot = vec![None; self.fields.len()];
+        let mut slot = vec![None; map.len()];
         let mut plan = Vec::new();
         for (c, o) in want.iter().enumerate() {
             if let Some(o) = *o {
@@ -410,7 +636,8 @@ impl Format for Csv {
         Box::new(CsvParser {
             delim: self.delim,
             want,
-            ncols: self.fields.len(),
+            missing,
+            ncols: map.len(),
             vals: Vec::new(),
             scratch: Vec::new(),
             slot,
@@ -419,12 +646,20 @@ impl Format for Csv {
         })
     }
 
-    fn multiline(&self) -> bool {
-        true
+    fn as_csv(&self) -> Option<&Csv> {
+        Some(self)
+    }
+
+    fn quoting(&self) -> Option<Quoting> {
+        Some(Quoting { delim: self.delim })
     }
 
     fn header_lines(&self) -> usize {
         self.header as usize
+    }
+
+    fn types_inferred(&self) -> bool {
+        self.inferred
     }
 
     fn needles(&self) -> Vec<u8> {
@@ -434,7 +669,10 @@ impl Format for Csv {
 
 struct CsvParser {
     delim: u8,
+    /// Per field of the file, its place among the projected columns.
     want: Vec<Option<usize>>,
+    /// Projected columns the file does not have (NULL in every row).
+    missing: Vec<usize>,
     ncols: usize,
     vals: Vec<Val>,
     scratch: Vec<u8>,
@@ -565,6 +803,9 @@ impl CsvParser {
             };
             assert!(done, "column {o} is not of its kind");
         }
+        for &o in &self.missing {
+            (0..n).for_each(|_| out.null(o));
+        }
         out.add_rows(n);
         (pos, n)
     }
@@ -583,17 +824,24 @@ impl CsvParser {
                 Some(v) => match out.kind(o) {
                     Kind::Float => {
                         let x = decimal(v);
-                        out.bad_values += x.is_none() as u64;
+                        if x.is_none() {
+                            out.bad(o, v);
+                        }
                         out.float(o, x)
                     }
                     Kind::Decimal { precision, scale } => {
                         let x = columns::parse_decimal(v, precision, scale);
-                        out.bad_values += x.is_none() as u64;
+                        if x.is_none() {
+                            out.bad(o, v);
+                        }
                         out.decimal(o, x)
                     }
                     _ => out.text_as_kind(o, v),
                 },
             }
+        }
+        for &o in &self.missing {
+            out.null(o);
         }
         out.end_row();
         true
@@ -622,11 +870,82 @@ mod tests {
         assert_eq!(fields_of("\"x\ny\",2"), Some(vec![s("x\ny"), s("2")]));
         assert_eq!(fields_of(r#""open,2"#), None);
         assert_eq!(fields_of(r#""a"b,2"#), None);
+        let q = Quoting { delim: b',' };
         let data = b"h1,h2\n\"a\nb\",1\nc,2\n";
-        assert_eq!(record_end(data, 0), Some(5));
-        assert_eq!(record_end(data, 6), Some(13));
-        assert!(has_quoted_newline(data));
-        assert!(!has_quoted_newline(b"a,\"b,c\"\nd,e\n"));
+        assert_eq!(q.record_end(data, 0), Some(5));
+        assert_eq!(q.record_end(data, 6), Some(13));
+        assert!(q.has_quoted_newline(data));
+        assert!(!q.has_quoted_newline(b"a,\"b,c\"\nd,e\n"));
+    }
+
+    /// Where records end: a quote inside an unquoted field is data; a quoted
+    /// field may span lines; a quote that opens a field and never closes it
+    /// well ends the record with its own line.
+    #[test]
+    fn records_end_where_python_and_duckdb_end_them() {
+        let q = Quoting { delim: b',' };
+        let ends = |data: &[u8]| {
+            let (mut pos, mut out) = (0, Vec::new());
+            while pos < data.len() {
+                let c = q.cut(data, pos);
+                out.push((c.end, c.multiline));
+                pos = c.end + 1;
+            }
+            out
+        };
+        // Stray quotes in unquoted fields, 2 lines apart: three records.
+        assert_eq!(
+            ends(b"1,x\"y,3\n4,5,6\n7,a\",9\n"),
+            [(7, false), (13, false), (20, false)]
+        );
+        // A quoted line break, a doubled quote, a quote after the delimiter.
+        assert_eq!(ends(b"1,\"a\n\"\"b\",2\n3,4\n"), [(11, true), (15, false)]);
+        // An opening quote that never closes: its line only.
+        assert_eq!(ends(b"1,\"x,2\n3,y,4\n"), [(6, false), (12, false)]);
+        // One "closed" lines later by a quote followed by text: its line only.
+        assert_eq!(
+            ends(b"1,\"x,2\n3,\"y,4\n5,6\n"),
+            [(6, false), (13, false), (17, false)]
+        );
+        // Text after a closing quote on the same line: one (malformed) record.
+        assert_eq!(ends(b"1,\"ab\"c,2\n3\n"), [(9, false), (11, false)]);
+        assert!(!q.has_quoted_newline(b"1,\"x,2\n3,\"y,4\n"));
+        assert!(q.has_quoted_newline(b"h\n1,\"x\ny\"\n"));
+        assert_eq!(q.record_start_from(b"a\n\"b\nc\"\nd\n", 0, 3), 8);
+        assert_eq!(q.record_start_from(b"a\n\"b\nc\"\nd\n", 0, 2), 2);
+        assert_eq!(
+            fields_of("1,x\"y,3"),
+            Some(vec![
+                Some("1".into()),
+                Some("x\"y".into()),
+                Some("3".into())
+            ])
+        );
+    }
+
+    /// Files whose headers differ are matched by name; repeated names and the
+    /// virtual columns' names get suffixes.
+    #[test]
+    fn headers_are_matched_by_name() {
+        let o = FormatOptions::default();
+        let c = Csv::new(b',', &o, b"a,b\n1,2\n").unwrap();
+        let samples = [
+            ("1".to_string(), b"a,b\n1,2\n".to_vec()),
+            ("2".to_string(), b"b,a\n1.5,2\n".to_vec()),
+            ("3".to_string(), b"c,a,a\nx,1,2\n".to_vec()),
+        ];
+        let u = c.clone().by_name(&samples).unwrap();
+        let names: Vec<&str> = u.fields().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "a_1"]);
+        assert_eq!(u.fields()[1].kind, Kind::Float);
+        assert_eq!(u.layouts, [vec![0, 1], vec![1, 0], vec![2, 0, 3]]);
+        assert_eq!(u.layout_of, [0, 1, 2]);
+        let bad = [samples[0].clone(), ("4".to_string(), b"5,6\n".to_vec())];
+        assert!(c.by_name(&bad).unwrap_err().starts_with("4: "));
+        assert_eq!(
+            unique_names(["_file", "a", "a", "a_1"].map(String::from)),
+            ["_file_1", "a", "a_1", "a_1_1"]
+        );
     }
 
     #[test]

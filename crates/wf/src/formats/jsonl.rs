@@ -3,9 +3,12 @@
 //! `--schema` names them). Types: a key whose sampled values are all integers is
 //! `int`, all numbers `float`, all booleans `bool`, anything else (strings,
 //! mixes, nested objects and arrays) text; nested values and numbers in a text
-//! column are kept as their JSON text. A missing key or `null` is NULL; a value
-//! that does not fit its column's type is NULL; a line that is not a JSON object
-//! is malformed.
+//! column are kept as their JSON text. A number column with integers beyond
+//! 2^53 in the sample is `decimal(38,0)` (text when it has fractions too): a
+//! float would round them, and `--stats` says so. A missing key or `null` is
+//! NULL; a value that does not fit its column's type stops the query when the
+//! types were inferred (`sql::problem`), and is NULL (counted) when `--schema`
+//! gave them; a line that is not a JSON object is malformed.
 
 use serde_json::{Map, Value};
 
@@ -14,15 +17,31 @@ use super::{columns, Columns, Field, Format, FormatOptions, Kind, Parser};
 #[derive(Debug, Clone)]
 pub struct JsonLines {
     fields: Vec<Field>,
+    inferred: bool,
+    notes: Vec<String>,
+}
+
+/// The largest integer every smaller one of which a float holds exactly (2^53).
+const EXACT: u64 = 1 << 53;
+
+/// An integer a float would round (beyond 2^53 either way).
+fn beyond_float(n: &serde_json::Number) -> bool {
+    n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT)
 }
 
 impl JsonLines {
     pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
         if let Some(s) = &opts.schema {
-            return Ok(JsonLines { fields: s.clone() });
+            return Ok(JsonLines {
+                fields: s.clone(),
+                inferred: false,
+                notes: Vec::new(),
+            });
         }
         let mut fields: Vec<Field> = Vec::new();
         let mut kinds: Vec<Option<Kind>> = Vec::new();
+        // Per column: an integer beyond 2^53 seen, a number with a fraction seen.
+        let mut big: Vec<(bool, bool)> = Vec::new();
         for line in super::sample_lines(sample, 1000) {
             let Ok(obj) = serde_json::from_slice::<Map<String, Value>>(line) else {
                 continue;
@@ -33,19 +52,51 @@ impl JsonLines {
                     None => {
                         fields.push(Field::new(k.clone(), Kind::Str));
                         kinds.push(None);
+                        big.push((false, false));
                         fields.len() - 1
                     }
                 };
                 kinds[i] = widen(kinds[i], v);
+                if let Value::Number(n) = v {
+                    big[i].0 |= beyond_float(n);
+                    big[i].1 |= !(n.is_i64() || n.is_u64() || is_minus_zero(n));
+                }
             }
         }
         if fields.is_empty() {
             return Err("jsonl: no JSON object in the first lines".into());
         }
-        for (f, k) in fields.iter_mut().zip(kinds) {
+        let mut notes = Vec::new();
+        for ((f, k), (big, frac)) in fields.iter_mut().zip(kinds).zip(big) {
             f.kind = k.unwrap_or(Kind::Str);
+            if f.kind == Kind::Float && big {
+                f.kind = exact_kind(frac);
+                notes.push(format!(
+                    "column {}: integers beyond 2^53, which a float would round: typed {}",
+                    f.name,
+                    f.kind.spec()
+                ));
+            }
         }
-        Ok(JsonLines { fields })
+        Ok(JsonLines {
+            fields,
+            inferred: true,
+            notes,
+        })
+    }
+}
+
+/// The type of a number column holding integers a float would round: an
+/// exact decimal when all are integers, text (their JSON) when some have a
+/// fraction too.
+fn exact_kind(frac: bool) -> Kind {
+    if frac {
+        Kind::Str
+    } else {
+        Kind::Decimal {
+            precision: 38,
+            scale: 0,
+        }
     }
 }
 
@@ -87,13 +138,25 @@ impl Format for JsonLines {
                 .iter()
                 .map(|&c| self.fields[c].name.clone())
                 .collect(),
+            inferred: self.inferred,
         })
+    }
+
+    fn types_inferred(&self) -> bool {
+        self.inferred
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
 }
 
 struct JsonParser {
     /// The projected keys, in batch order.
     names: Vec<String>,
+    /// The types were inferred: an integer a float column would round does
+    /// not fit it (it stops the query, see `sql::problem`).
+    inferred: bool,
 }
 
 impl Parser for JsonParser {
@@ -102,7 +165,7 @@ impl Parser for JsonParser {
             return false;
         };
         for (o, name) in self.names.iter().enumerate() {
-            append(out, o, obj.get(name));
+            append(out, o, obj.get(name), self.inferred);
         }
         out.end_row();
         true
@@ -110,8 +173,9 @@ impl Parser for JsonParser {
 }
 
 /// Append `v` to column `o`; a value that does not convert to the column's
-/// kind (a string in an int column, say) is NULL and counted.
-fn append(out: &mut Columns, o: usize, v: Option<&Value>) {
+/// kind (a string in an int column, say; with inferred types, an integer a
+/// float column would round) is NULL and counted.
+fn append(out: &mut Columns, o: usize, v: Option<&Value>, inferred: bool) {
     let v = match v {
         None | Some(Value::Null) => return out.null(o),
         Some(v) => v,
@@ -128,7 +192,10 @@ fn append(out: &mut Columns, o: usize, v: Option<&Value>) {
             Value::Number(n) if is_minus_zero(n) => out.put(o, Some(0), Columns::int),
             _ => out.put(o, v.as_i64(), Columns::int),
         },
-        Kind::Float => out.put(o, v.as_f64(), Columns::float),
+        Kind::Float => match v {
+            Value::Number(n) if inferred && beyond_float(n) => out.put(o, None, Columns::float),
+            _ => out.put(o, v.as_f64(), Columns::float),
+        },
         Kind::Decimal { precision, scale } => {
             let text = match v {
                 Value::String(s) => s.clone(),
@@ -148,5 +215,7 @@ fn append(out: &mut Columns, o: usize, v: Option<&Value>) {
             out.put(o, t, Columns::time)
         }
     };
-    out.bad_values += !ok as u64;
+    if !ok {
+        out.bad(o, v.to_string().as_bytes());
+    }
 }

@@ -2,14 +2,21 @@
 //! Keys seen in the first 1000 records of the first input become columns, in the
 //! order first seen (or `--schema` names them); types are inferred from the
 //! sampled values like CSV's (int, float, timestamp, bool, text). A bare key is
-//! `true`; a missing key is NULL; a value that does not convert is NULL. A
-//! record with no `key=value` pair, or with an unclosed quote, is malformed.
+//! `true`; a missing key is NULL; a value that does not convert stops the
+//! query when the types were inferred (`sql::problem`), and is NULL (counted)
+//! when `--schema` gave them. A record with no `key=value` pair, or with an
+//! unclosed quote, is malformed.
 
 use super::{csv, Columns, Field, Format, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct Logfmt {
     fields: Vec<Field>,
+    /// Each column's key as it is in the records: a key that is not valid
+    /// UTF-8 has a column name with U+FFFD in it, and its values were lost
+    /// when the records' keys were compared with that name.
+    keys: Vec<Vec<u8>>,
+    inferred: bool,
 }
 
 /// A key and its value (unescaped when it was quoted).
@@ -76,7 +83,11 @@ fn logfmt_value(r: &[u8], start: usize) -> Option<(std::borrow::Cow<'_, [u8]>, u
 impl Logfmt {
     pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
         if let Some(s) = &opts.schema {
-            return Ok(Logfmt { fields: s.clone() });
+            return Ok(Logfmt {
+                fields: s.clone(),
+                keys: s.iter().map(|f| f.name.as_bytes().to_vec()).collect(),
+                inferred: false,
+            });
         }
         let mut names: Vec<Vec<u8>> = Vec::new();
         let mut values: Vec<Vec<Vec<u8>>> = Vec::new();
@@ -101,7 +112,11 @@ impl Logfmt {
                 Field::new(String::from_utf8_lossy(n), kind)
             })
             .collect();
-        Ok(Logfmt { fields })
+        Ok(Logfmt {
+            fields,
+            keys: names,
+            inferred: true,
+        })
     }
 }
 
@@ -115,17 +130,38 @@ impl Format for Logfmt {
     }
 
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
+        let keys: Vec<Vec<u8>> = projection.iter().map(|&c| self.keys[c].clone()).collect();
         Box::new(LogfmtParser {
-            keys: projection
+            bad_keys: keys
                 .iter()
-                .map(|&c| self.fields[c].name.as_bytes().to_vec())
+                .map(|k| std::str::from_utf8(k).is_err())
                 .collect(),
+            keys,
         })
+    }
+
+    fn types_inferred(&self) -> bool {
+        self.inferred
+    }
+
+    fn notes(&self) -> Vec<String> {
+        (self.keys.iter().zip(&self.fields))
+            .filter(|(k, _)| std::str::from_utf8(k).is_err())
+            .map(|(_, f)| {
+                format!(
+                    "key {:?} is not valid UTF-8 (its column's name has U+FFFD)",
+                    f.name
+                )
+            })
+            .collect()
     }
 }
 
 struct LogfmtParser {
     keys: Vec<Vec<u8>>,
+    /// The key is not valid UTF-8: each of its values is counted as invalid
+    /// UTF-8 (its column's name was replaced), so `--strict` stops at it.
+    bad_keys: Vec<bool>,
 }
 
 impl Parser for LogfmtParser {
@@ -137,6 +173,7 @@ impl Parser for LogfmtParser {
             // The last occurrence of a repeated key wins.
             match pairs.iter().rev().find(|(k, _)| *k == key.as_slice()) {
                 Some((_, v)) if !(v.is_empty() && out.kind(o) != Kind::Str) => {
+                    out.invalid_utf8 += self.bad_keys[o] as u64;
                     out.text_as_kind(o, v)
                 }
                 _ => out.null(o),

@@ -73,6 +73,14 @@ impl Kind {
         }
     }
 
+    /// The type as `--schema` reads it back (a decimal with its precision and scale).
+    pub fn spec(self) -> String {
+        match self {
+            Kind::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            k => k.name().into(),
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Kind> {
         let s = s.trim().to_ascii_lowercase();
         if let Some(d) = parse_decimal_type(&s) {
@@ -146,14 +154,40 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// A parser that builds the columns `projection` (indices into `fields`, in
     /// the order the batch wants them). One per worker thread.
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser>;
+    /// The layout of the table's input `input` (CSV files whose headers
+    /// differ, see [`csv::Csv::by_name`]); 0 for every input by default.
+    fn layout_of(&self, _input: usize) -> usize {
+        0
+    }
+    /// A parser as [`Format::parser`] for the inputs of layout `layout`.
+    fn parser_in(&self, _layout: usize, projection: &[usize]) -> Box<dyn Parser> {
+        self.parser(projection)
+    }
+    /// This format as CSV, for what only CSV does (matching files' headers).
+    fn as_csv(&self) -> Option<&csv::Csv> {
+        None
+    }
     /// Records are cut at this byte (a trailing `\r` is removed by the caller).
     fn separator(&self) -> u8 {
         b'\n'
     }
-    /// True when a record may span lines (CSV with quoted line breaks), so the
-    /// caller must cut records with [`Format::record_end`] from the file's start.
-    fn multiline(&self) -> bool {
+    /// How records that may span lines are cut (CSV with quoted line breaks):
+    /// the caller must then cut them from the file's start with
+    /// [`csv::Quoting::record_end`]. `None`: every record is one line.
+    fn quoting(&self) -> Option<csv::Quoting> {
+        None
+    }
+    /// The columns' types were inferred from a sample (not given with
+    /// `--schema` nor fixed by the format): a later value that does not fit
+    /// its column's type is an error, as in DuckDB (`sql::job`), where a
+    /// declared type makes it NULL (counted; an error with `--strict`).
+    fn types_inferred(&self) -> bool {
         false
+    }
+    /// What `--stats` should say about how the columns were made (a type
+    /// chosen so that no digit is lost, say).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
     /// Lines to skip at the start of every file (a CSV header).
     fn header_lines(&self) -> usize {
@@ -336,6 +370,9 @@ pub struct FormatOptions {
     pub no_header: bool,
     /// Columns and types given by the user (`name:type,...`), instead of inferred.
     pub schema: Option<Vec<Field>>,
+    /// `--strict`: the first malformed record, value not of its column's type
+    /// or invalid UTF-8 stops the query with an error that names it.
+    pub strict: bool,
 }
 
 /// Parse `--schema 'name:type,name:type'` (a comma inside a type's parentheses,

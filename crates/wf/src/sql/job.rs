@@ -12,6 +12,7 @@
 //! and all of them end when the scan ends. The channel's bound (two batches per
 //! thread) is the back-pressure: parsing never runs far ahead of the query.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
@@ -19,9 +20,11 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::error::DataFusionError;
 
+use super::problem::{line_at, schema_hint, ProblemKind, RecordError};
 use crate::formats::bytemap::ByteMap;
-use crate::formats::{csv, Columns, Format, Kind, Parser};
+use crate::formats::{Columns, Format, Kind, Parser};
 use crate::jobs::{Chunk, Job};
+use crate::scan::Input;
 
 /// What a batch channel carries.
 pub type BatchResult = Result<RecordBatch, DataFusionError>;
@@ -75,6 +78,14 @@ pub struct BatchJob {
     pub readers: Vec<Reader>,
     /// The format cuts text values at ASCII bytes ([`Format::ascii_boundaries`]).
     pub ascii_boundaries: bool,
+    /// The inputs, to find the line of a record that stops the query.
+    pub inputs: Arc<Vec<Input>>,
+    /// The format's layout of each input ([`Format::layout_of`]).
+    pub layouts: Vec<usize>,
+    /// `--strict`: every problem stops the query (see [`BatchJob::fatal`]).
+    pub strict: bool,
+    /// Set once a problem stopped the query: the scan reads no further.
+    pub failed: AtomicBool,
 }
 
 /// A reader of a scan's batches: the channel of one `ScanExec`, and which of
@@ -141,6 +152,8 @@ impl ParseStats {
 
 pub struct BatchState {
     parser: Box<dyn Parser>,
+    /// The layout `parser` reads (see [`Format::layout_of`]).
+    layout: usize,
     /// The separator and the format's needles, marked per piece.
     map: ByteMap,
     cols: Columns,
@@ -158,6 +171,7 @@ impl Job for BatchJob {
         let vkinds: Vec<Kind> = self.virtuals.iter().map(|v| virtual_kind(*v)).collect();
         BatchState {
             parser: self.format.parser(&self.format_cols),
+            layout: 0,
             map: crate::formats::byte_map(self.format.as_ref()),
             cols: Columns::new(&kinds),
             virt: Columns::new(&vkinds),
@@ -184,6 +198,11 @@ impl Job for BatchJob {
         st.cols.utf8_checked = self.ascii_boundaries
             && (!st.cols.has_text() || simdutf8::basic::from_utf8(data).is_ok());
         st.lines.start(chunk);
+        let layout = self.layout(chunk.input);
+        if st.layout != layout {
+            st.parser = self.format.parser_in(layout, &self.format_cols);
+            st.layout = layout;
+        }
         if self.quoted {
             self.quoted_records(st, chunk, skip);
         } else {
@@ -204,8 +223,18 @@ impl Job for BatchJob {
     /// FROM logs LIMIT 10` over a 50 GB log returns at once instead of after
     /// reading the rest unparsed.
     fn stopped(&self) -> bool {
-        self.readers.iter().all(|r| r.tx.is_closed())
+        self.failed.load(Ordering::Relaxed) || self.readers.iter().all(|r| r.tx.is_closed())
     }
+}
+
+/// The problems a state has counted: malformed records, values not of their
+/// column's type, invalid UTF-8 (those still in its columns and those flushed).
+fn tally(st: &BatchState) -> [u64; 3] {
+    [
+        st.stats.malformed,
+        st.stats.bad_values + st.cols.bad_values,
+        st.stats.invalid_utf8 + st.cols.invalid_utf8,
+    ]
 }
 
 fn virtual_kind(v: Virtual) -> Kind {
@@ -268,7 +297,11 @@ impl BatchJob {
         while pos < data.len() {
             if run && wait == 0 && k >= skip && (pos > 0 || chunk.offset > 0) {
                 let room = self.batch_rows.saturating_sub(st.cols.rows()).max(1);
+                let before = tally(st);
                 let (next, n) = st.parser.parse_run(data, &st.map, pos, room, &mut st.cols);
+                if self.fatal(before, tally(st)) {
+                    return self.fail_in_run(chunk, pos, next);
+                }
                 (pos, k) = (next, k + n);
                 if st.cols.rows() >= self.batch_rows {
                     self.flush(st);
@@ -282,8 +315,8 @@ impl BatchJob {
             }
             wait = wait.saturating_sub(1);
             let end = st.map.next(0, pos, data.len()).unwrap_or(data.len());
-            if k >= skip {
-                self.record(st, chunk, pos, end);
+            if k >= skip && !self.record(st, chunk, pos, end) {
+                return;
             }
             if lines {
                 st.lines.pass(&data[pos..data.len().min(end + 1)]);
@@ -297,14 +330,15 @@ impl BatchJob {
     fn quoted_records(&self, st: &mut BatchState, chunk: &Chunk<'_>, mut skip: usize) {
         let data = chunk.data;
         let lines = self.virtuals.contains(&Virtual::Line);
+        let q = self.format.quoting().expect("a format with quoted records");
         let mut pos = 0;
         // The whole file is one chunk here: look for a stopped query per record.
         while pos < data.len() && !self.stopped() {
-            let end = csv::record_end(data, pos).unwrap_or(data.len());
+            let end = q.cut(data, pos).end;
             if skip > 0 {
                 skip -= 1;
-            } else {
-                self.record(st, chunk, pos, end);
+            } else if !self.record(st, chunk, pos, end) {
+                return;
             }
             if lines {
                 st.lines.pass(&data[pos..data.len().min(end + 1)]);
@@ -314,8 +348,22 @@ impl BatchJob {
     }
 
     /// Parse the record `chunk.data[pos..end]` into the state's columns; flush a
-    /// full batch.
-    fn record(&self, st: &mut BatchState, chunk: &Chunk<'_>, pos: usize, end: usize) {
+    /// full batch. False when the record stopped the query.
+    fn record(&self, st: &mut BatchState, chunk: &Chunk<'_>, pos: usize, end: usize) -> bool {
+        let before = tally(st);
+        self.parse_record(st, chunk, pos, end);
+        if self.fatal(before, tally(st)) {
+            let at = chunk.offset + pos as u64;
+            self.fail(chunk.input, at, &chunk.data[pos..end]);
+            return false;
+        }
+        if st.cols.rows() >= self.batch_rows {
+            self.flush(st);
+        }
+        true
+    }
+
+    fn parse_record(&self, st: &mut BatchState, chunk: &Chunk<'_>, pos: usize, end: usize) {
         let data = chunk.data;
         let end = if end > pos && data[end - 1] == b'\r' {
             end - 1
@@ -355,8 +403,105 @@ impl BatchJob {
             }
         }
         st.virt.end_row();
-        if st.cols.rows() >= self.batch_rows {
-            self.flush(st);
+    }
+
+    /// The format's layout of input `input` (see [`Format::layout_of`]).
+    fn layout(&self, input: usize) -> usize {
+        self.layouts.get(input).copied().unwrap_or(0)
+    }
+
+    /// Does the change of the problem counts (see [`tally`]) stop the query?
+    /// Under `--strict` any problem does; otherwise a value that does not fit
+    /// a type inferred from a sample (see `sql::problem`).
+    fn fatal(&self, before: [u64; 3], after: [u64; 3]) -> bool {
+        if self.strict {
+            before != after
+        } else {
+            self.format.types_inferred() && after[1] > before[1]
+        }
+    }
+
+    /// A run of records over `chunk.data[from..to]` had a problem that stops
+    /// the query: find its record (parsing them one by one) and stop.
+    #[cold]
+    fn fail_in_run(&self, chunk: &Chunk<'_>, from: usize, to: usize) {
+        let data = chunk.data;
+        let mut pos = from;
+        while pos < to {
+            let end =
+                memchr::memchr(self.format.separator(), &data[pos..to]).map_or(to, |i| pos + i);
+            if self.problem(chunk.input, &data[pos..end]).is_some() {
+                return self.fail(chunk.input, chunk.offset + pos as u64, &data[pos..end]);
+            }
+            pos = end + 1;
+        }
+        // Not found alone (it should be): name the run's first record.
+        let end = memchr::memchr(self.format.separator(), &data[from..to]).map_or(to, |i| from + i);
+        self.fail(chunk.input, chunk.offset + from as u64, &data[from..end]);
+    }
+
+    /// The problem that stops the query in `record` parsed alone, with the
+    /// column and value for a bad value.
+    fn problem(
+        &self,
+        input: usize,
+        record: &[u8],
+    ) -> Option<(ProblemKind, Option<(usize, Vec<u8>)>)> {
+        let record = record.strip_suffix(b"\r").unwrap_or(record);
+        let record = super::strip_bom(record);
+        let kinds: Vec<Kind> = (self.format_cols.iter())
+            .map(|&c| self.format.fields()[c].kind)
+            .collect();
+        let mut cols = Columns::new(&kinds);
+        let mut parser = (self.format).parser_in(self.layout(input), &self.format_cols);
+        let parsed = parser.parse(record, &mut cols);
+        let after = [!parsed as u64, cols.bad_values, cols.invalid_utf8];
+        if !self.fatal([0; 3], after) {
+            return None;
+        }
+        Some(if after[0] > 0 {
+            (ProblemKind::Malformed, None)
+        } else if after[1] > 0 {
+            (ProblemKind::BadValue, cols.first_bad.take())
+        } else {
+            (ProblemKind::InvalidUtf8, None)
+        })
+    }
+
+    /// Stop the query at the record at byte `at` of input `input`: every
+    /// reader gets the error (the first failure only), and the scan reads no
+    /// further.
+    #[cold]
+    fn fail(&self, input: usize, at: u64, record: &[u8]) {
+        if self.failed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let (kind, bad) = self
+            .problem(input, record)
+            .unwrap_or((ProblemKind::Malformed, None));
+        let fields = self.format.fields();
+        let column = bad
+            .as_ref()
+            .map(|(c, _)| fields[self.format_cols[*c]].clone());
+        let text = bad.as_ref().map_or(record, |(_, v)| v.as_slice());
+        let hint = match &column {
+            Some(c) if !self.strict => schema_hint(fields, &c.name, text),
+            _ => "--strict".to_string(),
+        };
+        let err = RecordError {
+            kind,
+            input: self.names[input].clone(),
+            byte: at,
+            line: line_at(&self.inputs[input], at),
+            column,
+            text: RecordError::cut(text),
+            hint,
+        };
+        for r in &self.readers {
+            if !r.tx.is_closed() {
+                let e = DataFusionError::External(Box::new(err.clone()));
+                let _ = r.tx.send_blocking(Err(e));
+            }
         }
     }
 

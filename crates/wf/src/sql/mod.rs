@@ -10,6 +10,7 @@ pub mod cleanup;
 pub mod job;
 pub mod memory;
 pub mod output;
+pub mod problem;
 mod share;
 pub mod sum;
 pub mod table;
@@ -188,7 +189,8 @@ fn run_into(
             t.inputs,
             opts.scan.clone(),
             progress.clone(),
-        );
+        )
+        .with_strict(opts.format.strict);
         runs.push(TableRun {
             name: t.name.clone(),
             format: format.name(),
@@ -324,6 +326,9 @@ async fn execute(
 
 /// DataFusion's message; for an unknown column, the tables' columns after it.
 fn query_error(ctx: &SessionContext, e: datafusion::error::DataFusionError) -> SqlError {
+    if let Some(r) = problem::record_error(&e) {
+        return SqlError::Query(r.to_string());
+    }
     let msg = e.to_string();
     let unknown = msg.contains("No field named") || msg.contains("not found");
     if !unknown || msg.contains("Valid fields are") {
@@ -369,7 +374,19 @@ fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>,
             break;
         }
     }
-    formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)
+    let format = formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)?;
+    match format.as_csv() {
+        Some(csv) if t.inputs.len() > 1 => {
+            let mut samples = Vec::with_capacity(t.inputs.len());
+            for i in &t.inputs {
+                // An input that cannot be read is named by the scan.
+                samples.push((i.name.clone(), read_sample(i).unwrap_or_default()));
+            }
+            let by_name = csv.clone().by_name(&samples).map_err(SqlError::Usage)?;
+            Ok(Arc::new(by_name))
+        }
+        _ => Ok(format),
+    }
 }
 
 fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
@@ -469,7 +486,10 @@ pub fn stats_text(t: &TableRun) -> String {
     s.push_str(&format!("  rows:           {}\n", r.stats.rows));
     s.push_str(&format!("  malformed lines: {}\n", r.stats.malformed));
     for (name, off) in &r.first_bad {
-        s.push_str(&format!("    at {name}:{off}\n"));
+        s.push_str(&format!("    at {name}: byte {off}\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("  note: {n}\n"));
     }
     if r.stats.blank > 0 {
         s.push_str(&format!("  blank lines:    {}\n", r.stats.blank));

@@ -40,8 +40,9 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use super::job::{BatchJob, BatchResult, Out, ParseStats, Reader, Virtual, SHOW_BAD};
+use super::job::{BatchJob, BatchResult, BatchState, Out, ParseStats, Reader, Virtual, SHOW_BAD};
 use super::share::Shared;
+use crate::formats::csv::Quoting;
 use crate::formats::{self, Format};
 use crate::jobs::{Chunk, Job};
 use crate::scan::{self, Input, InputError, Progress, ScanOptions, Source};
@@ -57,6 +58,9 @@ pub struct ScanReport {
     pub bytes: u64,
     /// Files read whole and serially because quoted fields hold line breaks.
     pub serial_files: Vec<String>,
+    /// What `--stats` says of the table's columns (renamed ones, types chosen
+    /// so that no digit is lost).
+    pub notes: Vec<String>,
     /// Some scan reported: `complete` says whether it read every record.
     pub reported: bool,
     pub complete: bool,
@@ -91,6 +95,8 @@ pub(super) struct TableInner {
     report: Arc<Mutex<ScanReport>>,
     /// The scan threads started so far; [`LogTable::scans`] waits for them.
     threads: Scans,
+    /// `--strict`: every problem stops the query (see `sql::problem`).
+    strict: bool,
 }
 
 impl fmt::Debug for TableInner {
@@ -111,14 +117,27 @@ impl LogTable {
         opts: ScanOptions,
         progress: Option<Arc<Progress>>,
     ) -> Self {
-        let mut fields: Vec<ArrowField> = formats::schema(format.fields())
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
+        // A name used twice, or one of the virtual columns', would make the
+        // table unqueryable: renamed as DuckDB does (`a`, `a_1`).
+        let names = formats::csv::unique_names(format.fields().iter().map(|f| f.name.clone()));
+        let mut notes = format.notes();
+        let mut fields = Vec::new();
+        for (f, name) in format.fields().iter().zip(names) {
+            if name != f.name {
+                notes.push(format!(
+                    "column {:?} is named {name} (its name was taken)",
+                    f.name
+                ));
+            }
+            fields.push(ArrowField::new(name, f.kind.data_type(), true));
+        }
         for (name, _, kind) in Virtual::ALL {
             fields.push(ArrowField::new(name, kind.data_type(), true));
         }
+        let report = ScanReport {
+            notes,
+            ..ScanReport::default()
+        };
         LogTable {
             inner: Arc::new(TableInner {
                 format,
@@ -126,10 +145,20 @@ impl LogTable {
                 opts,
                 schema: Arc::new(Schema::new(fields)),
                 progress,
-                report: Arc::default(),
+                report: Arc::new(Mutex::new(report)),
                 threads: Scans::default(),
+                strict: false,
             }),
         }
+    }
+
+    /// Make every malformed record, value not of its column's type and invalid
+    /// UTF-8 stop the queries over this table (`--strict`).
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("a table not yet shared")
+            .strict = strict;
+        self
     }
 
     /// What the scans of this table found (complete once its queries are done
@@ -316,18 +345,27 @@ pub(super) fn scan_jobs(
     batch_rows: usize,
     readers: Vec<Reader>,
 ) -> Vec<(BatchJob, Vec<Input>)> {
-    let flags = match t.format.multiline() {
-        true => quoted_files(&t.inputs, &t.opts),
-        false => vec![false; t.inputs.len()],
+    let flags = match t.format.quoting() {
+        Some(q) => quoted_files(&t.inputs, &t.opts, q),
+        None => vec![false; t.inputs.len()],
     };
-    let (mut quoted, mut plain) = (Vec::new(), Vec::new());
-    for (input, q) in t.inputs.iter().zip(flags) {
-        if q { &mut quoted } else { &mut plain }.push(input.clone());
+    // Table input indices: the plain ones, the quoted ones, byte ranges of
+    // quoted ones (read apart, see `read_spans`).
+    let mut groups: [Vec<usize>; 3] = Default::default();
+    for (i, q) in flags.into_iter().enumerate() {
+        let g = match (q, t.inputs[i].span.is_some()) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 2,
+        };
+        groups[g].push(i);
     }
     let mut out = Vec::new();
-    for (quoted, inputs) in [(false, plain), (true, quoted)] {
-        if !inputs.is_empty() {
-            let job = job(t, projection, batch_rows, readers.clone(), &inputs, quoted);
+    for (g, idx) in groups.into_iter().enumerate() {
+        let quoted = g > 0;
+        if !idx.is_empty() {
+            let job = job(t, projection, batch_rows, readers.clone(), &idx, quoted);
+            let inputs = idx.iter().map(|&i| t.inputs[i].clone()).collect();
             out.push((job, inputs));
         }
     }
@@ -339,9 +377,10 @@ fn job(
     projection: &[usize],
     batch_rows: usize,
     readers: Vec<Reader>,
-    inputs: &[Input],
+    idx: &[usize],
     quoted: bool,
 ) -> BatchJob {
+    let inputs: Vec<Input> = idx.iter().map(|&i| t.inputs[i].clone()).collect();
     let nformat = t.format.fields().len();
     let mut format_cols = Vec::new();
     let mut virtuals = Vec::new();
@@ -364,6 +403,10 @@ fn job(
         order,
         schema: Arc::new(t.schema.project(projection).expect("valid projection")),
         names: Arc::new(inputs.iter().map(|i| i.name.clone()).collect()),
+        layouts: idx.iter().map(|&i| t.format.layout_of(i)).collect(),
+        inputs: Arc::new(inputs),
+        strict: t.strict,
+        failed: Default::default(),
         quoted,
         ascii_boundaries: t.format.ascii_boundaries(),
         batch_rows,
@@ -382,7 +425,7 @@ fn job(
 /// without `--mmap`; mapped, the search ran on freshly mapped pages and the
 /// process's RSS grew by the file's size), where on the 2.25 GHz host reading
 /// had cost 0.35 s of system time on the 1BRC query.
-fn quoted_files(inputs: &[Input], opts: &ScanOptions) -> Vec<bool> {
+fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<bool> {
     let files: Vec<usize> = (0..inputs.len())
         .filter(|&i| matches!(inputs[i].source, Source::File { .. }))
         .collect();
@@ -393,7 +436,7 @@ fn quoted_files(inputs: &[Input], opts: &ScanOptions) -> Vec<bool> {
     let found = scan::run(&AnyQuote, mine, &opts, None).state;
     let mut flags = vec![false; inputs.len()];
     for k in found {
-        flags[files[k]] = has_quoted_newline(&inputs[files[k]]);
+        flags[files[k]] = has_quoted_newline(&inputs[files[k]], q);
     }
     flags
 }
@@ -424,19 +467,19 @@ impl Job for AnyQuote {
 }
 
 /// True for a regular file that holds a line break inside quotes.
-fn has_quoted_newline(input: &Input) -> bool {
+fn has_quoted_newline(input: &Input, q: Quoting) -> bool {
+    map_file(input).is_ok_and(|m| q.has_quoted_newline(&m))
+}
+
+/// A regular file input, mapped (the scan reports the errors).
+fn map_file(input: &Input) -> std::io::Result<memmap2::Mmap> {
     let Source::File { path, .. } = &input.source else {
-        return false;
+        return Err(std::io::ErrorKind::Unsupported.into());
     };
-    let Ok(f) = std::fs::File::open(path) else {
-        return false; // the scan reports the error
-    };
+    let f = std::fs::File::open(path)?;
     // SAFETY: read-only map of a file this process does not write; a file
     // truncated meanwhile could fault, as with `--mmap`.
-    match unsafe { memmap2::Mmap::map(&f) } {
-        Ok(m) => formats::csv::has_quoted_newline(&m),
-        Err(_) => false,
-    }
+    unsafe { memmap2::Mmap::map(&f) }
 }
 
 /// Run the scans, record what they found, then close the channel (by dropping
@@ -460,12 +503,17 @@ pub(super) fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) 
             opts.chunk_size = u64::MAX;
         }
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-        let mut out = scan::run(job, inputs.clone(), &opts, table.progress.as_deref());
-        job.flush(&mut out.state);
+        let (mut state, errors, bytes) = if job.quoted && inputs[0].span.is_some() {
+            read_spans(job, inputs)
+        } else {
+            let out = scan::run(job, inputs.clone(), &opts, table.progress.as_deref());
+            (out.state, out.errors, out.bytes)
+        };
+        job.flush(&mut state);
         mine.complete &= !job.stopped();
-        mine.errors.extend(out.errors.iter().cloned());
-        mine.bytes += out.bytes;
-        let mut stats = out.state.stats;
+        mine.errors.extend(errors);
+        mine.bytes += bytes;
+        let mut stats = state.stats;
         // Name the malformed records' inputs from this scan's own input list.
         for (i, off) in std::mem::take(&mut stats.first_bad) {
             mine.first_bad.push((names[i].clone(), off));
@@ -478,10 +526,49 @@ pub(super) fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) 
     }
     let mut r = table.report.lock().unwrap();
     if !r.reported || (mine.complete && !r.complete) {
+        mine.notes = std::mem::take(&mut r.notes);
         *r = mine;
     }
     drop(r);
     drop(scans);
+}
+
+/// The records of byte ranges of CSV files whose quoted fields hold line
+/// breaks (ranges of the Python package's `read_range`, one per Dask task).
+/// The engine cuts a range at newlines, which may lie inside quotes, so each
+/// range is read here whole, on this thread: from the first record that
+/// starts at or after the range's start to the first that starts at or after
+/// its end, both found by cutting the file's records from its start (one pass
+/// over its quotes and newlines up to the range's end). The ranges of a file
+/// thus hold each of its records exactly once, as the CLI reads them.
+fn read_spans(job: &BatchJob, inputs: &[Input]) -> (BatchState, Vec<InputError>, u64) {
+    let q = job.format.quoting().expect("a format with quoted records");
+    let mut state = job.new_state();
+    let (mut errors, mut bytes) = (Vec::new(), 0);
+    for (i, input) in inputs.iter().enumerate() {
+        let (s, e) = input.span.unwrap_or((0, u64::MAX));
+        let m = match map_file(input) {
+            Ok(m) => m,
+            Err(err) => {
+                errors.push(InputError {
+                    name: input.name.clone(),
+                    message: scan::io_message(&err),
+                });
+                continue;
+            }
+        };
+        let clip = |x: u64| x.min(m.len() as u64) as usize;
+        let start = q.record_start_from(&m, 0, clip(s));
+        let end = q.record_start_from(&m, start, clip(e));
+        let chunk = Chunk {
+            input: i,
+            offset: start as u64,
+            data: &m[start..end],
+        };
+        job.process(&mut state, &chunk);
+        bytes += (end - start) as u64;
+    }
+    (state, errors, bytes)
 }
 
 impl DisplayAs for ScanExec {
