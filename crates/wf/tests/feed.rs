@@ -1188,3 +1188,329 @@ fn the_never_read_report_starts_exactly_where_the_worker_stopped_reading() {
         }
     }
 }
+
+/// Records of varied lengths, each unique, and where each starts (with its
+/// length, separator included), by content.
+fn varied_records(n: usize) -> (Vec<u8>, std::collections::HashMap<Vec<u8>, (u64, u64)>) {
+    let mut data = Vec::new();
+    let mut at = std::collections::HashMap::new();
+    for i in 0..n {
+        let start = data.len() as u64;
+        data.extend_from_slice(format!("record {i:07} ").as_bytes());
+        data.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, (i * 7919) % 180));
+        data.push(b'\n');
+        let rec = data[start as usize..data.len() - 1].to_vec();
+        at.insert(rec, (start, data.len() as u64 - start));
+    }
+    (data, at)
+}
+
+/// The ranges wf names as given to no worker ("... not given to any worker:
+/// NAME bytes a..b, c..d").
+fn not_given(err: &str, name: &str) -> Vec<(u64, u64)> {
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("not given to any worker"))
+        .collect();
+    reported_ranges(&lines.join("\n"), name)
+        .into_iter()
+        .map(|(a, b)| (a as u64, b as u64))
+        .collect()
+}
+
+/// Every output line is a whole record of the input (`at`), none twice, and
+/// the records delivered and the ranges named tile `[0, size)` exactly.
+fn assert_whole_records_and_named_rest(
+    out: &[u8],
+    at: &std::collections::HashMap<Vec<u8>, (u64, u64)>,
+    named: &[(u64, u64)],
+    size: u64,
+) {
+    let mut pieces: Vec<(u64, u64, &str)> = named.iter().map(|&(a, b)| (a, b, "named")).collect();
+    for line in records(out, b'\n') {
+        let Some(&(start, len)) = at.get(line) else {
+            let nuls = line.iter().filter(|&&b| b == 0).count();
+            panic!(
+                "a worker got a line that is not a record of the file ({} bytes, {nuls} NULs): {:?}",
+                line.len(),
+                String::from_utf8_lossy(&line[..line.len().min(60)])
+            );
+        };
+        pieces.push((start, start + len, "delivered"));
+    }
+    pieces.sort();
+    let mut end = 0;
+    for &(a, b, what) in &pieces {
+        assert!(a == end, "bytes {end}..{a} neither delivered nor named (next: {what} {a}..{b}); named: {named:?}");
+        end = b;
+    }
+    assert_eq!(end, size, "bytes {end}..{size} neither delivered nor named");
+}
+
+#[test]
+fn a_file_truncated_under_feed_gives_whole_records_and_names_the_rest() {
+    let dir = tmpdir();
+    let (data, at) = varied_records(40_000);
+    let f = write(dir.path(), "t.log", &data);
+    let marker = dir.path().join("truncated");
+    // Workers wait until the file is truncated: what wf wrote into their pipes
+    // before that must still be whole records of the file as it was.
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.01; done; exec cat",
+        marker.display()
+    );
+    let cmd = feed(&["-j", "2", "--block", "64K"], &[&f], &["sh", "-c", &script]);
+    let marker2 = marker.clone();
+    let f2 = f.clone();
+    let watcher = std::thread::spawn(move || {
+        let t = Instant::now();
+        // wf's own command line holds the script too: wf and two workers.
+        while pids_with(&marker2.display().to_string()).len() < 3 {
+            assert!(t.elapsed() < Duration::from_secs(20), "workers did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Time for wf to fill the pipes (the old splice then showed NULs); the
+        // outcome must not depend on it.
+        std::thread::sleep(Duration::from_millis(300));
+        let fh = std::fs::OpenOptions::new().write(true).open(&f2).unwrap();
+        fh.set_len(300_007).unwrap();
+        std::fs::write(&marker2, b"").unwrap();
+    });
+    let r = run_limit(cmd, None, Duration::from_secs(60));
+    watcher.join().unwrap();
+    assert_eq!(r.status.code(), Some(2), "{}", r.err);
+    assert!(r.err.contains("file shrank"), "{}", r.err);
+    let named = not_given(&r.err, &f.display().to_string());
+    assert_whole_records_and_named_rest(&r.out, &at, &named, data.len() as u64);
+    assert!(!named.is_empty(), "no range named: {}", r.err);
+}
+
+#[test]
+fn a_record_longer_than_max_record_is_named_and_the_rest_fed() {
+    let dir = tmpdir();
+    let (mut data, _) = varied_records(3000);
+    // Too long (1001, 5000 and 300,000 bytes: past a read piece), exactly the
+    // limit (1000: fed), and a final unterminated one too long.
+    let mut long = Vec::new();
+    for (i, n) in [(500, 1001), (900, 1000), (1500, 5000), (2500, 300_000)] {
+        long.push((i, n));
+    }
+    let mut recs: Vec<Vec<u8>> = records(&data, b'\n').iter().map(|r| r.to_vec()).collect();
+    for &(i, n) in &long {
+        recs.insert(i, vec![b'L'; n]);
+    }
+    data = recs.join(&b'\n');
+    data.push(b'\n');
+    data.extend(std::iter::repeat_n(b'E', 2000));
+    let f = write(dir.path(), "m.log", &data);
+    let mut want_named = Vec::new();
+    let mut expected = Vec::new();
+    let mut start = 0u64;
+    for r in data.split(|&b| b == b'\n') {
+        let end = (start + r.len() as u64 + 1).min(data.len() as u64);
+        if r.len() > 1000 {
+            want_named.push((start, end));
+        } else {
+            expected.push(r.to_vec());
+        }
+        start = end;
+    }
+    expected.sort();
+    for args in [
+        &["-j", "2", "--block", "1K"][..],
+        &["-j", "3", "--block", "64K"][..],
+        &["-j", "1", "--block", "1M"][..],
+        &["-j", "2", "--block", "8K", "--per-block"][..],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--max-record", "1000"]);
+        let r = run_limit(feed(&a, &[&f], &["cat"]), None, Duration::from_secs(60));
+        assert_eq!(r.status.code(), Some(2), "{a:?}: {}", r.err);
+        let mut got: Vec<Vec<u8>> = records(&r.out, b'\n').iter().map(|r| r.to_vec()).collect();
+        got.sort();
+        assert!(got == expected, "{a:?}: {} records out, {} expected", got.len(), expected.len());
+        let mut named = not_given(&r.err, &f.display().to_string());
+        named.sort();
+        assert_eq!(named, want_named, "{a:?}: {}", r.err);
+        let n = r.err.matches("longer than --max-record (1000 bytes)").count();
+        assert_eq!(n, want_named.len(), "{}", r.err);
+    }
+}
+
+#[test]
+fn too_many_workers_is_a_usage_error() {
+    let dir = tmpdir();
+    let f = write(dir.path(), "a.txt", b"a\nb\n");
+    for j in ["1025", "50000", "100000"] {
+        let mut c = feed(&["-j", j], &[&f], &["cat"]);
+        // The code before this check tried to start them all: keep a failure
+        // of the test from filling the machine with processes.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            c.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 64,
+                    rlim_max: 64,
+                };
+                libc::setrlimit(libc::RLIMIT_NPROC, &lim);
+                Ok(())
+            });
+        }
+        let r = run_limit(c, None, Duration::from_secs(30));
+        assert_eq!(r.status.code(), Some(2), "-j {j}: {}", r.err);
+        assert!(r.err.contains("at most 1024"), "-j {j}: {}", r.err);
+        assert!(r.out.is_empty());
+    }
+}
+
+#[test]
+fn sigkill_of_wf_kills_its_workers() {
+    for (k, per_block) in [(1, false), (2, true)] {
+        let marker = format!("30.{}{k}7", std::process::id());
+        let mut args = vec!["feed", "-j", "2", "--block", "1"];
+        if per_block {
+            args.push("--per-block");
+        }
+        let mut c = wf();
+        c.args(&args).args(["--", "sleep", &marker]);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let mut si = child.stdin.take().unwrap();
+        si.write_all(b"a\nb\nc\nd\n").unwrap();
+        let t = Instant::now();
+        // wf's own command line holds it too: wf and two workers.
+        while pids_with(&format!("sleep {marker}")).len() < 3 {
+            assert!(t.elapsed() < Duration::from_secs(10), "workers did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let workers: Vec<u32> = pids_with(&format!("sleep {marker}"))
+            .into_iter()
+            .filter(|&p| p != child.id())
+            .collect();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let t = Instant::now();
+        while workers.iter().any(|&p| alive(p)) && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<u32> = workers.into_iter().filter(|&p| alive(p)).collect();
+        for &p in &left {
+            unsafe { libc::kill(p as i32, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "per_block {per_block}: workers outlived wf: {left:?}");
+    }
+}
+
+/// Peak resident memory of a running process, in KiB.
+fn vm_hwm_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_long_output_line_goes_out_in_pieces_and_whole() {
+    let dir = tmpdir();
+    let f = write(dir.path(), "in.txt", &numbered(2000));
+    let marker = dir.path().join("seen");
+    const LONG: usize = 64 << 20;
+    // Worker 0 prints 64 MiB with no newline, then waits until the test has
+    // seen all of it (so wf must pass it on before the line ends); worker 1
+    // prints its input, lines that must not land inside the long one.
+    let script = format!(
+        "if [ \"$WF_WORKER\" = 0 ]; then cat >/dev/null; head -c {LONG} /dev/zero | tr '\\0' x; \
+         while [ ! -e '{}' ]; do sleep 0.01; done; else exec cat; fi",
+        marker.display()
+    );
+    let mut c = feed(&["-j", "2", "--block", "4K"], &[&f], &["sh", "-c", &script]);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let pid = child.id();
+    let mut so = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match so.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut out = Vec::new();
+    let (mut xs, mut peak) = (0, 0);
+    let t = Instant::now();
+    let mut failure = None;
+    while xs < LONG {
+        if let Ok(piece) = rx.recv_timeout(Duration::from_millis(50)) {
+            xs += piece.iter().filter(|&&b| b == b'x').count();
+            out.extend_from_slice(&piece);
+        }
+        peak = peak.max(vm_hwm_kib(pid));
+        if peak >= 32 << 10 {
+            failure = Some(format!("wf holds the long line: peak RSS {peak} KiB"));
+        } else if t.elapsed() > Duration::from_secs(60) {
+            failure = Some(format!("only {xs} bytes of the long line came out"));
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+    peak = peak.max(vm_hwm_kib(pid));
+    std::fs::write(&marker, b"").unwrap();
+    if let Some(f) = failure {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{f}");
+    }
+    let status = wait_limit(&mut child, Duration::from_secs(30));
+    reader.join().unwrap();
+    out.extend(rx.try_iter().flatten());
+    assert!(status.success());
+    assert!(peak < 32 << 10, "peak RSS {peak} KiB for a {LONG}-byte line");
+    // The long line is one run, and every other line is whole.
+    let first = out.iter().position(|&b| b == b'x').unwrap();
+    assert!(out[first..first + LONG].iter().all(|&b| b == b'x'));
+    let mut rest = out[..first].to_vec();
+    rest.extend_from_slice(&out[first + LONG..]);
+    let expected = sorted_records(&numbered(2000), b'\n')
+        .iter()
+        .map(|r| r.to_vec())
+        .collect::<Vec<_>>();
+    // Worker 0 read (and dropped) some of the input.
+    let got = sorted_records(&rest, b'\n');
+    assert!(got.iter().all(|r| r.is_empty() || expected.iter().any(|e| e == r)));
+}
+
+#[test]
+fn an_unterminated_last_record_gets_a_separator_only_in_long_lived_workers() {
+    let dir = tmpdir();
+    let a = write(dir.path(), "a.txt", b"a1\na2");
+    let b = write(dir.path(), "b.txt", b"b1\nb2");
+    let out = ok_run(feed(&["-j", "1"], &[&a, &b], &["cat"]), None);
+    assert_eq!(out, b"a1\na2\nb1\nb2\n");
+    let out = ok_run(
+        feed(&["-j", "2", "--keep-order"], &[&a, &b], &["cat"]),
+        None,
+    );
+    assert_eq!(out, b"a1\na2b1\nb2");
+    let help = ok_run(wf_help(), None);
+    let help = String::from_utf8_lossy(&help).replace(['\n', ' '], "");
+    assert!(help.contains("lastrecordwithoutaseparatorgetsone"), "{help}");
+}
+
+fn wf_help() -> Command {
+    let mut c = wf();
+    c.args(["feed", "--help"]);
+    c
+}

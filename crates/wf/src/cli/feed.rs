@@ -12,17 +12,25 @@ use super::args::InputArgs;
 pub(crate) struct FeedArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Worker processes [default, or 0: number of cores].
+    /// Worker processes, at most 1024 [default, or 0: number of cores].
     #[arg(
         short = 'j',
         long = "jobs",
         visible_alias = "threads",
-        value_name = "N"
+        value_name = "N",
+        value_parser = parse_jobs
     )]
     jobs: Option<usize>,
     /// About this many bytes per block, cut after a record end.
     #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = scan::parse_size)]
     block: u64,
+    /// Longest record given to a worker (without its separator). A longer one
+    /// is given to no worker: it is named on stderr with its input and byte
+    /// offset, the rest is fed, and the exit status is 2. wf holds a record
+    /// whole before writing it, so this bounds wf's memory per worker.
+    /// E.g. --max-record 64M.
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = scan::parse_size)]
+    max_record: u64,
     /// Record separator: one byte, e.g. '\0', '\t', ';' [default: newline].
     #[arg(long, value_name = "BYTE", value_parser = wf::feed::parse_rs)]
     rs: Option<u8>,
@@ -53,6 +61,7 @@ impl FeedArgs {
             combine: self.combine.clone(),
             per_block: self.per_block || self.keep_order,
             keep_order: self.keep_order,
+            max_record: self.max_record,
             ..Default::default()
         };
         if let Some(j) = self.jobs.filter(|&j| j > 0) {
@@ -64,6 +73,21 @@ impl FeedArgs {
         opts.out_sep = self.ors;
         opts
     }
+}
+
+/// `-j N`: a number of workers up to [`wf::feed::MAX_WORKERS`] (0: the cores).
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid number of workers '{s}'"))?;
+    if n > wf::feed::MAX_WORKERS {
+        return Err(format!(
+            "{n} workers is too many: at most {} processes",
+            wf::feed::MAX_WORKERS
+        ));
+    }
+    Ok(n)
 }
 
 /// `wf feed`: the inputs to the workers; exit status 2 if any input could not be

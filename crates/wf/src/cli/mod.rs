@@ -98,8 +98,12 @@ Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book
         long_about = "Split the inputs into blocks of whole records and feed them to N long-lived \
 worker processes (any command: awk, perl, python...) on their stdin, each block to whichever \
 worker is ready. Workers' output lines go to stdout (never mixed mid-line), or through one \
---combine process. Regular files move into the pipes with splice(2). Each worker sees \
-WF_WORKER (0..N-1) and WF_WORKERS.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
+--combine process; a line longer than 1 MiB is passed on in pieces as it comes, and the other \
+workers' output waits until it ends. An input's last record without a separator gets one \
+(so records of two inputs never join); with --per-block a worker gets its block's bytes \
+exactly. Each worker sees WF_WORKER (0..N-1) and WF_WORKERS, and is killed if wf dies. A file \
+that shrinks while being fed (logrotate's copytruncate) gives workers only whole records \
+read from it; the ranges no worker got are named on stderr.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
 wf feed --combine 'python3 combine.py' logs/ -- python3 reduce.py\n  \
 wf feed --per-block --keep-order big.txt -- sort",
         after_help = "Exit status: 0 on success; 2 if any input could not be read, on usage errors, \

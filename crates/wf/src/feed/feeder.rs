@@ -9,7 +9,7 @@ use std::time::Duration;
 use crossbeam_channel as chan;
 
 use super::output::{Reorder, Sink};
-use super::plan::{self, Block};
+use super::plan::{self, Block, Lost, LostWhy};
 use super::proc::{self, describe, Mover, Out, Proc, SendErr};
 use super::Ctl;
 
@@ -19,7 +19,9 @@ pub(super) struct FeederOut {
     pub bytes: u64,
     pub blocks: u64,
     pub failures: Vec<String>,
-    pub input_errors: Vec<(usize, String)>,
+    /// Input ranges not given to the worker (file shrank, read error, record
+    /// too long).
+    pub lost: Vec<Lost>,
 }
 
 /// Everything a feeding thread needs.
@@ -35,6 +37,7 @@ pub(super) struct Feeder {
     pub sink: Arc<Sink>,
     pub reorder: Option<Arc<Reorder>>,
     pub sep: u8,
+    pub max_record: u64,
     pub pipe_size: usize,
 }
 
@@ -192,7 +195,7 @@ impl Feeder {
         // The worker exited while wf still held its stdin open: it stopped before
         // the end of its input, whatever its status.
         let mut early = false;
-        let mut mv = Mover::new();
+        let mut mv = Mover::new(self.sep, self.max_record);
         let mut sent = Sent::Whole;
         while let Sent::Whole = sent {
             let b = match self.next_block(Some(&p)) {
@@ -236,7 +239,7 @@ impl Feeder {
     /// `--per-block`: a fresh process for each block this slot takes.
     pub(super) fn run_per_block(self) -> FeederOut {
         let mut out = FeederOut::default();
-        let mut mv = Mover::new();
+        let mut mv = Mover::new(self.sep, self.max_record);
         loop {
             let Next::Block(b) = self.next_block(None) else {
                 break;
@@ -318,7 +321,14 @@ impl Feeder {
         out: &mut FeederOut,
     ) -> (Placed, Sent) {
         let (at, in0) = (p.pipe_sent(), p.input_sent());
-        let sent = p.send(b, terminate, self.sep, mv);
+        let sent = p.send(b, terminate, mv);
+        let lost = |(from, to)| Lost {
+            input: b.input,
+            from,
+            to,
+            why: LostWhy::TooLong(self.max_record),
+        };
+        out.lost.extend(mv.too_long.drain(..).map(lost));
         let placed = Placed {
             at,
             written: p.input_sent() - in0,
@@ -331,8 +341,14 @@ impl Feeder {
             }
             Err(SendErr::Closed) => Sent::Closed,
             Err(SendErr::Stopped) => Sent::Stopped,
-            Err(SendErr::Input(m)) => {
-                out.input_errors.push((b.input, m));
+            Err(SendErr::Input { at, why }) => {
+                let to = b.offset + b.len;
+                out.lost.push(Lost {
+                    input: b.input,
+                    from: at,
+                    to,
+                    why,
+                });
                 Sent::Whole
             }
         };

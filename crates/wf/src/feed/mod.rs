@@ -12,12 +12,17 @@
 //!   bounded channel. One feeding thread per worker takes the next block when its
 //!   worker has swallowed the previous one, so whichever worker is ready gets the
 //!   next block and a slow worker never stalls the rest.
-//! - File data moves with `splice(2)` from the page cache into the worker's pipe
-//!   (no copy through wf; `pread` + `write` where splice is not supported, or
-//!   with `WF_FEED_COPY=1`); stream data (stdin, FIFOs) is read once by the
+//! - File data moves with `pread` + `write`, a record only once its separator
+//!   has been read ([`proc`] says why not `splice(2)`): a file that shrinks
+//!   while being fed (`logrotate`'s copytruncate) gives workers whole records
+//!   of the file as it was, never a cut one, and every range no worker got is
+//!   reported as an input error with its offsets. A record longer than
+//!   `max_record` is given to no worker and reported the same way, so wf's
+//!   memory stays bounded. Stream data (stdin, FIFOs) is read once by the
 //!   planner and written from its buffers.
 //! - Each worker's output is forwarded in whole units ([`output`]: lines, or
-//!   units ending with `--ors`, which defaults to the `--rs` byte) to wf's
+//!   units ending with `--ors`, which defaults to the `--rs` byte; a unit past
+//!   1 MiB in pieces, the others' output waiting meanwhile) to wf's
 //!   stdout, or to one `--combine` process (`sh -c CMD`) whose stdout is wf's.
 //!   One byte only: cutting at either of two (as a first version did) let a
 //!   `;`-separated unit and a line from two workers mix inside each other.
@@ -32,10 +37,13 @@
 //!   wf stops feeding it, the others go on, and the report lists the failure.
 //!   Records are never sent twice; a record is never dropped silently.
 //! - SIGINT/SIGTERM/SIGHUP: every worker's process group is terminated (killed
-//!   after 2 s) and wf exits with 128 + the signal number.
+//!   after 2 s) and wf exits with 128 + the signal number. If wf itself is
+//!   killed (SIGKILL), the kernel kills every worker (`PR_SET_PDEATHSIG`);
+//!   what a worker started itself ends when its input or output pipe closes.
 //!
-//! Measurement knobs (environment): `WF_FEED_COPY=1` moves file data with
-//! `pread` + `write` instead of `splice`; `WF_FEED_PIPE=SIZE` sets the workers'
+//! Measurement knobs (environment): `WF_FEED_SPLICE=1` moves file data with
+//! `splice` (faster, but a file that shrinks meanwhile can give workers NUL
+//! bytes: never for real use); `WF_FEED_PIPE=SIZE` sets the workers'
 //! stdin pipe size (default 1M, the best of 64K..4M measured here);
 //! `WF_FEED_PACE=0` makes feeding threads block on full pipes instead of
 //! napping (pacing saves a slow worker ~10% of kernel time: see `proc.rs`).
@@ -47,6 +55,7 @@
 //! error such as a command that does not exist, before any input is read).
 
 mod feeder;
+mod limit;
 mod output;
 mod plan;
 mod proc;
@@ -68,7 +77,7 @@ use crossbeam_channel as chan;
 use crate::scan::{Input, InputError};
 use feeder::{report_failure, Feeder, FeederOut};
 use output::{Reorder, Sink};
-use plan::Block;
+use plan::{Block, Lost, LostWhy};
 use proc::{describe, Out, Plain, Proc};
 
 /// How to feed.
@@ -92,6 +101,9 @@ pub struct FeedOptions {
     pub per_block: bool,
     /// Print each block's output in input order (implies `per_block`).
     pub keep_order: bool,
+    /// Longest record given to a worker, in bytes (without its separator); a
+    /// longer one is not given to any worker and is reported as an input error.
+    pub max_record: u64,
 }
 
 impl Default for FeedOptions {
@@ -107,12 +119,20 @@ impl Default for FeedOptions {
             combine: None,
             per_block: false,
             keep_order: false,
+            max_record: DEFAULT_MAX_RECORD,
         }
     }
 }
 
 /// Default block size: 1 MiB.
 pub const DEFAULT_BLOCK: u64 = 1 << 20;
+
+/// Default `--max-record`: 1 GiB.
+pub const DEFAULT_MAX_RECORD: u64 = 1 << 30;
+
+/// Most worker processes (`-j`): more only exhausts process and descriptor
+/// limits (each worker has two pipes and two threads in wf).
+pub const MAX_WORKERS: usize = 1024;
 
 /// What a feed run did.
 #[derive(Debug, Default)]
@@ -310,6 +330,15 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         .map(|s| s.as_os_str())
         .unwrap_or_default();
     check_command(argv0)?;
+    if opts.workers > MAX_WORKERS {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} workers asked for; at most {MAX_WORKERS} (-j)",
+                opts.workers
+            ),
+        ));
+    }
     let n = opts.workers.max(1);
     let per_block = opts.per_block || opts.keep_order;
     let pipe_size = pipe_size();
@@ -338,18 +367,19 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         sink: s.sink.clone(),
         reorder,
         sep: opts.sep,
+        max_record: opts.max_record,
         pipe_size,
     };
     let running = Arc::new(AtomicUsize::new(n));
     let handles = start_feeders(feeder, procs, &running);
 
     s.watch_feeders(&running);
-    let (mut report, mut input_errors) = join_feeders(handles);
+    let (mut report, mut lost) = join_feeders(handles);
 
     // The planner stops at once if the feeders stopped early.
     s.ctl.feeders_gone.store(true, Ordering::SeqCst);
     let planned = s.wait_planner(&plan_rx);
-    input_errors.extend(planned.errors);
+    lost.extend(planned.lost);
     // Blocks planned but never taken: every worker failed.
     let first_left = rx.try_iter().map(|b| (b.input, b.offset)).next();
     drop(rx);
@@ -359,7 +389,8 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         }
     }
     s.finish_output(&mut report.failures);
-    report.input_errors = by_name(input_errors, &names);
+    report.input_errors = by_name(planned.errors, &names);
+    report.input_errors.extend(lost_errors(lost, &names));
     Ok(report)
 }
 
@@ -410,9 +441,9 @@ fn start_planner(
 ) -> chan::Receiver<plan::PlanOut> {
     let (plan_tx, plan_rx) = chan::bounded::<plan::PlanOut>(1);
     let ctl = ctl.clone();
-    let (block, sep) = (opts.block, opts.sep);
+    let cut = (opts.block, opts.sep, opts.max_record);
     std::thread::spawn(move || {
-        let out = plan::plan(&inputs, block, sep, tx, pool, &ctl);
+        let out = plan::plan(&inputs, cut, tx, pool, &ctl);
         let _ = plan_tx.send(out);
         signals::wake();
     });
@@ -449,20 +480,69 @@ fn start_feeders(
         .collect()
 }
 
-/// The feeders' counts and failures, and their input errors.
-fn join_feeders(
-    handles: Vec<std::thread::JoinHandle<FeederOut>>,
-) -> (FeedReport, Vec<(usize, String)>) {
+/// The feeders' counts and failures, and the input ranges they did not give.
+fn join_feeders(handles: Vec<std::thread::JoinHandle<FeederOut>>) -> (FeedReport, Vec<Lost>) {
     let mut report = FeedReport::default();
-    let mut input_errors: Vec<(usize, String)> = Vec::new();
+    let mut lost = Vec::new();
     for h in handles {
         let out = h.join().expect("feeding thread panicked");
         report.bytes += out.bytes;
         report.blocks += out.blocks;
         report.failures.extend(out.failures);
-        input_errors.extend(out.input_errors);
+        lost.extend(out.lost);
     }
-    (report, input_errors)
+    (report, lost)
+}
+
+/// The input errors for ranges no worker was given, in input order: for each
+/// input and cause, every range (adjacent ones merged); a record too long is
+/// named on its own.
+fn lost_errors(mut lost: Vec<Lost>, names: &[String]) -> Vec<InputError> {
+    lost.sort_by(|a, b| (a.input, &a.why, a.from).cmp(&(b.input, &b.why, b.from)));
+    let mut out = Vec::new();
+    for group in lost.chunk_by(|a, b| a.input == b.input && a.why == b.why) {
+        let name = &names[group[0].input];
+        let cause = match &group[0].why {
+            LostWhy::Shrank => "file shrank while being fed".to_string(),
+            LostWhy::Read(m) => m.clone(),
+            LostWhy::TooLong(max) => {
+                for l in group {
+                    let message = format!(
+                        "record at byte {} is longer than --max-record ({max} bytes); \
+                         not given to any worker: {name} bytes {}..{}",
+                        l.from, l.from, l.to
+                    );
+                    out.push(InputError {
+                        name: name.clone(),
+                        message,
+                    });
+                }
+                continue;
+            }
+        };
+        let message = format!(
+            "{cause}; not given to any worker: {name} bytes {}",
+            merged_ranges(group)
+        );
+        out.push(InputError {
+            name: name.clone(),
+            message,
+        });
+    }
+    out
+}
+
+/// "a..b, c..d": every range of one input's sorted group, adjacent ones merged.
+fn merged_ranges(group: &[Lost]) -> String {
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for l in group {
+        match merged.last_mut() {
+            Some(last) if last.1 >= l.from => last.1 = last.1.max(l.to),
+            _ => merged.push((l.from, l.to)),
+        }
+    }
+    let list: Vec<String> = merged.iter().map(|(a, b)| format!("{a}..{b}")).collect();
+    list.join(", ")
 }
 
 /// The failure when every worker stopped before the plan was done.

@@ -6,7 +6,14 @@
 //! defaults to `--rs`) under one lock, so output from different workers never
 //! mixes inside a unit. What a worker prints after its last separator is passed
 //! on when it exits; if anything else follows it, a separator is put in between,
-//! so two workers' units are never glued together either. With `--keep-order`
+//! so two workers' units are never glued together either.
+//!
+//! Memory stays bounded: a unit longer than [`UNIT_BOUND`] is passed on in
+//! pieces as it comes, and while it is open the other workers' output waits
+//! (their pipes fill and they pause), so units are still never mixed. Waiting
+//! cannot deadlock: the worker that holds the output needs nothing from the
+//! others to go on, and the output is released when it ends the unit or exits.
+//! With `--keep-order`
 //! each block's whole output is written as it is, nothing added (so `gzip -c`
 //! blocks concatenate into one valid stream).
 
@@ -14,12 +21,21 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::Ctl;
 
+/// A worker's output unit longer than this is passed on in pieces (with the
+/// output held for it until it ends) rather than kept whole in memory.
+pub const UNIT_BOUND: usize = 1 << 20;
+
 pub(crate) struct Sink {
     inner: Mutex<Inner>,
+    /// Signalled when a writer releases the output.
+    cv: Condvar,
+    /// The next writer id ([`Sink::writer`]); 0 is a writer of whole outputs.
+    ids: AtomicU64,
     /// The output separator.
     sep: u8,
     /// Write outputs as they are, never adding a separator (`--keep-order`).
@@ -33,6 +49,8 @@ struct Inner {
     /// The last bytes written did not end a line.
     open: bool,
     broken: bool,
+    /// A writer in the middle of a unit longer than [`UNIT_BOUND`]: others wait.
+    owner: Option<u64>,
 }
 
 impl Sink {
@@ -42,7 +60,10 @@ impl Sink {
                 w: Some(w),
                 open: false,
                 broken: false,
+                owner: None,
             }),
+            cv: Condvar::new(),
+            ids: AtomicU64::new(1),
             sep,
             raw,
             combine,
@@ -50,16 +71,35 @@ impl Sink {
         }
     }
 
-    /// Write whole lines (or a process's final fragment) as one batch.
-    pub(crate) fn write(&self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
+    /// A new writer id for [`Sink::write`].
+    pub(crate) fn writer(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Write whole units (or a process's final fragment) as one batch for
+    /// writer `who`; `more`: the data ends inside a unit that `who` goes on
+    /// with, and no other writer may write until it ends (an empty final
+    /// write releases the output).
+    pub(crate) fn write(&self, who: u64, data: &[u8], more: bool) {
         let mut g = self.inner.lock().unwrap();
-        if g.broken {
+        if data.is_empty() && g.owner != Some(who) {
             return;
         }
-        let open = g.open;
+        while g.owner.is_some_and(|o| o != who) && g.w.is_some() && !g.broken {
+            if self.ctl.stopped() {
+                return;
+            }
+            g = self.cv.wait_timeout(g, Duration::from_millis(100)).unwrap().0;
+        }
+        let mine = g.owner == Some(who);
+        g.owner = more.then_some(who);
+        if mine && !more {
+            self.cv.notify_all();
+        }
+        if data.is_empty() || g.broken {
+            return;
+        }
+        let open = g.open && !mine;
         let Some(w) = g.w.as_mut() else { return };
         let res = (|| {
             if open && !self.raw {
@@ -72,36 +112,50 @@ impl Sink {
             Err(e) => {
                 g.broken = true;
                 drop(g);
-                if e.kind() == io::ErrorKind::BrokenPipe {
-                    if self.combine {
-                        self.ctl
-                            .fail("the combine command stopped reading its input".into());
-                    } else {
-                        // Whoever reads our output has gone (`| head`): stop quietly.
-                        self.ctl.abort(super::STOP_QUIET);
-                    }
-                } else {
-                    self.ctl
-                        .fail(format!("writing output: {}", crate::scan::io_message(&e)));
-                }
+                self.cv.notify_all();
+                self.failed(e);
             }
+        }
+    }
+
+    fn failed(&self, e: io::Error) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            if self.combine {
+                self.ctl
+                    .fail("the combine command stopped reading its input".into());
+            } else {
+                // Whoever reads our output has gone (`| head`): stop quietly.
+                self.ctl.abort(super::STOP_QUIET);
+            }
+        } else {
+            self.ctl
+                .fail(format!("writing output: {}", crate::scan::io_message(&e)));
         }
     }
 
     /// Close the output (the combine process then sees end of input).
     pub(crate) fn close(&self) {
         self.inner.lock().unwrap().w = None;
+        self.cv.notify_all();
     }
 }
 
-/// Pass a worker's output on in whole lines until it closes its stdout.
+/// Pass a worker's output on in whole lines until it closes its stdout; a
+/// unit past [`UNIT_BOUND`] goes in pieces.
 pub(crate) fn forward(mut r: impl Read, sink: &Sink) {
+    let who = sink.writer();
     let mut buf = vec![0u8; 64 << 10];
     let mut len = 0;
     loop {
         if len == buf.len() {
-            let n = buf.len() * 2;
-            buf.resize(n, 0);
+            if len >= UNIT_BOUND {
+                // `buf` holds no separator: part of one long unit.
+                sink.write(who, &buf[..len], true);
+                len = 0;
+            } else {
+                let n = buf.len() * 2;
+                buf.resize(n, 0);
+            }
         }
         let n = match r.read(&mut buf[len..]) {
             Ok(0) => break,
@@ -113,12 +167,12 @@ pub(crate) fn forward(mut r: impl Read, sink: &Sink) {
         len += n;
         if let Some(p) = last {
             let cut = len - n + p + 1;
-            sink.write(&buf[..cut]);
+            sink.write(who, &buf[..cut], false);
             buf.copy_within(cut..len, 0);
             len -= cut;
         }
     }
-    sink.write(&buf[..len]);
+    sink.write(who, &buf[..len], false);
 }
 
 /// `--keep-order`: each block's whole output, released in block order.
@@ -162,7 +216,7 @@ impl Reorder {
             let next = g.0;
             match g.1.remove(&next) {
                 Some(v) => {
-                    sink.write(&v);
+                    sink.write(0, &v, false);
                     g.0 += 1;
                 }
                 None => break,

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use crossbeam_channel as chan;
 
+use super::limit::Limit;
 use super::Ctl;
 use crate::scan::stream::{self, End, Polled, Refused};
 use crate::scan::{io_message, read_full_at, Input, Source};
@@ -55,6 +56,26 @@ pub(crate) struct Block {
     pub unterminated: bool,
 }
 
+/// Bytes of an input that no worker was given: `[from, to)`, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Lost {
+    pub input: usize,
+    pub from: u64,
+    pub to: u64,
+    pub why: LostWhy,
+}
+
+/// Why bytes of an input were not given to any worker.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum LostWhy {
+    /// The file ended before the size it had when it was planned.
+    Shrank,
+    /// A read failed (the message).
+    Read(String),
+    /// One record longer than `--max-record` (this many bytes).
+    TooLong(u64),
+}
+
 /// What the planner reports when it is done.
 #[derive(Default)]
 pub(crate) struct PlanOut {
@@ -63,11 +84,16 @@ pub(crate) struct PlanOut {
     /// Planning stopped early (feeding stopped): input and offset of the first
     /// byte not planned; later inputs were not planned either.
     pub stopped_at: Option<(usize, u64)>,
+    /// Ranges of files that could not be planned (the file shrank or a read
+    /// failed while looking for a cut): never given to any worker.
+    pub lost: Vec<Lost>,
 }
 
 enum Fail {
     /// An error with this input; go on with the next one.
     Input(String),
+    /// `[from, to)` of this input could not be planned; go on with the next one.
+    Lost { from: u64, to: u64, why: LostWhy },
     /// Feeding stopped: nothing from this offset on was handed out.
     Stop(u64),
 }
@@ -81,6 +107,9 @@ impl From<io::Error> for Fail {
 struct Planner<'a> {
     block: u64,
     sep: u8,
+    max_record: u64,
+    /// Stream records too long, dropped.
+    lost: Vec<Lost>,
     tx: chan::Sender<Block>,
     pool: chan::Receiver<Vec<u8>>,
     ctl: &'a Ctl,
@@ -90,8 +119,7 @@ struct Planner<'a> {
 /// Plan every input and send its blocks; returns when done or when feeding stopped.
 pub(crate) fn plan(
     inputs: &[Input],
-    block: u64,
-    sep: u8,
+    (block, sep, max_record): (u64, u8, u64),
     tx: chan::Sender<Block>,
     pool: chan::Receiver<Vec<u8>>,
     ctl: &Ctl,
@@ -99,6 +127,8 @@ pub(crate) fn plan(
     let mut p = Planner {
         block: block.max(1),
         sep,
+        max_record,
+        lost: Vec::new(),
         tx,
         pool,
         ctl,
@@ -132,12 +162,19 @@ pub(crate) fn plan(
         match r {
             Ok(()) => {}
             Err(Fail::Input(m)) => out.errors.push((i, m)),
+            Err(Fail::Lost { from, to, why }) => out.lost.push(Lost {
+                input: i,
+                from,
+                to,
+                why,
+            }),
             Err(Fail::Stop(at)) => {
                 out.stopped_at = Some((i, at));
                 break;
             }
         }
     }
+    out.lost.append(&mut p.lost);
     out
 }
 
@@ -169,13 +206,15 @@ impl Planner<'_> {
         let mut win = Window::new();
         let mut a = start;
         while a < size {
-            let nominal = a.saturating_add(self.block);
-            let b = if nominal >= size {
-                size
-            } else {
-                win.next_start(&file, nominal, size, self.sep)?
-            };
-            let unterminated = b == size && win.byte_at(&file, size - 1, size)? != self.sep;
+            // A file that shrank (or cannot be read) past `a`: name the rest.
+            let (b, unterminated) = self.cut(&mut win, &file, a, size).map_err(|e| Fail::Lost {
+                from: a,
+                to: size,
+                why: match e.kind() {
+                    io::ErrorKind::UnexpectedEof => LostWhy::Shrank,
+                    _ => LostWhy::Read(io_message(&e)),
+                },
+            })?;
             self.send(Block {
                 seq: self.seq,
                 input,
@@ -191,6 +230,19 @@ impl Planner<'_> {
             a = b;
         }
         Ok(size)
+    }
+
+    /// The end of the block that starts at `a` (a record start) of a file of
+    /// `size` bytes, and whether it ends the file with an unterminated record.
+    /// A file that ended early is an `UnexpectedEof` error.
+    fn cut(&self, win: &mut Window, file: &File, a: u64, size: u64) -> io::Result<(u64, bool)> {
+        let nominal = a.saturating_add(self.block);
+        let b = if nominal < size {
+            win.next_start(file, nominal, size, self.sep)?
+        } else {
+            size
+        };
+        Ok((b, b == size && win.byte_at(file, size - 1, size)? != self.sep))
     }
 
     /// Standard input: a regular file (`< FILE`) is planned like a file from its
@@ -229,28 +281,42 @@ impl Planner<'_> {
         self.blocks(input, &mut src)
     }
 
+    /// A stream's blocks, records longer than `--max-record` dropped
+    /// ([`Limit`]) and named.
     fn blocks(&mut self, input: usize, src: &mut dyn io::Read) -> Result<(), Fail> {
         let size = self.block.min(1 << 30) as usize;
         let pool = self.pool.clone();
         let ctl = self.ctl;
-        let end = stream::read_blocks(src, size, self.sep, &pool, |b| {
+        let (mut src, dropped) = Limit::new(src, self.sep, self.max_record);
+        let at = |f: u64| dropped.lock().unwrap().input_offset(f);
+        let end = stream::read_blocks(&mut src, size, self.sep, &pool, |b| {
             if ctl.planner_stop() {
                 return Err(Refused);
             }
             let block = Block {
                 seq: self.seq,
                 input,
-                offset: b.offset,
+                offset: at(b.offset),
                 len: b.len as u64,
                 data: Data::Bytes(b.buf),
                 unterminated: b.unterminated,
             };
             self.send(block).map_err(|_| Refused)
         });
+        let why = LostWhy::TooLong(self.max_record);
+        for &(from, to) in &dropped.lock().unwrap().ranges {
+            let why = why.clone();
+            self.lost.push(Lost {
+                input,
+                from,
+                to,
+                why,
+            });
+        }
         match end {
             End::Done => Ok(()),
             End::Failed(e) => Err(Fail::Input(io_message(&e))),
-            End::Stopped(at) => Err(Fail::Stop(at)),
+            End::Stopped(f) => Err(Fail::Stop(at(f))),
         }
     }
 }
@@ -280,10 +346,8 @@ impl Window {
         let want = (self.buf.len() as u64).min(size - at) as usize;
         let got = read_full_at(f, &mut self.buf[..want], at)?;
         if got < want {
-            return Err(io::Error::other(format!(
-                "file shrank while being read (expected {size} bytes, read ended at {})",
-                at + got as u64
-            )));
+            // The file shrank: [`Planner::file`] names what was not planned.
+            return Err(io::ErrorKind::UnexpectedEof.into());
         }
         self.base = at;
         self.len = got;

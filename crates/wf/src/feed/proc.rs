@@ -8,6 +8,20 @@
 //! its end. So a feeding thread never blocks on a dead worker, and a worker that
 //! exits with status 0 without reading all its input (`true`, `head`) is caught
 //! exactly, with no race between its exit and the last write.
+//!
+//! File data is copied (`pread` + `write`) in whole records: a record is
+//! written only once its separator has been read. Moving it with `splice(2)`
+//! (as wf did) hands the worker's pipe references to page-cache pages, not
+//! copies: when the file is truncated meanwhile (`logrotate`'s copytruncate),
+//! the kernel zeroes the part of a page past the new end in place, and the
+//! worker reads NUL bytes that were never in the file. `WF_FEED_SPLICE=1`
+//! still splices, for measurements only.
+//!
+//! Workers die with wf: each is started with `PR_SET_PDEATHSIG` = SIGKILL
+//! (set between fork and exec), so a SIGKILL of wf leaves none running.
+//! The signal comes when the *thread* that started the worker ends, so
+//! workers are started by threads that outlive them (the thread running
+//! [`super::run`], or a per-block feeding thread, which waits for its worker).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -20,8 +34,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use super::limit::long_inside;
 use super::output::{forward, Sink};
-use super::plan::{Block, Data};
+use super::plan::{Block, Data, LostWhy};
 use super::{signals, Ctl};
 
 /// Where a worker's stdout goes.
@@ -37,8 +52,9 @@ pub(crate) enum SendErr {
     Closed,
     /// Feeding stopped (signal, output gone).
     Stopped,
-    /// The input could not be read (file shrank, I/O error).
-    Input(String),
+    /// The input could not be read (file shrank, I/O error) from byte `at`
+    /// on: the block's records before `at` were sent whole, none after.
+    Input { at: u64, why: LostWhy },
 }
 
 #[derive(Default)]
@@ -105,6 +121,7 @@ pub(crate) fn spawn(
     for (k, v) in env {
         cmd.env(k, v);
     }
+    die_with_wf(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child.id() as i32;
     ctl.register(pid);
@@ -123,6 +140,24 @@ pub(crate) fn spawn(
         waiter: Some(waiter),
         ctl: ctl.clone(),
     })
+}
+
+/// Have the kernel SIGKILL the process when wf (the thread that starts it) is
+/// gone, even if wf was killed with SIGKILL itself.
+fn die_with_wf(cmd: &mut Command) {
+    let wf = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // wf died before the prctl: do not start orphaned.
+            if libc::getppid() != wf {
+                return Err(io::Error::other("wf has exited"));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Make the pipe's write end non-blocking for pacing (see [`Proc::wait_room`]):
@@ -180,27 +215,39 @@ fn wait_and_drain(mut child: Child, mut rkeep: File, st: Arc<State>) -> JoinHand
     })
 }
 
-/// How a feeding thread moves file data into pipes: with `splice(2)` until it
-/// fails for a file or pipe (or `WF_FEED_COPY=1`, for measurements), else with
-/// `pread` + `write` through `copybuf`.
+/// How a feeding thread moves file data into pipes: `pread` + `write` in whole
+/// records through `copybuf`, or (`WF_FEED_SPLICE=1`, for measurements only:
+/// see the module comment) with `splice(2)` while it works for a file and pipe.
 pub(crate) struct Mover {
     splice: bool,
     copybuf: Vec<u8>,
+    /// The record separator and `--max-record`.
+    sep: u8,
+    max_record: u64,
+    /// Records longer than `max_record` skipped since last taken: `[from, to)`.
+    pub(crate) too_long: Vec<(u64, u64)>,
 }
 
+/// Bytes read from a file at a time.
+const PIECE: usize = 128 << 10;
+
 impl Mover {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(sep: u8, max_record: u64) -> Self {
         Mover {
-            splice: std::env::var_os("WF_FEED_COPY").is_none_or(|v| v.is_empty() || v == "0"),
+            splice: std::env::var_os("WF_FEED_SPLICE").is_some_and(|v| !v.is_empty() && v != "0"),
             copybuf: Vec::new(),
+            sep,
+            max_record,
+            too_long: Vec::new(),
         }
     }
 }
 
-fn shrank(at: u64, end: u64) -> SendErr {
-    SendErr::Input(format!(
-        "file shrank while being read (read ended at byte {at}, expected {end})"
-    ))
+fn shrank(at: u64) -> SendErr {
+    SendErr::Input {
+        at,
+        why: LostWhy::Shrank,
+    }
 }
 
 /// Whether to pace writes (`WF_FEED_PACE=0` turns it off, for measurements).
@@ -274,27 +321,13 @@ impl Proc {
 
     /// Send a block; with `terminate`, a final record without a separator gets
     /// one (so records of different inputs never join in a long-lived worker).
-    pub(crate) fn send(
-        &self,
-        b: &Block,
-        terminate: bool,
-        sep: u8,
-        mv: &mut Mover,
-    ) -> Result<(), SendErr> {
+    pub(crate) fn send(&self, b: &Block, terminate: bool, mv: &mut Mover) -> Result<(), SendErr> {
         match &b.data {
             Data::Bytes(v) => self.write_all(&v[..b.len as usize])?,
-            Data::Range { file, start, end } => {
-                if let Err(e) = self.send_range(file, *start, *end, mv) {
-                    if let SendErr::Input(_) = e {
-                        // Do not let the cut record join the next block's first.
-                        let _ = self.write_sep(sep);
-                    }
-                    return Err(e);
-                }
-            }
+            Data::Range { file, start, end } => self.send_range(file, *start, *end, mv)?,
         }
         if terminate && b.unterminated {
-            self.write_sep(sep)?;
+            self.write_sep(mv.sep)?;
         }
         Ok(())
     }
@@ -317,18 +350,18 @@ impl Proc {
         self.sent.get()
     }
 
-    /// Move `[start, end)` of a file into the pipe: with `splice` while it
-    /// works for this file and pipe, else with `pread` + `write`.
+    /// Move `[start, end)` of a file (whole records) into the pipe: with
+    /// `pread` + `write` in whole records ([`Proc::copy_range`]), or with
+    /// `splice` when asked for and it works for this file and pipe.
     fn send_range(&self, file: &File, start: u64, end: u64, mv: &mut Mover) -> Result<(), SendErr> {
         let mut off = start as libc::loff_t;
-        while (off as u64) < end {
+        while mv.splice && (off as u64) < end {
             self.check()?;
-            if mv.splice {
-                // Not supported for this file or pipe: copy instead.
-                mv.splice = self.splice_some(file, &mut off, end)?;
-                continue;
-            }
-            off += self.copy_some(file, off as u64, end, &mut mv.copybuf)? as libc::loff_t;
+            // Not supported for this file or pipe: copy the rest instead.
+            mv.splice = self.splice_some(file, &mut off, end)?;
+        }
+        if (off as u64) < end {
+            self.copy_range(file, off as u64, end, mv)?;
         }
         Ok(())
     }
@@ -349,7 +382,7 @@ impl Proc {
             return Ok(true);
         }
         if n == 0 {
-            return Err(shrank(*off as u64, end));
+            return Err(shrank(*off as u64));
         }
         let e = io::Error::last_os_error();
         match e.raw_os_error().unwrap_or(0) {
@@ -357,35 +390,92 @@ impl Proc {
             libc::EAGAIN => self.wait_room().map(|_| true),
             libc::EPIPE => Err(SendErr::Closed),
             libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::EXDEV => Ok(false),
-            _ => Err(SendErr::Input(crate::scan::io_message(&e))),
+            _ => Err(SendErr::Input {
+                at: *off as u64,
+                why: LostWhy::Read(crate::scan::io_message(&e)),
+            }),
         }
     }
 
-    /// Copy the next piece of `[off, end)` of a file into the pipe with `pread`
-    /// + `write`; returns the bytes copied.
-    fn copy_some(
-        &self,
-        file: &File,
-        off: u64,
-        end: u64,
-        buf: &mut Vec<u8>,
-    ) -> Result<usize, SendErr> {
-        if buf.is_empty() {
-            buf.resize(128 << 10, 0);
-        }
-        let want = (end - off).min(buf.len() as u64) as usize;
-        let got = loop {
-            match file.read_at(&mut buf[..want], off) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(SendErr::Input(crate::scan::io_message(&e))),
-            }
+    /// Copy `[start, end)` of a file (whole records) into the pipe with
+    /// `pread` + `write`, each record only once its separator has been read,
+    /// so a file that shrinks meanwhile never gives the worker a cut record
+    /// (the error says where the records not sent begin). A record longer
+    /// than `--max-record` is skipped and noted in `mv.too_long`; memory stays
+    /// under `--max-record` plus one piece. Linear in the record length: each
+    /// byte is searched once.
+    fn copy_range(&self, file: &File, start: u64, end: u64, mv: &mut Mover) -> Result<(), SendErr> {
+        let mut c = Copy {
+            base: start,
+            held: 0,
+            skip: None,
         };
-        if got == 0 {
-            return Err(shrank(off, end));
+        while c.base + (c.held as u64) < end {
+            self.check()?;
+            let off = c.base + c.held as u64;
+            let got = c.read(file, off, end, &mut mv.copybuf)?;
+            self.pass_records(&mut c, got, mv)?;
         }
-        self.write_all(&buf[..got])?;
-        Ok(got)
+        // The final record of a file without a separator.
+        match c.skip {
+            Some(from) => mv.too_long.push((from, end)),
+            None if c.held as u64 > mv.max_record => mv.too_long.push((c.base, end)),
+            None => self.write_all(&mv.copybuf[..c.held])?,
+        }
+        if mv.copybuf.len() > 4 * PIECE {
+            mv.copybuf = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// After `got` new bytes at the end of `c`'s held bytes: write the records
+    /// they end and keep the rest, or skip a record past `--max-record`.
+    fn pass_records(&self, c: &mut Copy, got: usize, mv: &mut Mover) -> Result<(), SendErr> {
+        let (sep, max) = (mv.sep, mv.max_record);
+        let buf = &mut mv.copybuf;
+        // buf[..new] holds no separator; buf[new..c.held] is not searched yet.
+        let mut new = c.held;
+        c.held += got;
+        loop {
+            if let Some(from) = c.skip {
+                // Skipping a record too long: it ends at the first separator.
+                let Some(p) = memchr::memchr(sep, &buf[..c.held]) else {
+                    c.base += c.held as u64;
+                    c.held = 0;
+                    return Ok(());
+                };
+                mv.too_long.push((from, c.base + p as u64 + 1));
+                c.skip = None;
+                c.drop_front(buf, p + 1);
+                new = 0;
+            }
+            let Some(first) = memchr::memchr(sep, &buf[new..c.held]).map(|p| new + p) else {
+                if c.held as u64 > max {
+                    c.skip = Some(c.base);
+                    c.base += c.held as u64;
+                    c.held = 0;
+                }
+                return Ok(());
+            };
+            let last = first + memchr::memrchr(sep, &buf[first..c.held]).unwrap_or(0);
+            // The first record too long, or (a --max-record under a piece) a later one.
+            let bad = if first as u64 > max {
+                Some((0, first))
+            } else if max < PIECE as u64 {
+                long_inside(&buf[first + 1..=last], sep, max).map(|(s, e)| (first + 1 + s, first + 1 + e))
+            } else {
+                None
+            };
+            let Some((s, e)) = bad else {
+                self.write_all(&buf[..=last])?;
+                c.drop_front(buf, last + 1);
+                return Ok(());
+            };
+            self.write_all(&buf[..s])?;
+            mv.too_long.push((c.base + s as u64, c.base + e as u64 + 1));
+            c.drop_front(buf, e + 1);
+            new = 0;
+        }
     }
 
     /// Close the worker's stdin, wait for it to exit and for its output to end.
@@ -412,6 +502,45 @@ impl Proc {
             unread,
             output,
         }
+    }
+}
+
+/// The state of [`Proc::copy_range`]: `buf[..held]` holds bytes from file
+/// offset `base` on that end no record yet; `skip`: skipping a record too long
+/// that begins at this offset.
+struct Copy {
+    base: u64,
+    held: usize,
+    skip: Option<u64>,
+}
+
+impl Copy {
+    /// Read the next piece (up to `end`) after the held bytes; returns its
+    /// length. A file that ends early is an error at the first byte not sent.
+    fn read(&self, file: &File, off: u64, end: u64, buf: &mut Vec<u8>) -> Result<usize, SendErr> {
+        if buf.len() < self.held + PIECE {
+            buf.resize(self.held + PIECE, 0);
+        }
+        let want = (end - off).min(PIECE as u64) as usize;
+        let at = self.skip.unwrap_or(self.base);
+        loop {
+            match file.read_at(&mut buf[self.held..self.held + want], off) {
+                Ok(0) => return Err(shrank(at)),
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let why = LostWhy::Read(crate::scan::io_message(&e));
+                    return Err(SendErr::Input { at, why });
+                }
+            }
+        }
+    }
+
+    /// The first `n` held bytes are done with (sent or skipped).
+    fn drop_front(&mut self, buf: &mut [u8], n: usize) {
+        buf.copy_within(n..self.held, 0);
+        self.held -= n;
+        self.base += n as u64;
     }
 }
 
@@ -460,14 +589,15 @@ pub(crate) struct Plain {
 
 impl Plain {
     pub(crate) fn spawn_sh(script: &str, ctl: &Arc<Ctl>) -> io::Result<(Plain, File)> {
-        let mut child = Command::new("sh")
-            .arg("-c")
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
             .arg(script)
             .stdin(Stdio::piped())
             .stdout(Stdio::inherit())
             .stderr(Stdio::inherit())
-            .process_group(0)
-            .spawn()?;
+            .process_group(0);
+        die_with_wf(&mut cmd);
+        let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
         ctl.register(pid);
         let stdin = File::from(OwnedFd::from(child.stdin.take().expect("stdin is piped")));
