@@ -129,8 +129,7 @@ impl<'a> Limit<'a> {
                 self.remove(self.ready, self.ready + p, from);
                 new = self.ready;
             }
-            let Some(first) = memchr::memchr(sep, &self.buf[new..self.len]).map(|p| new + p)
-            else {
+            let Some(first) = memchr::memchr(sep, &self.buf[new..self.len]).map(|p| new + p) else {
                 if (self.len - self.ready) as u64 > self.max {
                     self.skip = Some(self.input(self.ready));
                     self.gone += (self.len - self.ready) as u64;
