@@ -1189,9 +1189,11 @@ fn the_never_read_report_starts_exactly_where_the_worker_stopped_reading() {
     }
 }
 
-/// Records of varied lengths, each unique, and where each starts (with its
-/// length, separator included), by content.
-fn varied_records(n: usize) -> (Vec<u8>, std::collections::HashMap<Vec<u8>, (u64, u64)>) {
+/// Where each record starts, and its length with the separator, by content.
+type RecordAt = std::collections::HashMap<Vec<u8>, (u64, u64)>;
+
+/// Records of varied lengths, each unique, and where each is.
+fn varied_records(n: usize) -> (Vec<u8>, RecordAt) {
     let mut data = Vec::new();
     let mut at = std::collections::HashMap::new();
     for i in 0..n {
@@ -1220,12 +1222,7 @@ fn not_given(err: &str, name: &str) -> Vec<(u64, u64)> {
 
 /// Every output line is a whole record of the input (`at`), none twice, and
 /// the records delivered and the ranges named tile `[0, size)` exactly.
-fn assert_whole_records_and_named_rest(
-    out: &[u8],
-    at: &std::collections::HashMap<Vec<u8>, (u64, u64)>,
-    named: &[(u64, u64)],
-    size: u64,
-) {
+fn assert_whole_records_and_named_rest(out: &[u8], at: &RecordAt, named: &[(u64, u64)], size: u64) {
     let mut pieces: Vec<(u64, u64, &str)> = named.iter().map(|&(a, b)| (a, b, "named")).collect();
     for line in records(out, b'\n') {
         let Some(&(start, len)) = at.get(line) else {
@@ -1259,14 +1256,21 @@ fn a_file_truncated_under_feed_gives_whole_records_and_names_the_rest() {
         "while [ ! -e '{}' ]; do sleep 0.01; done; exec cat",
         marker.display()
     );
-    let cmd = feed(&["-j", "2", "--block", "64K"], &[&f], &["sh", "-c", &script]);
+    let cmd = feed(
+        &["-j", "2", "--block", "64K"],
+        &[&f],
+        &["sh", "-c", &script],
+    );
     let marker2 = marker.clone();
     let f2 = f.clone();
     let watcher = std::thread::spawn(move || {
         let t = Instant::now();
         // wf's own command line holds the script too: wf and two workers.
         while pids_with(&marker2.display().to_string()).len() < 3 {
-            assert!(t.elapsed() < Duration::from_secs(20), "workers did not start");
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "workers did not start"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         // Time for wf to fill the pipes (the old splice then showed NULs); the
@@ -1291,10 +1295,7 @@ fn a_record_longer_than_max_record_is_named_and_the_rest_fed() {
     let (mut data, _) = varied_records(3000);
     // Too long (1001, 5000 and 300,000 bytes: past a read piece), exactly the
     // limit (1000: fed), and a final unterminated one too long.
-    let mut long = Vec::new();
-    for (i, n) in [(500, 1001), (900, 1000), (1500, 5000), (2500, 300_000)] {
-        long.push((i, n));
-    }
+    let long = [(500, 1001), (900, 1000), (1500, 5000), (2500, 300_000)];
     let mut recs: Vec<Vec<u8>> = records(&data, b'\n').iter().map(|r| r.to_vec()).collect();
     for &(i, n) in &long {
         recs.insert(i, vec![b'L'; n]);
@@ -1328,11 +1329,19 @@ fn a_record_longer_than_max_record_is_named_and_the_rest_fed() {
         assert_eq!(r.status.code(), Some(2), "{a:?}: {}", r.err);
         let mut got: Vec<Vec<u8>> = records(&r.out, b'\n').iter().map(|r| r.to_vec()).collect();
         got.sort();
-        assert!(got == expected, "{a:?}: {} records out, {} expected", got.len(), expected.len());
+        assert!(
+            got == expected,
+            "{a:?}: {} records out, {} expected",
+            got.len(),
+            expected.len()
+        );
         let mut named = not_given(&r.err, &f.display().to_string());
         named.sort();
         assert_eq!(named, want_named, "{a:?}: {}", r.err);
-        let n = r.err.matches("longer than --max-record (1000 bytes)").count();
+        let n = r
+            .err
+            .matches("longer than --max-record (1000 bytes)")
+            .count();
         assert_eq!(n, want_named.len(), "{}", r.err);
     }
 }
@@ -1382,7 +1391,10 @@ fn sigkill_of_wf_kills_its_workers() {
         let t = Instant::now();
         // wf's own command line holds it too: wf and two workers.
         while pids_with(&format!("sleep {marker}")).len() < 3 {
-            assert!(t.elapsed() < Duration::from_secs(10), "workers did not start");
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "workers did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         let workers: Vec<u32> = pids_with(&format!("sleep {marker}"))
@@ -1399,7 +1411,10 @@ fn sigkill_of_wf_kills_its_workers() {
         for &p in &left {
             unsafe { libc::kill(p as i32, libc::SIGKILL) };
         }
-        assert!(left.is_empty(), "per_block {per_block}: workers outlived wf: {left:?}");
+        assert!(
+            left.is_empty(),
+            "per_block {per_block}: workers outlived wf: {left:?}"
+        );
     }
 }
 
@@ -1477,7 +1492,10 @@ fn a_long_output_line_goes_out_in_pieces_and_whole() {
     reader.join().unwrap();
     out.extend(rx.try_iter().flatten());
     assert!(status.success());
-    assert!(peak < 32 << 10, "peak RSS {peak} KiB for a {LONG}-byte line");
+    assert!(
+        peak < 32 << 10,
+        "peak RSS {peak} KiB for a {LONG}-byte line"
+    );
     // The long line is one run, and every other line is whole.
     let first = out.iter().position(|&b| b == b'x').unwrap();
     assert!(out[first..first + LONG].iter().all(|&b| b == b'x'));
@@ -1489,7 +1507,9 @@ fn a_long_output_line_goes_out_in_pieces_and_whole() {
         .collect::<Vec<_>>();
     // Worker 0 read (and dropped) some of the input.
     let got = sorted_records(&rest, b'\n');
-    assert!(got.iter().all(|r| r.is_empty() || expected.iter().any(|e| e == r)));
+    assert!(got
+        .iter()
+        .all(|r| r.is_empty() || expected.iter().any(|e| e == r)));
 }
 
 #[test]
@@ -1506,7 +1526,10 @@ fn an_unterminated_last_record_gets_a_separator_only_in_long_lived_workers() {
     assert_eq!(out, b"a1\na2b1\nb2");
     let help = ok_run(wf_help(), None);
     let help = String::from_utf8_lossy(&help).replace(['\n', ' '], "");
-    assert!(help.contains("lastrecordwithoutaseparatorgetsone"), "{help}");
+    assert!(
+        help.contains("lastrecordwithoutaseparatorgetsone"),
+        "{help}"
+    );
 }
 
 fn wf_help() -> Command {

@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::sync::{Arc, Condvar, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::Ctl;
@@ -89,7 +89,11 @@ impl Sink {
             if self.ctl.stopped() {
                 return;
             }
-            g = self.cv.wait_timeout(g, Duration::from_millis(100)).unwrap().0;
+            g = self
+                .cv
+                .wait_timeout(g, Duration::from_millis(100))
+                .unwrap()
+                .0;
         }
         let mine = g.owner == Some(who);
         g.owner = more.then_some(who);

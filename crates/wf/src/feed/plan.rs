@@ -242,7 +242,10 @@ impl Planner<'_> {
         } else {
             size
         };
-        Ok((b, b == size && win.byte_at(file, size - 1, size)? != self.sep))
+        Ok((
+            b,
+            b == size && win.byte_at(file, size - 1, size)? != self.sep,
+        ))
     }
 
     /// Standard input: a regular file (`< FILE`) is planned like a file from its

@@ -77,6 +77,8 @@ pub(crate) struct Proc {
     /// the worker really read.
     sent: std::cell::Cell<u64>,
     extra: std::cell::Cell<u64>,
+    /// The last byte written into the pipe.
+    last: std::cell::Cell<Option<u8>>,
     out: Option<JoinHandle<Vec<u8>>>,
     waiter: Option<JoinHandle<()>>,
     ctl: Arc<Ctl>,
@@ -136,6 +138,7 @@ pub(crate) fn spawn(
         st,
         sent: Default::default(),
         extra: Default::default(),
+        last: Default::default(),
         out: Some(out),
         waiter: Some(waiter),
         ctl: ctl.clone(),
@@ -309,6 +312,7 @@ impl Proc {
                 Ok(0) => return Err(SendErr::Closed),
                 Ok(k) => {
                     self.sent.set(self.sent.get() + k as u64);
+                    self.last.set(Some(data[k - 1]));
                     data = &data[k..];
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -326,7 +330,8 @@ impl Proc {
             Data::Bytes(v) => self.write_all(&v[..b.len as usize])?,
             Data::Range { file, start, end } => self.send_range(file, *start, *end, mv)?,
         }
-        if terminate && b.unterminated {
+        // (Not after a final record too long, which was not sent.)
+        if terminate && b.unterminated && self.last.get().is_some_and(|c| c != mv.sep) {
             self.write_sep(mv.sep)?;
         }
         Ok(())
@@ -359,6 +364,9 @@ impl Proc {
             self.check()?;
             // Not supported for this file or pipe: copy the rest instead.
             mv.splice = self.splice_some(file, &mut off, end)?;
+            // Not looked at; what ends a block is a separator unless it is
+            // the unterminated end of the file.
+            self.last.set(Some(!mv.sep));
         }
         if (off as u64) < end {
             self.copy_range(file, off as u64, end, mv)?;
@@ -462,7 +470,8 @@ impl Proc {
             let bad = if first as u64 > max {
                 Some((0, first))
             } else if max < PIECE as u64 {
-                long_inside(&buf[first + 1..=last], sep, max).map(|(s, e)| (first + 1 + s, first + 1 + e))
+                long_inside(&buf[first + 1..=last], sep, max)
+                    .map(|(s, e)| (first + 1 + s, first + 1 + e))
             } else {
                 None
             };
