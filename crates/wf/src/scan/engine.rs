@@ -314,7 +314,7 @@ pub fn run<J: Job>(
     });
     let mut out = outcome(merged, shared, inputs, spooled);
     if let Some(e) = refused {
-        out.errors.push(threads_refused(&opts, &e));
+        out.errors.push(threads_refused(opts, &e));
     }
     out
 }

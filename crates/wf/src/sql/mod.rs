@@ -398,7 +398,16 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
     // (Compressed inputs were decoded to files by `spool_streams`.)
     // At least SAMPLE bytes, then on to the end of a record (at most 64 MiB), so
     // a long first record is sampled whole.
-    while buf.len() < SAMPLE || (buf.len() < MAX_SAMPLE && !buf[SAMPLE..].contains(&b'\n')) {
+    // `buf[SAMPLE..searched]` holds no newline: each byte is searched once (a
+    // search from SAMPLE after every read made a 64 MiB line quadratic).
+    let mut searched = SAMPLE;
+    loop {
+        if buf.len() >= SAMPLE {
+            if buf.len() >= MAX_SAMPLE || memchr::memchr(b'\n', &buf[searched..]).is_some() {
+                break;
+            }
+            searched = buf.len();
+        }
         let n = (&mut f)
             .take(SAMPLE as u64)
             .read_to_end(&mut buf)
