@@ -339,7 +339,7 @@ fn integer_sums_do_not_wrap() {
 #[test]
 fn standard_input_for_two_tables_is_refused() {
     // (Before: one table had both lines, the other none, exit 0.)
-    let mut c = sql(&[
+    let c = sql(&[
         "SELECT (SELECT count(*) FROM logs) AS l, (SELECT count(*) FROM u) AS n",
         "--format",
         "fields",
@@ -402,6 +402,8 @@ fn peak_rss_on_a_pty(mut cmd: Command) -> u64 {
         )
     };
     cmd.stdout(out).stderr(err).stdin(Stdio::null());
+    // Reaped by wait4 below, for its rusage.
+    #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().unwrap();
     drop(cmd); // closes our copies of the slave
     let reader = std::thread::spawn(move || {
