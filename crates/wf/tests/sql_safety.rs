@@ -281,7 +281,8 @@ fn duckdb_python() -> Option<String> {
 fn duckdb_csv(py: &str, csv: &Path, q: &str) -> String {
     let script = "import sys, duckdb\n\
         con = duckdb.connect()\n\
-        con.execute(\"CREATE VIEW logs AS SELECT * FROM read_csv(?)\", [sys.argv[1]])\n\
+        path = sys.argv[1].replace(\"'\", \"''\")\n\
+        con.execute(f\"CREATE VIEW logs AS SELECT * FROM read_csv('{path}')\")\n\
         for r in con.execute(sys.argv[2]).fetchall():\n    print(','.join(str(v) for v in r))\n";
     let o = Command::new(py)
         .args(["-c", script])
