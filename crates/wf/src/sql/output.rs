@@ -61,7 +61,7 @@ pub fn sink(
     spool: bool,
 ) -> Result<Box<dyn Sink>, String> {
     if spool && matches!(out, Output::Csv | Output::Json) {
-        return Spooled::new(out, schema, stdout);
+        return Spooled::open(out, schema, stdout);
     }
     Ok(match out {
         Output::Table { max_rows } => Box::new(TableSink {
@@ -76,7 +76,7 @@ pub fn sink(
         Output::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
             stdout,
         ))),
-        Output::File(p) => Atomic::new(p, schema)?,
+        Output::File(p) => Atomic::open(p, schema)?,
     })
 }
 
@@ -164,7 +164,7 @@ struct Atomic {
 }
 
 impl Atomic {
-    fn new(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
+    fn open(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
         let named = |e: std::io::Error| format!("-o {}: {e}", p.display());
         let kind = file_kind(p)?;
         // A symbolic link is followed: its target is replaced, not the link.
@@ -230,7 +230,7 @@ struct Spooled {
 }
 
 impl Spooled {
-    fn new(
+    fn open(
         out: &Output,
         schema: SchemaRef,
         stdout: Box<dyn Write + Send>,
