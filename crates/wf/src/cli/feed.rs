@@ -96,12 +96,12 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
     let collected = f.input.collect();
     let opts = f.options();
     for e in &collected.errors {
-        eprintln!("wf: {e}");
+        wf::warn!("wf: {e}");
     }
     match wf::feed::run(collected.inputs, &opts) {
         Ok(r) => {
             for e in &r.input_errors {
-                eprintln!("wf: {e}");
+                wf::warn!("wf: {e}");
             }
             if collected.errors.is_empty() && r.input_errors.is_empty() && r.failures.is_empty() {
                 ExitCode::SUCCESS
@@ -110,7 +110,7 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("wf feed: {e}");
+            wf::warn!("wf feed: {e}");
             ExitCode::from(2)
         }
     }

@@ -59,7 +59,7 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
     let show = report::stats::want_progress(args.progress, args.no_progress);
     let run = exec_with_progress(cmd, &opts, show);
     for e in &run.errors {
-        eprintln!("wf: {e}");
+        wf::warn!("wf: {e}");
     }
     let code = print(&run.output);
     let failed = code != ExitCode::SUCCESS || !run.errors.is_empty();
@@ -68,7 +68,7 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
         st.records = run.records;
         st.extra = run.extra;
         st.decoded = run.decoded;
-        eprint!("{}", st.text());
+        wf::report::warn::text(&st.text());
     }
     if failed {
         ExitCode::from(2)

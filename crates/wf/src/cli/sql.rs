@@ -237,7 +237,7 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
         wf::sql::memory::reuse_freed_memory();
     }
     if let Err(e) = wf::sql::cleanup::on_signals() {
-        eprintln!("wf sql: signal handlers: {e}");
+        wf::warn!("wf sql: signal handlers: {e}");
     }
     let progress = Arc::new(Progress::default());
     let show = report::stats::want_progress(q.scan.progress, q.scan.no_progress);
@@ -248,19 +248,19 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
             &opts,
             &output(q),
             Some(progress.clone()),
-            &mut |n| eprintln!("wf sql: {n}"),
+            &mut |n| wf::warn!("wf sql: {n}"),
         )
     });
     let runs = match result {
         Ok(r) => r,
         Err(e) => {
-            errors.iter().for_each(|e| eprintln!("wf: {e}"));
+            errors.iter().for_each(|e| wf::warn!("wf: {e}"));
             return fail(&e.to_string());
         }
     };
     errors.extend(wf::sql::errors(&runs));
     for e in &errors {
-        eprintln!("wf: {e}");
+        wf::warn!("wf: {e}");
     }
     if q.scan.stats {
         let bytes = runs.iter().map(|r| r.report.lock().unwrap().bytes).sum();
@@ -270,9 +270,9 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
             st.decoded.decoded += r.decoded.decoded;
             st.decoded.seconds += r.decoded.seconds;
         }
-        eprint!("{}", st.text());
+        wf::report::warn::text(&st.text());
         runs.iter()
-            .for_each(|r| eprint!("{}", wf::sql::stats_text(r)));
+            .for_each(|r| wf::report::warn::text(&wf::sql::stats_text(r)));
     }
     if let Some(why) = wf::sql::strict_failure(&runs).filter(|_| q.strict) {
         return fail(&why);
@@ -285,7 +285,7 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
 }
 
 fn fail(msg: &str) -> ExitCode {
-    eprintln!("wf sql: {msg}");
+    wf::warn!("wf sql: {msg}");
     ExitCode::from(2)
 }
 

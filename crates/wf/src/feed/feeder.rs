@@ -148,7 +148,7 @@ fn failure_detail(
 
 /// Print a failure and keep it for the report.
 pub(super) fn report_failure(failures: &mut Vec<String>, msg: String) {
-    eprintln!("{msg}");
+    crate::warn!("{msg}");
     failures.push(msg);
 }
 
