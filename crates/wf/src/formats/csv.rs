@@ -281,7 +281,7 @@ impl Quoting {
                 continue;
             }
             let close = quote_close(data, at + 1);
-            let spans = close.map_or(true, |c| memchr::memchr(b'\n', &data[at..c]).is_some());
+            let spans = close.is_none_or(|c| memchr::memchr(b'\n', &data[at..c]).is_some());
             let ends_well = close.is_some_and(|c| {
                 matches!(data.get(c + 1), None | Some(b'\n' | b'\r')) || data[c + 1] == self.delim
             });
