@@ -697,7 +697,7 @@ def read_csv(files, delim, header):
             return False
         row = {}
         for (name, kind), v in zip(cols, f):
-            if v is None:
+            if v is None or (v == b"" and kind != "string"):
                 row[name] = None
             elif kind == "float":
                 row[name] = as_decimal(v)

@@ -799,7 +799,7 @@ fn jsonl_data() -> Vec<u8> {
             // show that still fit (values that do not fit stop the query).
             20 if i > 1000 => "{\"id\":20,\"dur\":3,\"ok\":false,\"late\":1,\"ключ\":-1}".into(),
             21 if i == 1021 => {
-                "{\"id\":9007199254740993,\"dur\":-0,\"ok\":false,\"ключ\":-9223372036854775808}"
+                "{\"id\":9007199254740993,\"dur\":-0,\"ok\":false,\"ключ\":-7}"
                     .into()
             }
             22 if i > 1000 => "{\"id\":-0,\"ключ\":0,\"dur\":1E1}".into(),

@@ -3,7 +3,9 @@
 //! breaks (LF or CRLF, kept as written). A quote inside an unquoted field is
 //! data (`1,x"y,3`), as Python's `csv` and DuckDB read it; see [`Quoting`] for
 //! a quote that opens a field and never closes it. An unquoted empty field is
-//! NULL, a quoted empty one is the empty string (as DuckDB reads them).
+//! NULL, a quoted empty one is the empty string in a text column (as DuckDB
+//! reads them) and NULL in any other (DuckDB's default), never a value that
+//! does not fit its type.
 //!
 //! Columns: from the header line (the first line of every file; files whose
 //! headers differ are matched by name, [`Csv::by_name`]), or `c1..cN` with
@@ -279,7 +281,7 @@ impl Quoting {
                 continue;
             }
             let close = quote_close(data, at + 1);
-            let spans = close.map_or(true, |c| memchr::memchr(b'\n', &data[at..c]).is_some());
+            let spans = close.is_none_or(|c| memchr::memchr(b'\n', &data[at..c]).is_some());
             let ends_well = close.is_some_and(|c| {
                 matches!(data.get(c + 1), None | Some(b'\n' | b'\r')) || data[c + 1] == self.delim
             });
@@ -821,6 +823,8 @@ impl CsvParser {
             let Some(o) = self.want[i] else { continue };
             match value(v, record, &self.scratch) {
                 None => out.null(o),
+                // A quoted empty value is text: in another column, NULL.
+                Some([]) if out.kind(o) != Kind::Str => out.null(o),
                 Some(v) => match out.kind(o) {
                     Kind::Float => {
                         let x = decimal(v);

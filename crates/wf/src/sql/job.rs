@@ -237,6 +237,10 @@ fn tally(st: &BatchState) -> [u64; 3] {
     ]
 }
 
+/// A value that did not fit its column: the column (among the projected
+/// ones) and the value.
+type BadValue = (usize, Vec<u8>);
+
 fn virtual_kind(v: Virtual) -> Kind {
     match v {
         Virtual::File => Kind::Str,
@@ -442,11 +446,7 @@ impl BatchJob {
 
     /// The problem that stops the query in `record` parsed alone, with the
     /// column and value for a bad value.
-    fn problem(
-        &self,
-        input: usize,
-        record: &[u8],
-    ) -> Option<(ProblemKind, Option<(usize, Vec<u8>)>)> {
+    fn problem(&self, input: usize, record: &[u8]) -> Option<(ProblemKind, Option<BadValue>)> {
         let record = record.strip_suffix(b"\r").unwrap_or(record);
         let record = super::strip_bom(record);
         let kinds: Vec<Kind> = (self.format_cols.iter())
