@@ -247,7 +247,7 @@ fn pangram(
     let names = rest.inputs();
     Ok(windows
         .iter()
-        .map(|w| wf::report::pangram::json_line(w, &names[w.input].name))
+        .map(|w| wf::report::pangram::json_line(w, names[w.input].name.as_bytes()))
         .collect())
 }
 
@@ -586,7 +586,7 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
         .map_err(|e| PyOSError::new_err(format!("reading windows back: {e}")))?;
     Ok(windows
         .iter()
-        .map(|w| wf::report::pangram::json_line(w, &inputs[w.input].name))
+        .map(|w| wf::report::pangram::json_line(w, inputs[w.input].name.as_bytes()))
         .collect())
 }
 
