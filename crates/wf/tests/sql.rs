@@ -40,13 +40,6 @@ fn configs() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-fn python() -> String {
-    std::env::var("WF_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "python3".into())
-}
-
 /// A temporary directory for one test; kept (and named on stderr) when
 /// `WF_TEST_KEEP=1`, to look at the inputs of a failure.
 fn scratch() -> tempfile::TempDir {
@@ -1178,24 +1171,6 @@ if len(sys.argv) > 2:
 rows = duckdb.sql(sys.argv[1]).fetchall()
 print(json.dumps([list(r) for r in rows], default=str, ensure_ascii=False))
 "#;
-
-/// The Python with duckdb, or `None` (with a message) when it has none.
-fn duckdb_python() -> Option<String> {
-    let py = python();
-    let has = Command::new(&py)
-        .args(["-c", "import duckdb"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if has {
-        return Some(py);
-    }
-    if std::env::var("WF_REQUIRE_DUCKDB").as_deref() == Ok("1") {
-        panic!("WF_REQUIRE_DUCKDB=1 but {py} cannot import duckdb (run scripts/test)");
-    }
-    eprintln!("skipping: duckdb not installed");
-    None
-}
 
 fn has_pyarrow(py: &str) -> bool {
     Command::new(py)

@@ -14,13 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn python() -> String {
-    std::env::var("WF_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "python3".into())
-}
-
 fn sql(args: &[&str]) -> Command {
     let mut c = wf();
     c.arg("sql").args(args);
@@ -260,22 +253,6 @@ fn queries_are_read_only_unless_allowed() {
 }
 
 // ------------------------------------------------------------ item 4: integer sums
-
-fn duckdb_python() -> Option<String> {
-    let py = python();
-    let has = Command::new(&py)
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if has {
-        return Some(py);
-    }
-    if std::env::var("WF_REQUIRE_DUCKDB").as_deref() == Ok("1") {
-        panic!("WF_REQUIRE_DUCKDB=1 but {py} cannot import duckdb (run scripts/test)");
-    }
-    eprintln!("skipping: duckdb not installed");
-    None
-}
 
 /// DuckDB's answer as CSV lines (no header) for `q` over the CSV file as `logs`.
 fn duckdb_csv(py: &str, csv: &Path, q: &str) -> String {

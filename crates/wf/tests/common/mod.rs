@@ -124,3 +124,29 @@ pub fn wf_as_nobody(dir: &Path) -> Option<Command> {
         .arg(bin);
     Some(c)
 }
+
+/// The Python of the test environment (`WF_PYTHON`, set by scripts/test), or `python3`.
+pub fn python() -> String {
+    std::env::var("WF_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
+
+/// The Python with duckdb, or `None` (with a message) when it has none.
+pub fn duckdb_python() -> Option<String> {
+    let py = python();
+    let has = Command::new(&py)
+        .args(["-c", "import duckdb"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if has {
+        return Some(py);
+    }
+    if std::env::var("WF_REQUIRE_DUCKDB").as_deref() == Ok("1") {
+        panic!("WF_REQUIRE_DUCKDB=1 but {py} cannot import duckdb (run scripts/test)");
+    }
+    eprintln!("skipping: duckdb not installed");
+    None
+}
