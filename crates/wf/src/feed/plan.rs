@@ -269,7 +269,7 @@ impl Planner<'_> {
     }
 
     /// Read a stream into blocks of about `block` bytes cut after a separator,
-    /// with the scan's stream reader ([`stream::read_blocks`]), waking every
+    /// with the scan's stream reader ([`stream::read_cut`]), waking every
     /// 100 ms to see whether feeding stopped.
     fn stream(&mut self, input: usize, f: File) -> Result<(), Fail> {
         let ctl = self.ctl;
@@ -292,7 +292,15 @@ impl Planner<'_> {
         let ctl = self.ctl;
         let (mut src, dropped) = Limit::new(src, self.sep, self.max_record);
         let at = |f: u64| dropped.lock().unwrap().input_offset(f);
-        let end = stream::read_blocks(&mut src, size, self.sep, &pool, |b| {
+        // A read or decode error withholds the record it cut short: no worker
+        // is given a record that is not in the input as it was.
+        let cut = stream::Cut {
+            size,
+            sep: self.sep,
+            long: None,
+            whole_only: true,
+        };
+        let (end, given) = stream::read_cut(&mut src, cut, &pool, |b| {
             if ctl.planner_stop() {
                 return Err(Refused);
             }
@@ -318,7 +326,11 @@ impl Planner<'_> {
         }
         match end {
             End::Done => Ok(()),
-            End::Failed(e) => Err(Fail::Input(io_message(&e))),
+            End::Failed(e) => Err(Fail::Input(format!(
+                "{}; bytes {}.. not given to any worker",
+                io_message(&e),
+                at(given)
+            ))),
             End::Stopped(f) => Err(Fail::Stop(at(f))),
         }
     }
