@@ -13,7 +13,7 @@
 -- dropped by the lists' conditions), and by client and by referrer over the article
 -- hits only (GROUPING SETS: the regex runs once per record). DataFusion plans the
 -- table once per reference, but `wf sql` gives readers that meet at a UNION ALL one
--- shared scan (see crates/wf/src/sql/share.rs): the log is read and split once. The
+-- shared scan (see crates/wf-sql/src/share.rs): the log is read and split once. The
 -- uri lists are unpivoted by a join with their three names. The bytes field is cast
 -- once, on the 200 records whose field has no sign (it sorts at or after '0'); a
 -- COALESCE of the cast and the regex became a CASE that cast twice (6% of the

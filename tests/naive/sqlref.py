@@ -2,7 +2,7 @@
 """Naive reference for `wf sql`: reads inputs in one of wf's formats with its own
 plain parser and answers a fixed set of questions, printed as one JSON object.
 
-Deliberately simple and independent of the Rust code (crates/wf/src/formats/):
+Deliberately simple and independent of the Rust code (crates/wf-formats/src/):
 whole files in memory, one regular expression per log format, Python's own json
 module, a character loop for logfmt and CSV, datetime for timestamps, dicts and
 full sorts. Python 3 standard library only. Used by crates/wf/tests/sql.rs, which
@@ -12,7 +12,7 @@ asks `wf sql` the same questions in SQL and compares the exact numbers.
 
 FMT is combined, common, vcombined, jsonl, logfmt, csv, tsv, fields or regex:RE. The rules
 are those of the formats' documentation (`wf sql --help` and the `//!` comments
-of crates/wf/src/formats/*.rs), restated here:
+of crates/wf-formats/src/*.rs), restated here:
 
 Records: every file is cut at LF; a final line without LF is a record; one CR
 before the LF is dropped; an empty record is a blank line (neither a row nor

@@ -5,11 +5,11 @@
 //! released, and turns the result into Python values: the CLI's own JSON text
 //! for the built-in jobs (so the answers are the CLI's, byte for byte), Arrow
 //! tables through the Arrow C data interface for SQL and the parsers (no copy
-//! of the columns), and `bytes` for partial states (`wf::jobs::partial`). The
+//! of the columns), and `bytes` for partial states (`wf_core::jobs::partial`). The
 //! Python API, its defaults and its documentation are in
 //! `python/widefinder/__init__.py`; `widefinder.dask` builds on it.
 //!
-//! A byte range of a file is an input with a span (`wf::scan::Input::span`):
+//! A byte range of a file is an input with a span (`wf_core::scan::Input::span`):
 //! the engine cuts it into chunks like the whole file, so a range owns exactly
 //! the records that start in it. Bytes given instead of a path go into a
 //! `memfd` and are read as a file, through the same engine.
@@ -26,18 +26,18 @@ use arrow_pyarrow::{IntoPyArrow, Table};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use wf::arrow::compute::cast;
-use wf::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use wf::arrow::error::ArrowError;
-use wf::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use wf_sql::arrow::compute::cast;
+use wf_sql::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use wf_sql::arrow::error::ArrowError;
+use wf_sql::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use wf::jobs::count::Count;
-use wf::jobs::pangram::{Mode, Pangram};
-use wf::jobs::partial::{self, Partial};
-use wf::jobs::wf2::Wf2;
-use wf::jobs::Job;
-use wf::scan::{self, Input, InputError, InputSpec, Outcome, ScanOptions, Source};
-use wf::sql::{SqlOptions, TableSpec};
+use wf_core::jobs::count::Count;
+use wf_core::jobs::pangram::{Mode, Pangram};
+use wf_core::jobs::partial::{self, Partial};
+use wf_core::jobs::wf2::Wf2;
+use wf_core::jobs::Job;
+use wf_core::scan::{self, Input, InputError, InputSpec, Outcome, ScanOptions, Source};
+use wf_sql::{SqlOptions, TableSpec};
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -192,7 +192,7 @@ fn count(
         collect(paths)?,
         &scan_options(threads, chunk_size),
     )?;
-    Ok(wf::report::count::json(&out.state, out.files))
+    Ok(wf_core::report::count::json(&out.state, out.files))
 }
 
 /// `wf wf2 --json --top N` over `paths`.
@@ -212,7 +212,7 @@ fn wf2(
         &scan_options(threads, chunk_size),
     )?;
     let report = py.detach(|| Wf2.finish(out.state, top));
-    Ok(wf::report::wf2::json(&report))
+    Ok(wf_core::report::wf2::json(&report))
 }
 
 fn pangram_job(top: usize, all: bool, max_letters: Option<u64>) -> Pangram {
@@ -247,7 +247,7 @@ fn pangram(
     let names = rest.inputs();
     Ok(windows
         .iter()
-        .map(|w| wf::report::pangram::json_line(w, names[w.input].name.as_bytes()))
+        .map(|w| wf_core::report::pangram::json_line(w, names[w.input].name.as_bytes()))
         .collect())
 }
 
@@ -266,12 +266,12 @@ fn sql_options(
     };
     let schema = schema
         .as_deref()
-        .map(wf::formats::parse_schema)
+        .map(wf_formats::parse_schema)
         .transpose()
         .map_err(value_error)?;
     Ok(SqlOptions {
         scan,
-        format: wf::formats::FormatOptions {
+        format: wf_formats::FormatOptions {
             delimiter,
             no_header,
             schema,
@@ -279,8 +279,8 @@ fn sql_options(
         },
         memory,
         temp_dir: None,
-        // Read-only queries (COPY, CREATE, INSERT refused): `wf::sql` checks
-        // them with `wf::sql::sql_options`, as for the CLI.
+        // Read-only queries (COPY, CREATE, INSERT refused): `wf_sql` checks
+        // them with `wf_sql::sql_options`, as for the CLI.
         allow_write: false,
         strict: false,
     })
@@ -296,9 +296,9 @@ fn query_table<'py>(
     strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let c = py
-        .detach(|| wf::sql::collect(query, tables, opts, &mut |_| {}))
+        .detach(|| wf_sql::collect(query, tables, opts, &mut |_| {}))
         .map_err(value_error)?;
-    raise_input_errors(&wf::sql::errors(&c.runs))?;
+    raise_input_errors(&wf_sql::errors(&c.runs))?;
     let malformed: u64 = c
         .runs
         .iter()
@@ -548,7 +548,7 @@ fn finish(
     match job {
         "count" => {
             let (_, t) = partial::decode::<Count>(&state).map_err(value_error)?;
-            Ok(vec![wf::report::count::json(
+            Ok(vec![wf_core::report::count::json(
                 &t.state,
                 t.inputs.len() as u64,
             )])
@@ -556,7 +556,7 @@ fn finish(
         "wf2" => {
             let (job, t) = partial::decode::<Wf2>(&state).map_err(value_error)?;
             let report = py.detach(|| job.finish(t.state, top));
-            Ok(vec![wf::report::wf2::json(&report)])
+            Ok(vec![wf_core::report::wf2::json(&report)])
         }
         "pangram" => finish_pangram(py, &state, paths.unwrap_or_default()),
         _ => Err(unknown_job(job)),
@@ -586,7 +586,7 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
         .map_err(|e| PyOSError::new_err(format!("reading windows back: {e}")))?;
     Ok(windows
         .iter()
-        .map(|w| wf::report::pangram::json_line(w, inputs[w.input].name.as_bytes()))
+        .map(|w| wf_core::report::pangram::json_line(w, inputs[w.input].name.as_bytes()))
         .collect())
 }
 

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-use wf::bench::{self, BenchOptions, Cache, RunMeasure, Setting, SettingResult};
-use wf::jobs::count::Count;
-use wf::scan::{InputSpec, ScanOptions};
+use wf_core::bench::{self, BenchOptions, Cache, RunMeasure, Setting, SettingResult};
+use wf_core::jobs::count::Count;
+use wf_core::scan::{InputSpec, ScanOptions};
 
 static IO_LOCK: Mutex<()> = Mutex::new(());
 
@@ -147,7 +147,7 @@ fn count_once(path: &Path, lines: u64) -> impl FnMut(&Setting) -> io::Result<u64
             ..Default::default()
         }
         .collect();
-        let out = wf::scan::run(
+        let out = wf_core::scan::run(
             &Count { sep: b'\n' },
             inputs.inputs,
             &s.scan_options(&base),

@@ -3,9 +3,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use wf::jobs::count::{Count, CountState};
-use wf::jobs::{Chunk, Job};
-use wf::scan::{self, InputSpec, ScanOptions};
+use wf_core::jobs::count::{Count, CountState};
+use wf_core::jobs::{Chunk, Job};
+use wf_core::scan::{self, InputSpec, ScanOptions};
 
 /// Counts like `Count`, but truncates a file the first time it sees a chunk.
 struct Shrinker {
@@ -133,7 +133,7 @@ fn cold_reads_through_the_read_ahead_helpers_give_the_same_counts() {
     std::fs::write(&f, &data).unwrap();
     let records = plain_records(&data);
     // The eviction `wf bench` uses; it answers the fraction still resident.
-    let evict = || wf::bench::evict(std::slice::from_ref(&f), false).unwrap() < 0.5;
+    let evict = || wf_core::bench::evict(std::slice::from_ref(&f), false).unwrap() < 0.5;
     if !evict() {
         eprintln!("skipped: the page cache cannot be emptied here");
         return;

@@ -175,7 +175,7 @@ fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
 
 #[test]
 fn parse_rs_accepts_characters_and_escapes() {
-    use wf::feed::parse_rs;
+    use wf_core::feed::parse_rs;
     assert_eq!(parse_rs("\\0"), Ok(0));
     assert_eq!(parse_rs("\\n"), Ok(b'\n'));
     assert_eq!(parse_rs("\\t"), Ok(b'\t'));

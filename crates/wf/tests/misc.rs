@@ -106,7 +106,7 @@ fn with_stderr_full(args: &[&str]) -> Option<i32> {
     c.status().unwrap().code()
 }
 
-/// Fails until every `eprintln!` of the scan jobs and `wf sql` is `wf::warn!`.
+/// Fails until every `eprintln!` of the scan jobs and `wf sql` is `wf_core::warn!`.
 #[test]
 fn a_failed_write_to_stderr_is_no_panic() {
     assert_eq!(

@@ -20,8 +20,8 @@ const GOLDEN: &str = concat!(
 );
 
 use common::{files_in, wf};
-use wf::jobs::pangram::{Mode, Pangram};
-use wf::report;
+use wf_core::jobs::pangram::{Mode, Pangram};
+use wf_core::report;
 
 /// `../shared/data` beside the project, or `None` (with a message).
 fn shared_data() -> Option<PathBuf> {
@@ -181,23 +181,23 @@ fn read_input(p: &Path) -> (String, Vec<u8>) {
 /// smaller chunks are tested through the library.
 const CLI_MIN_CHUNK: u64 = 4096;
 
-/// The windows of `paths` found through the library API ([`wf::scan::run`],
+/// The windows of `paths` found through the library API ([`wf_core::scan::run`],
 /// which keeps any chunk size) at `threads` and `chunk`, printed as `wf pangram`
 /// prints them (JSON or text).
 fn lib_lines(paths: &[PathBuf], mode: Mode, threads: usize, chunk: u64, json: bool) -> String {
-    let collected = wf::scan::InputSpec {
+    let collected = wf_core::scan::InputSpec {
         paths: paths.to_vec(),
         ..Default::default()
     }
     .collect();
     assert!(collected.errors.is_empty(), "{:?}", collected.errors);
     let job = Pangram { mode };
-    let opts = wf::scan::ScanOptions {
+    let opts = wf_core::scan::ScanOptions {
         threads,
         chunk_size: chunk,
         ..Default::default()
     };
-    let out = wf::scan::run(&job, collected.inputs, &opts, None);
+    let out = wf_core::scan::run(&job, collected.inputs, &opts, None);
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     let (state, rest) = out.into_parts();
     let windows = job
@@ -225,7 +225,7 @@ fn check_all_json(paths: &[PathBuf], extra: &[&str], chunks: &[&str], want: &str
         .map(|i| extra[i + 1].parse().unwrap());
     for j in ["1", "2"] {
         for c in chunks {
-            let size = wf::scan::parse_size(c).unwrap();
+            let size = wf_core::scan::parse_size(c).unwrap();
             if size < CLI_MIN_CHUNK {
                 let mode = Mode::All { max_letters };
                 let got = lib_lines(paths, mode, j.parse().unwrap(), size, true);
@@ -445,7 +445,7 @@ fn generated_top() {
     for (k, chunk) in [("1", "64M"), ("10", "7"), ("25", "1000"), ("100000", "333")] {
         let want = oracle_top_text(&inputs, k.parse().unwrap());
         for j in ["1", "2"] {
-            let size = wf::scan::parse_size(chunk).unwrap();
+            let size = wf_core::scan::parse_size(chunk).unwrap();
             if size < CLI_MIN_CHUNK {
                 let mode = Mode::Top(k.parse().unwrap());
                 let got = lib_lines(&files, mode, j.parse().unwrap(), size, false);

@@ -8,11 +8,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use wf::jobs::count::Count;
-use wf::jobs::pangram::{Mode, Pangram};
-use wf::jobs::partial::{self, Partial};
-use wf::jobs::wf2::Wf2;
-use wf::scan::{self, Input, InputSpec, ScanOptions};
+use wf_core::jobs::count::Count;
+use wf_core::jobs::pangram::{Mode, Pangram};
+use wf_core::jobs::partial::{self, Partial};
+use wf_core::jobs::wf2::Wf2;
+use wf_core::scan::{self, Input, InputSpec, ScanOptions};
 
 mod common;
 
@@ -104,7 +104,7 @@ fn merge_tree<J: Partial>(mut level: Vec<Vec<u8>>, rng: &mut impl FnMut() -> u64
 fn log_file(dir: &Path) -> PathBuf {
     let p = dir.join("access.log");
     let mut f = std::fs::File::create(&p).unwrap();
-    wf::gen::wf2(&mut f, 300_000, 11, 0.05).unwrap();
+    wf_core::gen::wf2(&mut f, 300_000, 11, 0.05).unwrap();
     // A final line without its newline, and a CRLF line.
     use std::io::Write;
     f.write_all(b"1.2.3.4 - - [x] \"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\"\r\nlast line")

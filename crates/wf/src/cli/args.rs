@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use wf::scan::{self, ScanOptions};
+use wf_core::scan::{self, ScanOptions};
 
 /// Which inputs to read: the same for every command.
 #[derive(Args, Clone)]

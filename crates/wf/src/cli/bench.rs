@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser};
 
-use wf::bench::{self, BenchOptions, SettingResult};
+use wf_core::bench::{self, BenchOptions, SettingResult};
 
 use super::args::ScanArgs;
 use super::limits;
@@ -52,7 +52,7 @@ pub(crate) fn run(b: &BenchArgs) -> ExitCode {
     match measure(b) {
         Ok(code) => code,
         Err(m) => {
-            wf::warn!("wf bench: {m}");
+            wf_core::warn!("wf bench: {m}");
             ExitCode::from(2)
         }
     }
@@ -78,7 +78,7 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
         let r = cmd.exec(&s.scan_options(&base), None);
         for e in &r.errors {
             if named.insert(e.to_string()) {
-                wf::warn!("wf bench: {e}");
+                wf_core::warn!("wf bench: {e}");
             }
         }
         Ok(r.bytes)

@@ -2,8 +2,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use wf::feed::FeedOptions;
-use wf::scan;
+use wf_core::feed::FeedOptions;
+use wf_core::scan;
 
 use super::args::InputArgs;
 
@@ -32,12 +32,12 @@ pub(crate) struct FeedArgs {
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = scan::parse_size)]
     max_record: u64,
     /// Record separator: one byte, e.g. '\0', '\t', ';' [default: newline].
-    #[arg(long, value_name = "BYTE", value_parser = wf::feed::parse_rs)]
+    #[arg(long, value_name = "BYTE", value_parser = wf_core::feed::parse_rs)]
     rs: Option<u8>,
     /// Output separator: worker output reaches stdout in whole units ending with
     /// this byte, never mixed inside one [default: the --rs byte]. Use --ors '\n'
     /// when workers read other records but print lines.
-    #[arg(long, value_name = "BYTE", value_parser = wf::feed::parse_rs)]
+    #[arg(long, value_name = "BYTE", value_parser = wf_core::feed::parse_rs)]
     ors: Option<u8>,
     /// Pipe all worker output into this command (run with sh -c); its output is wf's.
     #[arg(long, value_name = "CMD")]
@@ -75,33 +75,33 @@ impl FeedArgs {
     }
 }
 
-/// `-j N`: a number of workers up to [`wf::feed::MAX_WORKERS`] (0: the cores).
+/// `-j N`: a number of workers up to [`wf_core::feed::MAX_WORKERS`] (0: the cores).
 fn parse_jobs(s: &str) -> Result<usize, String> {
     let n: usize = s
         .trim()
         .parse()
         .map_err(|_| format!("invalid number of workers '{s}'"))?;
-    if n > wf::feed::MAX_WORKERS {
+    if n > wf_core::feed::MAX_WORKERS {
         return Err(format!(
             "{n} workers is too many: at most {} processes",
-            wf::feed::MAX_WORKERS
+            wf_core::feed::MAX_WORKERS
         ));
     }
     Ok(n)
 }
 
 /// `wf feed`: the inputs to the workers; exit status 2 if any input could not be
-/// read or any worker failed (`wf::feed` has reported it on stderr).
+/// read or any worker failed (`wf_core::feed` has reported it on stderr).
 pub(crate) fn run(f: &FeedArgs) -> ExitCode {
     let collected = f.input.collect();
     let opts = f.options();
     for e in &collected.errors {
-        wf::warn!("wf: {e}");
+        wf_core::warn!("wf: {e}");
     }
-    match wf::feed::run(collected.inputs, &opts) {
+    match wf_core::feed::run(collected.inputs, &opts) {
         Ok(r) => {
             for e in &r.input_errors {
-                wf::warn!("wf: {e}");
+                wf_core::warn!("wf: {e}");
             }
             if collected.errors.is_empty() && r.input_errors.is_empty() && r.failures.is_empty() {
                 ExitCode::SUCCESS
@@ -110,7 +110,7 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            wf::warn!("wf feed: {e}");
+            wf_core::warn!("wf feed: {e}");
             ExitCode::from(2)
         }
     }

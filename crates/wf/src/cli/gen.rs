@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use wf::scan;
+use wf_core::scan;
 
 /// The generators of `wf gen`.
 #[derive(Subcommand)]
@@ -69,11 +69,11 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
             output,
         } => {
             if !(0.0..=1.0).contains(odd_lines) {
-                wf::warn!("wf: --odd-lines must be between 0 and 1");
+                wf_core::warn!("wf: --odd-lines must be between 0 and 1");
                 return ExitCode::from(2);
             }
             write_to(output.as_deref(), |w| {
-                wf::gen::wf2(w, *size, *seed, *odd_lines)
+                wf_core::gen::wf2(w, *size, *seed, *odd_lines)
             })
         }
         GenCmd::Onebrc {
@@ -82,7 +82,7 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
             seed,
             output,
         } => write_to(output.as_deref(), |w| {
-            wf::gen::onebrc::write(w, *rows, *stations, *seed)
+            wf_core::gen::onebrc::write(w, *rows, *stations, *seed)
         }),
     };
     match res {
@@ -96,7 +96,7 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
             let to = output
                 .as_deref()
                 .map_or("<stdout>".into(), |p| p.display().to_string());
-            wf::warn!("wf: gen: {to}: {}", scan::io_message(&e));
+            wf_core::warn!("wf: gen: {to}: {}", scan::io_message(&e));
             ExitCode::from(2)
         }
     }

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use wf::jobs::Job;
-use wf::report;
-use wf::report::stats::{RunStats, Usage};
-use wf::scan::{self, InputError, Outcome, Progress, ScanOptions};
+use wf_core::jobs::Job;
+use wf_core::report;
+use wf_core::report::stats::{RunStats, Usage};
+use wf_core::scan::{self, InputError, Outcome, Progress, ScanOptions};
 
 use super::args::ScanArgs;
 use super::output::print;
@@ -59,7 +59,7 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
     let show = report::stats::want_progress(args.progress, args.no_progress);
     let run = exec_with_progress(cmd, &opts, show);
     for e in &run.errors {
-        wf::warn!("wf: {e}");
+        wf_core::warn!("wf: {e}");
     }
     let code = print(&run.output);
     let failed = code != ExitCode::SUCCESS || !run.errors.is_empty();
@@ -68,7 +68,7 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
         st.records = run.records;
         st.extra = run.extra;
         st.decoded = run.decoded;
-        wf::report::warn::text(&st.text());
+        wf_core::report::warn::text(&st.text());
     }
     if failed {
         ExitCode::from(2)

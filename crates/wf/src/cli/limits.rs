@@ -9,7 +9,7 @@
 //! past the end of any disk only risk overflow), more stations than 100 times
 //! the 1BRC's 10,000.
 
-use wf::scan;
+use wf_core::scan;
 
 /// `--io`: chunks queued for the workers (each a slot of the planner's queue).
 pub(crate) const MAX_IO: usize = 4096;
@@ -71,7 +71,7 @@ pub(crate) fn span_or_zero(s: &str) -> Result<u64, String> {
 /// A comma-separated list of counts from 1 to `max` (`wf bench --threads`,
 /// `--io`).
 pub(crate) fn counts_upto(s: &str, max: usize, what: &str) -> Result<Vec<usize>, String> {
-    let v = wf::bench::parse_counts(s)?;
+    let v = wf_core::bench::parse_counts(s)?;
     match v.iter().find(|&&n| n > max) {
         Some(n) => Err(format!("{what} {n}: must be at most {max}")),
         None => Ok(v),

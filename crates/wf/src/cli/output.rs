@@ -8,7 +8,7 @@ pub(crate) fn print(s: &[u8]) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            wf::warn!("wf: writing output: {e}");
+            wf_core::warn!("wf: writing output: {e}");
             ExitCode::from(2)
         }
     }

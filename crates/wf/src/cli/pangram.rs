@@ -2,17 +2,17 @@ use std::os::unix::ffi::OsStrExt;
 
 use clap::Args;
 
-use wf::jobs::pangram::{Mode, Pangram, Window};
-use wf::jobs::Job;
-use wf::report;
-use wf::scan::{self, InputError, Outcome, Progress, ScanOptions};
+use wf_core::jobs::pangram::{Mode, Pangram, Window};
+use wf_core::jobs::Job;
+use wf_core::report;
+use wf_core::scan::{self, InputError, Outcome, Progress, ScanOptions};
 
 use super::args::ScanArgs;
 use super::job::{self, JobCmd, JobRun};
 
 /// The smallest chunk `wf pangram` cuts (`--chunk-size` below it is raised to
 /// it): every chunk's edges cost a carried search state, and `--chunk-size 1`
-/// took 231 s on 20 MB. The library API ([`wf::scan::run`]) keeps any size, for
+/// took 231 s on 20 MB. The library API ([`wf_core::scan::run`]) keeps any size, for
 /// the tests that cut windows into chunks of a few bytes.
 pub(crate) const MIN_CHUNK: u64 = 4 << 10;
 

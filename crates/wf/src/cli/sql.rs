@@ -1,6 +1,6 @@
 //! `wf sql`: the query's arguments, its tables (`logs` from the inputs, more
 //! from `--table`), and the run: progress bar, result, input errors, `--stats`,
-//! `--strict` and the exit status. The work is in `wf::sql`.
+//! `--strict` and the exit status. The work is in `wf_sql`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use clap::Args;
 
-use wf::report;
-use wf::report::stats::{RunStats, Usage};
-use wf::scan::{self, InputError, Progress};
+use wf_core::report;
+use wf_core::report::stats::{RunStats, Usage};
+use wf_core::scan::{self, InputError, Progress};
 
 use super::args::ScanArgs;
 use super::job::with_progress;
@@ -132,7 +132,7 @@ pub(crate) struct SqlArgs {
     /// Rows the aligned table shows (the rest are counted, not held); 0 shows
     /// all (held in memory). --csv, --json and -o always give every row.
     /// Example: wf sql --max-rows 0 'SELECT * FROM logs' small.log
-    #[arg(long, value_name = "N", default_value_t = wf::sql::output::MAX_ROWS)]
+    #[arg(long, value_name = "N", default_value_t = wf_sql::output::MAX_ROWS)]
     max_rows: usize,
     /// Let the query write: COPY ... TO, INSERT, CREATE EXTERNAL TABLE, SET
     /// (refused by default; -o FILE writes a result without it).
@@ -143,7 +143,7 @@ pub(crate) struct SqlArgs {
 
 /// The tables of a query: `logs` from the inputs, then each `--table`, with
 /// their `--format`s.
-fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf::sql::TableSpec>, Vec<InputError>), String> {
+fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf_sql::TableSpec>, Vec<InputError>), String> {
     let mut names: Vec<(String, Vec<PathBuf>)> = Vec::new();
     for t in &q.table {
         let (n, p) = t
@@ -175,7 +175,7 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf::sql::TableSpec>, Vec<InputError>),
     let mut specs = Vec::new();
     let logs = q.scan.input.collect();
     errors.extend(logs.errors);
-    specs.push(wf::sql::TableSpec {
+    specs.push(wf_sql::TableSpec {
         name: "logs".into(),
         format: format_of("logs"),
         inputs: logs.inputs,
@@ -189,7 +189,7 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf::sql::TableSpec>, Vec<InputError>),
         }
         .collect();
         errors.extend(c.errors);
-        specs.push(wf::sql::TableSpec {
+        specs.push(wf_sql::TableSpec {
             format: format_of(&n),
             name: n,
             inputs: c.inputs,
@@ -198,7 +198,7 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf::sql::TableSpec>, Vec<InputError>),
     Ok((specs, errors))
 }
 
-fn sql_options(q: &SqlArgs) -> Result<wf::sql::SqlOptions, String> {
+fn sql_options(q: &SqlArgs) -> Result<wf_sql::SqlOptions, String> {
     let delimiter = match q.delimiter {
         None => None,
         Some(c) if c.is_ascii() => Some(c as u8),
@@ -207,11 +207,11 @@ fn sql_options(q: &SqlArgs) -> Result<wf::sql::SqlOptions, String> {
     let schema = q
         .schema
         .as_deref()
-        .map(wf::formats::parse_schema)
+        .map(wf_formats::parse_schema)
         .transpose()?;
-    Ok(wf::sql::SqlOptions {
+    Ok(wf_sql::SqlOptions {
         scan: q.scan.options(),
-        format: wf::formats::FormatOptions {
+        format: wf_formats::FormatOptions {
             delimiter,
             no_header: q.no_header,
             schema,
@@ -234,33 +234,33 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     if q.memory.is_none() {
-        wf::sql::memory::reuse_freed_memory();
+        wf_sql::memory::reuse_freed_memory();
     }
-    if let Err(e) = wf::sql::cleanup::on_signals() {
-        wf::warn!("wf sql: signal handlers: {e}");
+    if let Err(e) = wf_sql::cleanup::on_signals() {
+        wf_core::warn!("wf sql: signal handlers: {e}");
     }
     let progress = Arc::new(Progress::default());
     let show = report::stats::want_progress(q.scan.progress, q.scan.no_progress);
     let result = with_progress(show, &progress, || {
-        wf::sql::run(
+        wf_sql::run(
             &q.query,
             tables,
             &opts,
             &output(q),
             Some(progress.clone()),
-            &mut |n| wf::warn!("wf sql: {n}"),
+            &mut |n| wf_core::warn!("wf sql: {n}"),
         )
     });
     let runs = match result {
         Ok(r) => r,
         Err(e) => {
-            errors.iter().for_each(|e| wf::warn!("wf: {e}"));
+            errors.iter().for_each(|e| wf_core::warn!("wf: {e}"));
             return fail(&e.to_string());
         }
     };
-    errors.extend(wf::sql::errors(&runs));
+    errors.extend(wf_sql::errors(&runs));
     for e in &errors {
-        wf::warn!("wf: {e}");
+        wf_core::warn!("wf: {e}");
     }
     if q.scan.stats {
         let bytes = runs.iter().map(|r| r.report.lock().unwrap().bytes).sum();
@@ -270,11 +270,11 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
             st.decoded.decoded += r.decoded.decoded;
             st.decoded.seconds += r.decoded.seconds;
         }
-        wf::report::warn::text(&st.text());
+        wf_core::report::warn::text(&st.text());
         runs.iter()
-            .for_each(|r| wf::report::warn::text(&wf::sql::stats_text(r)));
+            .for_each(|r| wf_core::report::warn::text(&wf_sql::stats_text(r)));
     }
-    if let Some(why) = wf::sql::strict_failure(&runs).filter(|_| q.strict) {
+    if let Some(why) = wf_sql::strict_failure(&runs).filter(|_| q.strict) {
         return fail(&why);
     }
     if errors.is_empty() {
@@ -285,17 +285,17 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
 }
 
 fn fail(msg: &str) -> ExitCode {
-    wf::warn!("wf sql: {msg}");
+    wf_core::warn!("wf sql: {msg}");
     ExitCode::from(2)
 }
 
 /// Where the rows go: `-o FILE`, `--csv`, `--json` or an aligned table.
-fn output(q: &SqlArgs) -> wf::sql::Output {
+fn output(q: &SqlArgs) -> wf_sql::Output {
     match (&q.output, q.csv, q.scan.json) {
-        (Some(p), _, _) => wf::sql::Output::File(p.clone()),
-        (None, true, _) => wf::sql::Output::Csv,
-        (None, _, true) => wf::sql::Output::Json,
-        _ => wf::sql::Output::Table {
+        (Some(p), _, _) => wf_sql::Output::File(p.clone()),
+        (None, true, _) => wf_sql::Output::Csv,
+        (None, _, true) => wf_sql::Output::Json,
+        _ => wf_sql::Output::Table {
             max_rows: q.max_rows,
         },
     }

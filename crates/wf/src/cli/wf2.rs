@@ -1,8 +1,8 @@
 use clap::Args;
 
-use wf::jobs::wf2::Wf2;
-use wf::report;
-use wf::scan::{Progress, ScanOptions};
+use wf_core::jobs::wf2::Wf2;
+use wf_core::report;
+use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
 use super::job::{self, JobCmd, JobRun};

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use wf::arrow::array::{Array, ArrayRef, StringViewArray};
-use wf::formats::{self, byte_map, Columns, Format, FormatOptions, Kind};
+use wf_formats::arrow_array::{Array, ArrayRef, StringViewArray};
+use wf_formats::{byte_map, Columns, Format, FormatOptions, Kind};
 use wf_fuzz::{awk_split, Rng};
 
 const SPECS: [&str; 11] = [
@@ -58,7 +58,7 @@ fn run(
 }
 
 /// The scan's own way through `records`: runs of records through
-/// [`formats::Parser::parse_run`] (after the first record, with the piece
+/// [`wf_formats::Parser::parse_run`] (after the first record, with the piece
 /// checked as UTF-8 once where the format allows, as the scan checks it), and
 /// each record a run stops at through `parse_in`.
 fn run_runs(
@@ -122,7 +122,7 @@ fuzz_target!(|input: &[u8]| {
         schema: None,
         strict: false,
     };
-    let Ok(f) = formats::from_spec(spec, &opts, data) else {
+    let Ok(f) = wf_formats::from_spec(spec, &opts, data) else {
         return; // e.g. no columns in the sample
     };
     let n = f.fields().len();

@@ -7,9 +7,9 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use wf::jobs::count::Count;
-use wf::jobs::{Chunk, Job};
-use wf::scan::{self, Input, ScanOptions, Source};
+use wf_core::jobs::count::Count;
+use wf_core::jobs::{Chunk, Job};
+use wf_core::scan::{self, Input, ScanOptions, Source};
 use wf_fuzz::Rng;
 
 struct Record;

@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 /// The bytes of an input, decoded if compressed (the decoding's work added to
 /// `meter`).
-pub(crate) fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<dyn Read>> {
+pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<dyn Read>> {
     match src {
         Source::Compressed { path, codec, .. } => super::decompress::metered(path, *codec, meter),
         Source::Stream { path, decompress } => {

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wf::jobs::pangram::{Mode, Pangram};
-use wf::jobs::{Chunk, Job};
+use wf_core::jobs::pangram::{Mode, Pangram};
+use wf_core::jobs::{Chunk, Job};
 use wf_fuzz::{brute_pangrams, Rng};
 
 fuzz_target!(|input: &[u8]| {

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wf::jobs::wf2::{Wf2, CLIENTS, NOT_FOUND, REFERRERS, URI_BYTES, URI_HITS};
-use wf::jobs::{Chunk, Job};
+use wf_core::jobs::wf2::{Wf2, CLIENTS, NOT_FOUND, REFERRERS, URI_BYTES, URI_HITS};
+use wf_core::jobs::{Chunk, Job};
 use wf_fuzz::{record_chunks, NaiveWf2, Rng};
 
 fuzz_target!(|input: &[u8]| {
@@ -49,7 +49,7 @@ fuzz_target!(|input: &[u8]| {
     // The hand-written matcher and number parser agree with the plain ones.
     for f in data.split(|b| b.is_ascii_whitespace()) {
         assert_eq!(
-            wf::jobs::wf2::is_article(f),
+            wf_core::jobs::wf2::is_article(f),
             wf_fuzz::naive_article(f),
             "{f:?}"
         );

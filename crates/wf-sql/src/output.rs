@@ -22,7 +22,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 
-use crate::scan::{Input, Source};
+use wf_core::scan::{Input, Source};
 
 /// How results are printed or written.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,14 +5,14 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|s: &str| {
-    match wf::scan::parse_size(s) {
+    match wf_core::scan::parse_size(s) {
         Ok(v) => assert!(v >= 1),
         Err(m) => assert!(m.contains("invalid size")),
     }
     if !s.is_empty() && s.len() <= 15 && s.bytes().all(|b| b.is_ascii_digit()) {
         let n: u64 = s.parse().unwrap();
         if n >= 1 {
-            assert_eq!(wf::scan::parse_size(s), Ok(n));
+            assert_eq!(wf_core::scan::parse_size(s), Ok(n));
         }
     }
 });

@@ -32,6 +32,7 @@ pub use engine::{
 };
 pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
 pub use range::record_start_at;
+pub use stream::open_stream;
 
 /// The file system type (`statfs`'s `f_type` magic number) of the file system
 /// holding `path`, or `None` when `statfs` fails.

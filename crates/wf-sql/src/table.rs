@@ -42,10 +42,10 @@ use futures::StreamExt;
 
 use super::job::{BatchJob, BatchResult, BatchState, Out, ParseStats, Reader, Virtual, SHOW_BAD};
 use super::share::Shared;
-use crate::formats::csv::Quoting;
-use crate::formats::{self, Format};
-use crate::jobs::{Chunk, Job};
-use crate::scan::{self, Input, InputError, Progress, ScanOptions, Source};
+use wf_core::jobs::{Chunk, Job};
+use wf_core::scan::{self, Input, InputError, Progress, ScanOptions, Source};
+use wf_formats::csv::Quoting;
+use wf_formats::{self, Format};
 
 /// What the scans of a table found, for `--stats`, `--strict` and the exit status.
 #[derive(Debug, Default)]
@@ -119,7 +119,7 @@ impl LogTable {
     ) -> Self {
         // A name used twice, or one of the virtual columns', would make the
         // table unqueryable: renamed as DuckDB does (`a`, `a_1`).
-        let names = formats::csv::unique_names(format.fields().iter().map(|f| f.name.clone()));
+        let names = wf_formats::csv::unique_names(format.fields().iter().map(|f| f.name.clone()));
         let mut notes = format.notes();
         let mut fields = Vec::new();
         for (f, name) in format.fields().iter().zip(names) {

@@ -712,13 +712,11 @@ mod tests {
         );
         assert_eq!(at(r#"a\" x"#), None);
     }
-    use datafusion::arrow::array::{Array, AsArray};
-    use datafusion::arrow::datatypes::{Int64Type, TimestampMicrosecondType};
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int64Type, TimestampMicrosecondType};
+    use arrow_array::Array;
 
-    fn parse_all(
-        f: &LogFormat,
-        lines: &[&str],
-    ) -> (datafusion::arrow::record_batch::RecordBatch, usize) {
+    fn parse_all(f: &LogFormat, lines: &[&str]) -> (arrow_array::RecordBatch, usize) {
         let proj: Vec<usize> = (0..f.fields().len()).collect();
         let mut p = f.parser(&proj);
         let kinds: Vec<Kind> = f.fields().iter().map(|x| x.kind).collect();

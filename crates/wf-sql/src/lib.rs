@@ -3,8 +3,11 @@
 //! Apache DataFusion plans and runs the query (filters, GROUP BY, aggregates,
 //! windows, joins, spilling within `--memory`); wf supplies the input side: each
 //! table is a [`table::LogTable`] whose scan is wf's scan engine feeding the
-//! format parsers of [`crate::formats`] on every core, building only the columns
+//! format parsers of [`wf_formats`] on every core, building only the columns
 //! the query uses. `output` prints or writes the result.
+
+/// The Arrow crate of DataFusion's batches (for the Python package).
+pub use datafusion::arrow;
 
 pub mod cleanup;
 pub mod job;
@@ -27,8 +30,8 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 
-use crate::formats::{self, Format, FormatOptions};
-use crate::scan::{Input, InputError, Progress, ScanOptions, Source};
+use wf_core::scan::{Input, InputError, Progress, ScanOptions, Source};
+use wf_formats::{self, Format, FormatOptions};
 
 pub use output::Output;
 pub use table::{LogTable, ScanReport};
@@ -65,7 +68,7 @@ pub struct TableRun {
     /// query (what was read of them is in the table).
     pub spool_errors: Vec<InputError>,
     /// The decoding of the table's compressed inputs.
-    pub decoded: crate::scan::Decoded,
+    pub decoded: wf_core::scan::Decoded,
     scans: table::Scans,
 }
 
@@ -178,7 +181,7 @@ fn run_into(
         .map_err(|e| SqlError::Usage(format!("spill directory: {e}")))?;
     let ctx = context(opts, spill.path())?;
     for mut t in tables {
-        let meter = Arc::new(crate::scan::decompress::Meter::default());
+        let meter = Arc::new(wf_core::scan::decompress::Meter::default());
         let spool_errors = spool_streams(&mut t.inputs, &mut spooled, &meter);
         let format = table_format(&t, &opts.format)?;
         if t.format == "auto" {
@@ -374,7 +377,7 @@ fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>,
             break;
         }
     }
-    let format = formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)?;
+    let format = wf_formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)?;
     match format.as_csv() {
         Some(csv) if t.inputs.len() > 1 => {
             let mut samples = Vec::with_capacity(t.inputs.len());
@@ -394,7 +397,7 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
         return Ok(Vec::new());
     };
     let mut buf = Vec::with_capacity(SAMPLE);
-    let mut f = std::fs::File::open(path).map_err(|e| crate::scan::io_message(&e))?;
+    let mut f = std::fs::File::open(path).map_err(|e| wf_core::scan::io_message(&e))?;
     // (Compressed inputs were decoded to files by `spool_streams`.)
     // At least SAMPLE bytes, then on to the end of a record (at most 64 MiB), so
     // a long first record is sampled whole.
@@ -411,7 +414,7 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
         let n = (&mut f)
             .take(SAMPLE as u64)
             .read_to_end(&mut buf)
-            .map_err(|e| crate::scan::io_message(&e))?;
+            .map_err(|e| wf_core::scan::io_message(&e))?;
         if n == 0 {
             break;
         }
@@ -426,7 +429,7 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
 fn spool_streams(
     inputs: &mut Vec<Input>,
     keep: &mut Vec<std::fs::File>,
-    meter: &Arc<crate::scan::decompress::Meter>,
+    meter: &Arc<wf_core::scan::decompress::Meter>,
 ) -> Vec<InputError> {
     let mut errors = Vec::new();
     inputs.retain_mut(|inp| {
@@ -452,15 +455,15 @@ fn spool_streams(
 /// sample are of the decoded bytes): the file, and the error that ended it early.
 fn spool_one(
     inp: &mut Input,
-    meter: &Arc<crate::scan::decompress::Meter>,
+    meter: &Arc<wf_core::scan::decompress::Meter>,
 ) -> Result<(std::fs::File, Option<InputError>), InputError> {
     use std::os::unix::io::AsRawFd;
     let fail = |message: String| InputError {
         name: inp.name.clone(),
         message,
     };
-    let mut src = crate::scan::stream::open_stream(&inp.source, Some(meter))
-        .map_err(|e| fail(crate::scan::io_message(&e)))?;
+    let mut src = wf_core::scan::open_stream(&inp.source, Some(meter))
+        .map_err(|e| fail(wf_core::scan::io_message(&e)))?;
     let mut f = tempfile::tempfile().map_err(|e| fail(format!("spooling: {e}")))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
     let copied = std::io::copy(&mut src, &mut w);
@@ -468,7 +471,7 @@ fn spool_one(
     drop(w);
     let err = match (copied, flushed) {
         (Ok(_), Ok(())) => None,
-        (Err(e), _) | (_, Err(e)) => Some(fail(crate::scan::io_message(&e))),
+        (Err(e), _) | (_, Err(e)) => Some(fail(wf_core::scan::io_message(&e))),
     };
     let size = f.metadata().map_err(|e| fail(e.to_string()))?.len();
     inp.source = Source::File {

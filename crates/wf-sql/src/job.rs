@@ -21,10 +21,10 @@ use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::error::DataFusionError;
 
 use super::problem::{line_at, schema_hint, ProblemKind, RecordError};
-use crate::formats::bytemap::ByteMap;
-use crate::formats::{Columns, Format, Kind, Parser};
-use crate::jobs::{Chunk, Job};
-use crate::scan::Input;
+use wf_core::jobs::{Chunk, Job};
+use wf_core::scan::Input;
+use wf_formats::bytemap::ByteMap;
+use wf_formats::{Columns, Format, Kind, Parser};
 
 /// What a batch channel carries.
 pub type BatchResult = Result<RecordBatch, DataFusionError>;
@@ -172,7 +172,7 @@ impl Job for BatchJob {
         BatchState {
             parser: self.format.parser(&self.format_cols),
             layout: 0,
-            map: crate::formats::byte_map(self.format.as_ref()),
+            map: wf_formats::byte_map(self.format.as_ref()),
             cols: Columns::new(&kinds),
             virt: Columns::new(&vkinds),
             stats: ParseStats::default(),

@@ -19,15 +19,17 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::NullBufferBuilder;
-use datafusion::arrow::array::{ArrayRef, BooleanBuilder, PrimitiveArray, StringViewArray};
-use datafusion::arrow::buffer::{Buffer, ScalarBuffer};
-use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType,
+use arrow_array::builder::BooleanBuilder;
+use arrow_array::types::{
+    ArrowPrimitiveType, Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType,
 };
-use datafusion::arrow::error::ArrowError;
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use arrow_array::{ArrayRef, PrimitiveArray, StringViewArray};
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_buffer::NullBufferBuilder;
+use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_schema::ArrowError;
+use arrow_schema::DataType;
+use arrow_schema::SchemaRef;
 
 use super::Kind;
 

@@ -1,5 +1,6 @@
 //! formats: parsers from records (whole lines) to typed Arrow columns, used by
-//! `wf sql` and, later, the Python package.
+//! `wf sql` and the Python package. A crate of its own on the `arrow` crates,
+//! with no query engine: parsing a record needs none.
 //!
 //! Why this shape: a format only says which columns it has ([`Format::fields`])
 //! and turns one record into one row ([`Parser::parse`]); it never sees files,
@@ -24,9 +25,12 @@ pub mod logfmt;
 pub mod regex;
 pub mod time;
 
+/// The Arrow crates the columns are made with.
+pub use {arrow_array, arrow_buffer, arrow_schema};
+
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
 pub use columns::Columns;
 
