@@ -245,6 +245,7 @@ fn gen_writes_gzip_and_zstd() {
 /// A compressed stream on stdin is decoded like a file (and read as it is
 /// with `--decompress never`); `wf sql` reads compressed files and stdin too.
 #[test]
+#[cfg(feature = "sql")]
 fn compressed_stdin_and_sql() {
     let t = tempfile::tempdir().unwrap();
     let plain = generated_log(t.path(), "600K", "0.05", 8);
@@ -307,6 +308,7 @@ fn stats_show_the_decoding() {
 /// `wf sql` over a corrupt compressed file and a good one: the rows of the
 /// good one and of what decoded before the damage, the file named, exit 2.
 #[test]
+#[cfg(feature = "sql")]
 fn sql_reads_on_past_a_corrupt_compressed_file() {
     let t = tempfile::tempdir().unwrap();
     let plain = generated_log(t.path(), "400K", "0.0", 9);

@@ -156,6 +156,7 @@ fn endless_stream_without_separator_in_bounded_memory() {
 /// naming the input and its offset, exit 2, and every other record is read,
 /// from a file at any thread count and chunk size, and from stdin.
 #[test]
+#[cfg(feature = "sql")]
 fn sql_refuses_a_record_longer_than_max_record_and_reads_the_rest() {
     let t = tempfile::tempdir().unwrap();
     let mut data = b"a b\n".repeat(100);

@@ -17,6 +17,10 @@ mod job;
 mod limits;
 mod output;
 mod pangram;
+#[cfg(feature = "sql")]
+mod sql;
+#[cfg(not(feature = "sql"))]
+#[path = "no_sql.rs"]
 mod sql;
 mod wf2;
 
