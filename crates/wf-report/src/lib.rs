@@ -11,3 +11,4 @@
 
 pub mod agent;
 pub mod bots;
+pub mod html;
