@@ -6,8 +6,8 @@
 //! `assets/uap-core/regexes.json`, a one-to-one conversion of the YAML that
 //! the crate's documentation offers as an alternative (serde_json is already
 //! a dependency; a YAML parser would only be needed for this). Bots are
-//! named by `bots.rs`; an agent that only uap-core calls a spider keeps
-//! uap-core's family as its name.
+//! named by `bots.rs`; an agent that only uap-core calls a spider is named
+//! by its product token (`spider_name`).
 //!
 //! Parsing one agent runs hundreds of prefiltered regexes (tens of
 //! microseconds); a log repeats a few thousand agents millions of times, so
@@ -117,7 +117,7 @@ impl Parsers {
         let mut bot = self.bots.classify(ua);
         if bot.is_none() && device == "Spider" {
             bot = Some(Bot {
-                name: browser.clone(),
+                name: spider_name(ua, &browser),
                 category: BotCategory::Other,
             });
         }
@@ -130,6 +130,21 @@ impl Parsers {
             device,
             bot,
         }
+    }
+}
+
+/// The name of a bot only uap-core knows: the agent's first product token
+/// ("Tailrank/1.0 (+http://tailrank.com/robot)" -> "Tailrank", where uap-core's
+/// family is "robot"), or uap-core's family when the agent starts with
+/// "Mozilla" (uap-core then took the bot's token from the comment).
+fn spider_name(ua: &str, family: &str) -> Box<str> {
+    let token = ua.split(['/', ' ', '(', ';']).next().unwrap_or("");
+    if !token.is_empty() && token != "Mozilla" {
+        token.into()
+    } else if family != "Other" {
+        family.into()
+    } else {
+        "Other bot".into()
     }
 }
 

@@ -184,6 +184,24 @@ fn every_example_of_the_lists_is_a_bot() {
     assert!(missed.is_empty(), "not seen as bots: {missed:#?}");
 }
 
+/// Bots that neither list has, which uap-core calls spiders, are named by
+/// their product token, not by uap-core's family ("Other", "robot").
+#[test]
+fn bots_only_uap_core_knows_are_named_by_their_token() {
+    for (ua, name) in [
+        ("Tailrank/1.0 (+http://tailrank.com/robot)", "Tailrank"),
+        (
+            "FeedDemon/2.5 (http://www.newsgator.com/; Microsoft Windows XP)",
+            "FeedDemon",
+        ),
+    ] {
+        let a = parse(ua.as_bytes());
+        let got = a.bot.as_ref().map(|b| (&*b.name, b.category));
+        assert_eq!(got, Some((name, BotCategory::Other)), "{ua}");
+        assert_eq!(a.device, DeviceKind::Bot);
+    }
+}
+
 #[test]
 fn humans_are_not_bots() {
     let bots = Bots::embedded();
