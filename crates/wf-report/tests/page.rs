@@ -125,8 +125,15 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `chromium --headless --dump-dom`: the DOM after the page's scripts ran.
-fn dump_dom(chromium: &Path, page: &Path) -> String {
+/// What headless Chromium made of a page: the DOM after its scripts ran,
+/// and the page's console messages (errors, and the refusals of its
+/// Content-Security-Policy, which would name any request it tried).
+struct Loaded {
+    dom: String,
+    console: Vec<String>,
+}
+
+fn load(chromium: &Path, page: &Path) -> Loaded {
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(chromium)
         .args([
@@ -136,6 +143,7 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
             "--no-first-run",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--enable-logging=stderr", "--v=0"])
         .args([
             "--virtual-time-budget=5000",
             "--window-size=1200,900",
@@ -143,15 +151,12 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
         ])
         .arg(format!("file://{}", page.display()))
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start chromium");
     // Read while it runs: the DOM (uPlot's source included) overflows a pipe.
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut dom = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut dom).map(|_| dom)
-    });
+    let out = reader(child.stdout.take().unwrap());
+    let err = reader(child.stderr.take().unwrap());
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > Duration::from_secs(90) {
@@ -160,7 +165,24 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    String::from_utf8_lossy(&reader.join().unwrap().unwrap()).into_owned()
+    let console = err.join().unwrap();
+    let console = console
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    Loaded {
+        dom: out.join().unwrap(),
+        console,
+    }
+}
+
+fn reader(mut from: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        from.read_to_end(&mut bytes).unwrap();
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
 }
 
 /// Clicks the visitors table's "Visitors" header, then filters for "2007-06-1"
@@ -188,11 +210,12 @@ fn page_draws_sorts_and_filters_in_headless_chromium() {
     let path = dir.path().join("report.html");
     let page = render(&sample()).replace("</body>", DRIVE);
     std::fs::write(&path, page).unwrap();
-    let dom = dump_dom(&chromium, &path);
     // WF_REPORT_KEEP=FILE keeps the page to look at (or screenshot).
     if let Some(keep) = std::env::var_os("WF_REPORT_KEEP") {
         std::fs::copy(&path, keep).unwrap();
     }
+    let Loaded { dom, console } = load(&chromium, &path);
+    assert!(console.is_empty(), "console messages: {console:#?}");
     assert!(
         dom.contains("data-ready=\"1\""),
         "the page's script did not finish:\n{dom}"
@@ -217,5 +240,29 @@ fn page_draws_sorts_and_filters_in_headless_chromium() {
     assert!(
         dom.contains("data-test=\"9500,9158,8000;descending;1\""),
         "sort and filter:\n{dom}"
+    );
+}
+
+/// The check above can fail: a page that asks another host for an image
+/// is refused by its policy, and the refusal shows on the console and in
+/// the page's error box.
+#[test]
+fn a_request_to_another_host_is_refused_and_seen() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipping: chromium absent (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("leaky.html");
+    let leak = "<img src=\"https://example.invalid/pixel.png\"></body>";
+    std::fs::write(&path, render(&sample()).replace("</body>", leak)).unwrap();
+    let Loaded { dom, console } = load(&chromium, &path);
+    assert!(
+        console.iter().any(|l| l.contains("example.invalid")),
+        "{console:#?}"
+    );
+    assert!(
+        dom.contains("Refused img-src https://example.invalid"),
+        "{dom}"
     );
 }
