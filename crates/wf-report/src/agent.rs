@@ -1,0 +1,257 @@
+//! User agent -> browser, OS, device kind and named bot, once per distinct agent.
+//!
+//! Browsers, OS and devices come from uap-core's `regexes.yaml` (the
+//! Browserscope rules that uap-python, uap-java and the rest share) through
+//! the `ua-parser` crate, which leaves the data to us: it is embedded as
+//! `assets/uap-core/regexes.json`, a one-to-one conversion of the YAML that
+//! the crate's documentation offers as an alternative (serde_json is already
+//! a dependency; a YAML parser would only be needed for this). Bots are
+//! named by `bots.rs`; an agent that only uap-core calls a spider is named
+//! by its product token (`spider_name`).
+//!
+//! Parsing one agent runs hundreds of prefiltered regexes (tens of
+//! microseconds); a log repeats a few thousand agents millions of times, so
+//! each worker thread keeps an [`AgentCache`]: one hash lookup per line, the
+//! parse once per distinct agent. The cache is bounded (a log of random
+//! agents must not grow it without limit): past [`AgentCache::DEFAULT_LIMIT`]
+//! entries it starts again empty, which costs time, never a different answer.
+
+use crate::bots::{Bot, BotCategory, Bots};
+use hashbrown::HashMap;
+use serde::Serialize;
+use std::sync::OnceLock;
+
+const UAP_REGEXES: &str = include_str!("../assets/uap-core/regexes.json");
+
+/// What kind of device sent the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceKind {
+    Desktop,
+    Mobile,
+    Tablet,
+    Bot,
+    Other,
+}
+
+/// One user agent, classified.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Agent {
+    /// uap-core's browser family ("Chrome", "Firefox", "Mobile Safari",
+    /// "Googlebot", "Other").
+    pub browser: Box<str>,
+    /// The browser's major version, as the agent writes it ("120").
+    pub browser_major: Option<Box<str>>,
+    /// uap-core's OS family ("Windows", "Mac OS X", "iOS", "Android", "Other").
+    pub os: Box<str>,
+    /// The OS's major[.minor] version ("10", "10.15", "17.2").
+    pub os_version: Option<Box<str>>,
+    pub device: DeviceKind,
+    /// The bot this agent is, named, if any list knows it.
+    pub bot: Option<Bot>,
+}
+
+impl Agent {
+    /// "Chrome 120", or the family alone without a version.
+    pub fn browser_label(&self) -> String {
+        label(&self.browser, self.browser_major.as_deref())
+    }
+
+    /// "Windows 10", "Mac OS X 10.15", or the family alone.
+    pub fn os_label(&self) -> String {
+        label(&self.os, self.os_version.as_deref())
+    }
+}
+
+fn label(family: &str, version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("{family} {v}"),
+        None => family.to_owned(),
+    }
+}
+
+/// The compiled rules, shared by every thread of the process.
+pub struct Parsers {
+    uap: ua_parser::Extractor<'static>,
+    bots: Bots,
+}
+
+/// Compiles the rules on first use (0.4-0.8 s of one core here: ~1,200
+/// uap-core regexes and ~1,500 crawler patterns); later calls are free.
+pub fn parsers() -> &'static Parsers {
+    static PARSERS: OnceLock<Parsers> = OnceLock::new();
+    PARSERS.get_or_init(|| {
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(UAP_REGEXES)
+            .expect("assets/uap-core/regexes.json parses (tested)");
+        let uap =
+            ua_parser::Extractor::try_from(regexes).expect("uap-core regexes compile (tested)");
+        Parsers {
+            uap,
+            bots: Bots::embedded(),
+        }
+    })
+}
+
+/// Classifies one agent without a cache (bytes that are not UTF-8 are read
+/// lossily, as a log's agent field may hold anything).
+pub fn parse(agent: &[u8]) -> Agent {
+    let text = String::from_utf8_lossy(agent);
+    parsers().classify(&text)
+}
+
+impl Parsers {
+    fn classify(&self, ua: &str) -> Agent {
+        let (browser, browser_major): (Box<str>, _) = match self.uap.ua.extract(ua) {
+            Some(v) => (v.family.as_ref().into(), v.major.map(Into::into)),
+            None => ("Other".into(), None),
+        };
+        let (os, os_version): (Box<str>, _) = match self.uap.os.extract(ua) {
+            Some(v) => (
+                v.os.as_ref().into(),
+                os_version(v.major.as_deref(), v.minor.as_deref()),
+            ),
+            None => ("Other".into(), None),
+        };
+        let device = self.uap.dev.extract(ua);
+        let device = device.as_ref().map_or("Other", |d| d.device.as_ref());
+        let mut bot = self.bots.classify(ua);
+        if bot.is_none() && device == "Spider" {
+            bot = Some(Bot {
+                name: spider_name(ua, &browser),
+                category: BotCategory::Other,
+            });
+        }
+        let device = device_kind(device, &os, ua, bot.is_some());
+        Agent {
+            browser,
+            browser_major,
+            os,
+            os_version,
+            device,
+            bot,
+        }
+    }
+}
+
+/// The name of a bot only uap-core knows: the agent's first product token
+/// ("Tailrank/1.0 (+http://tailrank.com/robot)" -> "Tailrank", where uap-core's
+/// family is "robot"), or uap-core's family when the agent starts with
+/// "Mozilla" (uap-core then took the bot's token from the comment).
+fn spider_name(ua: &str, family: &str) -> Box<str> {
+    let token = ua.split(['/', ' ', '(', ';']).next().unwrap_or("");
+    if !token.is_empty() && token != "Mozilla" {
+        token.into()
+    } else if family != "Other" {
+        family.into()
+    } else {
+        "Other bot".into()
+    }
+}
+
+fn os_version(major: Option<&str>, minor: Option<&str>) -> Option<Box<str>> {
+    match (major, minor) {
+        (Some(a), Some(b)) => Some(format!("{a}.{b}").into()),
+        (Some(a), None) => Some(a.into()),
+        _ => None,
+    }
+}
+
+/// OS families (uap-core's names) of phones and of desktops.
+const MOBILE_OS: &[&str] = &[
+    "iOS",
+    "Android",
+    "Windows Phone",
+    "BlackBerry OS",
+    "KaiOS",
+    "Symbian OS",
+    "Firefox OS",
+];
+const DESKTOP_OS: &[&str] = &[
+    "Windows",
+    "Mac OS X",
+    "Linux",
+    "Ubuntu",
+    "Fedora",
+    "Debian",
+    "Chrome OS",
+    "FreeBSD",
+    "OpenBSD",
+    "NetBSD",
+    "Solaris",
+];
+
+/// uap-core names devices ("iPhone", "iPad", "Samsung SM-T970", "Spider"),
+/// not kinds: a kind follows from the device and the OS. An Android agent
+/// without "Mobile" is a tablet, as Google tells sites to read it.
+fn device_kind(device: &str, os: &str, ua: &str, bot: bool) -> DeviceKind {
+    if bot || device == "Spider" {
+        DeviceKind::Bot
+    } else if device.contains("iPad")
+        || device.contains("Tablet")
+        || (os == "Android" && !ua.contains("Mobile"))
+    {
+        DeviceKind::Tablet
+    } else if MOBILE_OS.contains(&os) || device.contains("iPhone") || device.contains("Smartphone")
+    {
+        DeviceKind::Mobile
+    } else if DESKTOP_OS.contains(&os) {
+        DeviceKind::Desktop
+    } else {
+        DeviceKind::Other
+    }
+}
+
+/// A worker thread's memo of classified agents (see the module comment).
+pub struct AgentCache {
+    map: HashMap<Box<[u8]>, Agent>,
+    limit: usize,
+    parsers: &'static Parsers,
+    /// How many times the cache was emptied for being full.
+    pub restarts: u64,
+}
+
+impl Default for AgentCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AgentCache {
+    /// Distinct agents kept before the cache starts again (at about 300
+    /// bytes an entry, some 20 MB per thread).
+    pub const DEFAULT_LIMIT: usize = 65_536;
+
+    pub fn new() -> Self {
+        Self::with_limit(Self::DEFAULT_LIMIT)
+    }
+
+    pub fn with_limit(limit: usize) -> Self {
+        AgentCache {
+            map: HashMap::new(),
+            limit: limit.max(1),
+            parsers: parsers(),
+            restarts: 0,
+        }
+    }
+
+    /// The agent's classification: one hash lookup when it was seen before.
+    pub fn get(&mut self, agent: &[u8]) -> &Agent {
+        if self.map.len() >= self.limit && !self.map.contains_key(agent) {
+            self.map.clear();
+            self.restarts += 1;
+        }
+        let parsers = self.parsers;
+        self.map
+            .entry_ref(agent)
+            .or_insert_with(|| parsers.classify(&String::from_utf8_lossy(agent)))
+    }
+
+    /// Distinct agents held now.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}

@@ -1,0 +1,253 @@
+//! User agents and bots on real agent strings: the browsers people use, the
+//! bots issue 38 names, and every example the crawler list carries.
+
+use wf_report::agent::{parse, AgentCache, DeviceKind};
+use wf_report::bots::{BotCategory, Bots};
+
+/// (agent, browser family, major, OS family, OS version, device kind)
+const BROWSERS: &[(&str, &str, &str, &str, &str, DeviceKind)] = &[
+    (
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+        "Chrome", "120", "Windows", "10", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+        "Chrome", "120", "Mac OS X", "10.15", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+        "Chrome", "120", "Linux", "", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36",
+        "Chrome Mobile", "120", "Android", "10", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/5.0 (Linux; Android 13; SM-X700) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+        "Chrome", "120", "Android", "13", DeviceKind::Tablet,
+    ),
+    (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/120.0.6099.119 Mobile/15E148 Safari/604.1",
+        "Chrome Mobile iOS", "120", "iOS", "17.2", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0",
+        "Firefox", "121", "Windows", "10", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10.15; rv:121.0) Gecko/20100101 Firefox/121.0",
+        "Firefox", "121", "Mac OS X", "10.15", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0",
+        "Firefox", "121", "Ubuntu", "", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (Android 14; Mobile; rv:121.0) Gecko/121.0 Firefox/121.0",
+        "Firefox Mobile", "121", "Android", "14", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) FxiOS/121.0 Mobile/15E148 Safari/605.1.15",
+        "Firefox iOS", "121", "iOS", "17.2", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15",
+        "Safari", "17", "Mac OS X", "10.15", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Mobile/15E148 Safari/604.1",
+        "Mobile Safari", "17", "iOS", "17.2", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/5.0 (iPad; CPU OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Mobile/15E148 Safari/604.1",
+        "Mobile Safari", "17", "iOS", "17.2", DeviceKind::Tablet,
+    ),
+    (
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Edg/120.0.0.0",
+        "Edge", "120", "Windows", "10", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Edg/120.0.0.0",
+        "Edge", "120", "Mac OS X", "10.15", DeviceKind::Desktop,
+    ),
+    (
+        "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36 EdgA/120.0.0.0",
+        "Edge Mobile", "120", "Android", "10", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 EdgiOS/120.2210.150 Mobile/15E148 Safari/605.1.15",
+        "Edge Mobile", "120", "iOS", "17.2", DeviceKind::Mobile,
+    ),
+    (
+        "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1)",
+        "IE", "6", "Windows", "XP", DeviceKind::Desktop,
+    ),
+];
+
+use BotCategory::{AiCrawler, SearchEngine};
+
+/// (agent, bot name, category): the bots issue 38 names, in the agents they send.
+const BOTS: &[(&str, &str, BotCategory)] = &[
+    ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "Googlebot", SearchEngine),
+    (
+        "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.199 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "Googlebot", SearchEngine,
+    ),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36",
+        "bingbot", SearchEngine,
+    ),
+    ("Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", "bingbot", SearchEngine),
+    ("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)", "GPTBot", AiCrawler),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.3; +https://openai.com/searchbot",
+        "OAI-SearchBot", AiCrawler,
+    ),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot",
+        "ChatGPT-User", AiCrawler,
+    ),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)",
+        "ClaudeBot", AiCrawler,
+    ),
+    ("Mozilla/5.0 (compatible; anthropic-ai/1.0; +http://www.anthropic.com/bot.html)", "anthropic-ai", AiCrawler),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; PerplexityBot/1.0; +https://perplexity.ai/perplexitybot)",
+        "PerplexityBot", AiCrawler,
+    ),
+    ("CCBot/2.0 (https://commoncrawl.org/faq/)", "CCBot", AiCrawler),
+    (
+        "Mozilla/5.0 (Linux; Android 5.0) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; Bytespider; spider-feedback@bytedance.com)",
+        "Bytespider", AiCrawler,
+    ),
+    ("Mozilla/5.0 (compatible; Google-Extended/1.0; +http://www.google.com/bot.html)", "Google-Extended", AiCrawler),
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)",
+        "Applebot", SearchEngine,
+    ),
+    ("Mozilla/5.0 (compatible; Applebot-Extended/0.1; +http://www.apple.com/go/applebot)", "Applebot-Extended", AiCrawler),
+    (
+        "meta-externalagent/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)",
+        "meta-externalagent", AiCrawler,
+    ),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot) Chrome/119.0.6045.214 Safari/537.36",
+        "Amazonbot", AiCrawler,
+    ),
+];
+
+#[test]
+fn browsers_os_and_devices_of_common_agents() {
+    let mut wrong = Vec::new();
+    for &(ua, browser, major, os, os_version, device) in BROWSERS {
+        let a = parse(ua.as_bytes());
+        let got = (
+            &*a.browser,
+            a.browser_major.as_deref().unwrap_or(""),
+            &*a.os,
+            a.os_version.as_deref().unwrap_or(""),
+            a.device,
+        );
+        if got != (browser, major, os, os_version, device) || a.bot.is_some() {
+            wrong.push(format!("{ua}\n  got {got:?} bot {:?}", a.bot));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_bots_of_the_issue_are_named() {
+    let mut wrong = Vec::new();
+    for &(ua, name, category) in BOTS {
+        let a = parse(ua.as_bytes());
+        let got = a.bot.as_ref().map(|b| (&*b.name, b.category));
+        if got != Some((name, category)) || a.device != DeviceKind::Bot {
+            wrong.push(format!("{ua}\n  got {got:?} {:?}", a.device));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every example agent of crawler-user-agents and of the supplement is a
+/// bot, and most are named by their own entry (the rest by an entry whose
+/// match starts earlier: see bots.rs).
+#[test]
+fn every_example_of_the_lists_is_a_bot() {
+    let bots = Bots::embedded();
+    let examples = Bots::examples();
+    assert!(examples.len() > 2000, "{} examples", examples.len());
+    let missed: Vec<_> = examples
+        .iter()
+        .filter(|(_, ua)| bots.classify(ua).is_none())
+        .collect();
+    assert!(missed.is_empty(), "not seen as bots: {missed:#?}");
+}
+
+/// Bots that neither list has, which uap-core calls spiders, are named by
+/// their product token, not by uap-core's family ("Other", "robot").
+#[test]
+fn bots_only_uap_core_knows_are_named_by_their_token() {
+    for (ua, name) in [
+        ("Tailrank/1.0 (+http://tailrank.com/robot)", "Tailrank"),
+        (
+            "FeedDemon/2.5 (http://www.newsgator.com/; Microsoft Windows XP)",
+            "FeedDemon",
+        ),
+    ] {
+        let a = parse(ua.as_bytes());
+        let got = a.bot.as_ref().map(|b| (&*b.name, b.category));
+        assert_eq!(got, Some((name, BotCategory::Other)), "{ua}");
+        assert_eq!(a.device, DeviceKind::Bot);
+    }
+}
+
+#[test]
+fn humans_are_not_bots() {
+    let bots = Bots::embedded();
+    for &(ua, ..) in BROWSERS {
+        assert_eq!(bots.classify(ua), None, "{ua}");
+    }
+}
+
+#[test]
+fn odd_agents_do_not_panic() {
+    for ua in [
+        &b""[..],
+        b"-",
+        b"\xff\xfe\x00 Mozilla/5.0 \xc3",
+        &[b'a'; 10_000][..],
+    ] {
+        let a = parse(ua);
+        assert!(!a.browser.is_empty() && !a.os.is_empty());
+    }
+    assert_eq!(parse(b"-").bot, None);
+}
+
+/// The cache answers as the plain parse does, hit or miss, and when it is
+/// restarted for being full.
+#[test]
+fn cache_equals_uncached_parse() {
+    let mut agents: Vec<String> = BROWSERS.iter().map(|b| b.0.to_owned()).collect();
+    agents.extend(BOTS.iter().map(|b| b.0.to_owned()));
+    agents.extend(Bots::examples().into_iter().map(|(_, ua)| ua).step_by(7));
+    let plain: Vec<_> = agents.iter().map(|ua| parse(ua.as_bytes())).collect();
+    let mut big = AgentCache::new();
+    let mut tiny = AgentCache::with_limit(5);
+    for round in 0..3 {
+        for (i, ua) in agents.iter().enumerate() {
+            // Reversed on odd rounds so that hits and misses interleave differently.
+            let i = if round % 2 == 1 {
+                agents.len() - 1 - i
+            } else {
+                i
+            };
+            let ua = if round % 2 == 1 { &agents[i] } else { ua };
+            assert_eq!(big.get(ua.as_bytes()), &plain[i], "{ua}");
+            assert_eq!(tiny.get(ua.as_bytes()), &plain[i], "{ua}");
+        }
+    }
+    assert_eq!(big.restarts, 0);
+    assert!(big.len() <= agents.len());
+    assert!(tiny.restarts > 0 && tiny.len() <= 5);
+}
