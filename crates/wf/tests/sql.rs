@@ -1179,8 +1179,15 @@ fn streamed_stdin_equals_file() {
     let gz = ok_bytes(gzip, None);
     for (input, j) in [(&data, "1"), (&data, "3"), (&gz, "2")] {
         let mut c = wf();
-        c.args(["sql", "--json", "--stats", "--no-progress", "--format", "combined"])
-            .args(["-j", j, q, "-"]);
+        c.args([
+            "sql",
+            "--json",
+            "--stats",
+            "--no-progress",
+            "--format",
+            "combined",
+        ])
+        .args(["-j", j, q, "-"]);
         let o = run(c, Some(input));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "-j {j}: {err}");

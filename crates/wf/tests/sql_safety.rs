@@ -512,7 +512,10 @@ fn assert_three_rows(o: &std::process::Output, sent: &str, what: &str) {
     let rows: Vec<&str> = out.lines().skip(1).collect();
     assert_eq!(rows.len(), 3, "{what}: {out}");
     for r in rows {
-        assert!(sent.contains(&format!("{}\n", r.replace(',', " "))), "{what}: {r}");
+        assert!(
+            sent.contains(&format!("{}\n", r.replace(',', " "))),
+            "{what}: {r}"
+        );
     }
 }
 
@@ -556,12 +559,20 @@ fn limit_over_a_fifo_that_stays_open_returns() {
 fn limit_over_stdin_that_stays_open_returns() {
     use std::io::Write;
     let q = "SELECT c1, c2 FROM logs LIMIT 3";
-    let mut child = sql(&["--format", "fields", "--csv", "--stats", "--no-progress", q, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = sql(&[
+        "--format",
+        "fields",
+        "--csv",
+        "--stats",
+        "--no-progress",
+        q,
+        "-",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let sent = numbered(10);
     stdin.write_all(sent.as_bytes()).unwrap();
@@ -570,4 +581,23 @@ fn limit_over_stdin_that_stays_open_returns() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("stopped the scan early"), "{err}");
     drop(stdin);
+}
+
+/// A query that cannot run in `--memory` says so and what would do (a sort
+/// reserves 10 MB per thread for its merge, which cannot spill): exit 2.
+#[test]
+fn too_little_memory_says_what_would_do() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = small_csv(d.path(), 20_000);
+    let q = "SELECT * FROM logs ORDER BY g, a";
+    let mut c = sql(&[q, "--memory", "1M", "-j", "2", "--csv", "--no-progress"]);
+    c.arg(&csv);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("Resources exhausted"), "{err}");
+    assert!(
+        err.contains("--memory 1M at -j 2 is less than this query needs"),
+        "{err}"
+    );
 }

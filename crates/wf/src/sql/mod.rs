@@ -224,11 +224,22 @@ fn run_into(
         r.decoded = r.meter.totals();
         r.spool_errors.extend(r.streams.take_errors());
     }
-    let (schema, sink) = result?;
+    let (schema, sink) = result.map_err(|e| memory_hint(e, opts))?;
     if !(opts.strict && strict_failure(&runs).is_some()) {
         sink.finish().map_err(SqlError::Output)?;
     }
     Ok((runs, schema))
+}
+
+/// A query that ran out of `--memory`: the error, and what to do about it.
+fn memory_hint(e: SqlError, opts: &SqlOptions) -> SqlError {
+    match (e, opts.memory) {
+        (SqlError::Query(m), Some(limit)) if m.contains("Resources exhausted") => {
+            let hint = memory::too_little(limit, opts.scan.threads.max(1));
+            SqlError::Query(format!("{m}\n{hint}"))
+        }
+        (e, _) => e,
+    }
 }
 
 /// Standard input can be read once: named for two tables, one would be empty.

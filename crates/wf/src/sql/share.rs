@@ -167,8 +167,17 @@ impl Shared {
             })
             .collect();
         // Several scans: the table's streams are read from copies.
-        let resolved = self.table.streams().resolve(self.table.inputs(), false, self.table.sep());
-        let jobs = scan_jobs(&self.table, &resolved.inputs, &cols, self.batch_rows, readers);
+        let resolved = self
+            .table
+            .streams()
+            .resolve(self.table.inputs(), false, self.table.sep());
+        let jobs = scan_jobs(
+            &self.table,
+            &resolved.inputs,
+            &cols,
+            self.batch_rows,
+            readers,
+        );
         run_scans(&self.table, jobs, resolved);
     }
 }
@@ -202,7 +211,11 @@ impl PhysicalOptimizerRule for ShareScans {
         let mut sole: Vec<*const ()> = Vec::new();
         for group in tables.values() {
             if group.len() == 1 {
-                if !group[0].path.iter().any(|(n, _)| n.name() == "RecursiveQueryExec") {
+                if !group[0]
+                    .path
+                    .iter()
+                    .any(|(n, _)| n.name() == "RecursiveQueryExec")
+                {
                     sole.push(Arc::as_ptr(&group[0].scan) as *const ());
                 }
                 continue;

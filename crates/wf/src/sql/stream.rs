@@ -110,7 +110,9 @@ impl Stream {
                 searched = self.head.len();
             }
             let got = if self.head.is_empty() {
-                self.rx.recv().map_err(|_| chan::RecvTimeoutError::Disconnected)
+                self.rx
+                    .recv()
+                    .map_err(|_| chan::RecvTimeoutError::Disconnected)
             } else {
                 self.rx.recv_timeout(QUIET)
             };
@@ -210,7 +212,9 @@ impl Stream {
     fn spool(self, sep: u8, errors: &Mutex<Vec<InputError>>) -> io::Result<(File, u64)> {
         let name = self.name.clone();
         let mut f = tempfile::tempfile()?;
-        let d = self.drain(io::BufWriter::with_capacity(1 << 20, &mut f), sep, &|| false);
+        let d = self.drain(io::BufWriter::with_capacity(1 << 20, &mut f), sep, &|| {
+            false
+        });
         if d.write_failed {
             return Err(io::Error::other("writing the temporary copy failed"));
         }
@@ -411,7 +415,10 @@ impl Streams {
                     // Nothing to read here: the input is empty in this scan.
                     let (path, size) = (PathBuf::from("/dev/null"), 0);
                     out.inputs[*i].source = Source::File { path, size };
-                    self.errors.lock().unwrap().push(InputError { name, message });
+                    self.errors
+                        .lock()
+                        .unwrap()
+                        .push(InputError { name, message });
                 }
             }
         }
@@ -438,9 +445,11 @@ impl Streams {
                 *slot = Slot::Spooled(f, size);
                 Ok(Taken::File(path, size))
             }
-            Slot::Taken => Err("a stream can be read once, and another scan of the query read it \
+            Slot::Taken => Err(
+                "a stream can be read once, and another scan of the query read it \
                  (a query that reads a table twice copies its streams first: please report this)"
-                .into()),
+                    .into(),
+            ),
         }
     }
 }

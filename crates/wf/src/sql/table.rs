@@ -354,7 +354,8 @@ impl ScanExec {
             schema,
         }];
         let direct = self.sole && streams_direct(&self.table);
-        let (table, projection, rows) = (self.table.clone(), self.projection.clone(), self.batch_rows);
+        let (table, projection, rows) =
+            (self.table.clone(), self.projection.clone(), self.batch_rows);
         spawn_scan(&self.table, move || {
             let sep = table.format.separator();
             let resolved = table.streams.resolve(&table.inputs, direct, sep);
@@ -417,7 +418,15 @@ pub(super) fn scan_jobs(
         let quoted = g > 0;
         if !idx.is_empty() {
             let mine: Vec<Input> = idx.iter().map(|&i| inputs[i].clone()).collect();
-            let job = job(t, &mine, projection, batch_rows, readers.clone(), &idx, quoted);
+            let job = job(
+                t,
+                &mine,
+                projection,
+                batch_rows,
+                readers.clone(),
+                &idx,
+                quoted,
+            );
             out.push((job, mine));
         }
     }
@@ -592,7 +601,10 @@ fn scan_one(table: &TableInner, job: &BatchJob, inputs: &[Input], mine: &mut Sca
         // counts its lines (see `Virtual::Line`); a stream's blocks go out in
         // turn to any worker, so a scan with a stream has one.
         opts.chunk_size = u64::MAX;
-        if inputs.iter().any(|i| matches!(i.source, Source::Stream { .. })) {
+        if inputs
+            .iter()
+            .any(|i| matches!(i.source, Source::Stream { .. }))
+        {
             opts.threads = 1;
         }
     }
