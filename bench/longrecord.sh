@@ -6,7 +6,13 @@
 # 3x of `wc -l`); before the fix, one 50 MB line took wf count 2.6 s and one
 # of 200 MB 111 s.
 # Usage: bench/longrecord.sh   (RUNS=5 by default; WF_BENCH_DIR=/tmp/wf-bench;
-#   WF=path/to/wf times that binary instead of building --release; BIG=1)
+#   WF=path/to/wf times that binary instead of building --release; BIG=1;
+#   OLD=path/to/an/older/wf adds its wf sql runs, interleaved with the others)
+# On a shared machine read the user and sys columns beside the wall times: a
+# run of wf sql here is serial (the sample, then one worker holding the record)
+# and its wall time beyond user + sys was time spent waiting for a core
+# (`perf sched latency`: 73 switches of the main thread, 3.1 ms average delay,
+# at a load average of 9 on 2 cores; bench/results/sqlc-longrecord-2026-11-27.txt).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -40,5 +46,7 @@ for n in "${sizes[@]}"; do
     "wf wf2=$WF wf2 $f" \
     "wf wf2 <=$WF wf2 < $f" \
     "wf sql=$WF sql --format fields 'SELECT count(*) FROM logs' $f" \
-    "wf sql <=$WF sql --format fields 'SELECT count(*) FROM logs' < $f"
+    "wf sql <=$WF sql --format fields 'SELECT count(*) FROM logs' < $f" \
+    ${OLD:+"old wf sql=$OLD sql --format fields 'SELECT count(*) FROM logs' $f"} \
+    ${OLD:+"old wf sql <=$OLD sql --format fields 'SELECT count(*) FROM logs' < $f"}
 done

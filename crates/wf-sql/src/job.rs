@@ -21,10 +21,10 @@ use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::error::DataFusionError;
 
 use super::problem::{line_at, schema_hint, ProblemKind, RecordError};
-use wf_core::jobs::{Chunk, Job};
-use wf_core::scan::Input;
 use wf_formats::bytemap::ByteMap;
 use wf_formats::{Columns, Format, Kind, Parser};
+use wf_core::jobs::{Chunk, Job};
+use wf_core::scan::{Input, Source};
 
 /// What a batch channel carries.
 pub type BatchResult = Result<RecordBatch, DataFusionError>;
@@ -209,6 +209,12 @@ impl Job for BatchJob {
             self.plain_records(st, chunk, skip);
         }
         st.lines.end(chunk);
+        // A stream's block is what came before the stream went quiet (or a
+        // full block): its rows go out now, not once a batch is full, or a
+        // LIMIT over a stream that stays open would wait for them forever.
+        if matches!(self.inputs[chunk.input].source, Source::Stream { .. }) {
+            self.flush(st);
+        }
     }
 
     /// States merge when the workers are done: what a state still holds goes out

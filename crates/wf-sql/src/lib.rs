@@ -15,10 +15,11 @@ pub mod memory;
 pub mod output;
 pub mod problem;
 mod share;
+pub mod stream;
 pub mod sum;
 pub mod table;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -64,12 +65,14 @@ pub struct TableRun {
     pub name: String,
     pub format: String,
     pub report: Arc<Mutex<ScanReport>>,
-    /// Streams and compressed inputs that could not be read whole before the
-    /// query (what was read of them is in the table).
+    /// Streams and compressed inputs that could not be opened, or whose
+    /// reading failed part way (what was read of them is in the table).
     pub spool_errors: Vec<InputError>,
     /// The decoding of the table's compressed inputs.
     pub decoded: wf_core::scan::Decoded,
     scans: table::Scans,
+    meter: Arc<wf_core::scan::decompress::Meter>,
+    streams: Arc<stream::Streams>,
 }
 
 /// Why a query failed.
@@ -104,13 +107,16 @@ const MAX_SAMPLE: usize = 64 << 20;
 
 /// A record without the UTF-8 byte order mark that may start a file (Excel's CSV).
 pub fn strip_bom(r: &[u8]) -> &[u8] {
-    r.strip_prefix(b"\xef\xbb\xbf").unwrap_or(r)
+    r.strip_prefix(BOM).unwrap_or(r)
 }
 
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Run `query` over `tables`, sending the rows to `out`. Streams given as inputs
-/// are first copied to unlinked temporary files (so their start can be sampled
-/// and they can be cut into chunks like files); `notes` receives what stderr
-/// should say (the formats chosen by `auto`). An `-o` file that is one of the
+/// are sampled, then read by the query as they come, or copied to unlinked
+/// temporary files first where a query reads them twice (see `sql::stream`);
+/// `notes` receives what stderr should say (the formats chosen by `auto`).
+/// An `-o` file that is one of the
 /// inputs is refused before anything runs; under `opts.strict`, nothing is
 /// printed or written when [`strict_failure`] finds malformed records (the
 /// runs are returned for the caller to report).
@@ -175,15 +181,15 @@ fn run_into(
     make: Box<MakeSink<'_>>,
 ) -> Result<(Vec<TableRun>, SchemaRef), SqlError> {
     refuse_stdin_twice(&tables)?;
-    let mut spooled = Vec::new();
     let mut runs = Vec::new();
     let spill = cleanup::SpillDir::new(opts.temp_dir.as_deref())
         .map_err(|e| SqlError::Usage(format!("spill directory: {e}")))?;
     let ctx = context(opts, spill.path())?;
     for mut t in tables {
         let meter = Arc::new(wf_core::scan::decompress::Meter::default());
-        let spool_errors = spool_streams(&mut t.inputs, &mut spooled, &meter);
-        let format = table_format(&t, &opts.format)?;
+        let (opened, spool_errors) = open_streams(&mut t.inputs, &meter);
+        let format = table_format(&t, &opened, &opts.format)?;
+        let streams = Arc::new(stream::Streams::new(opened));
         if t.format == "auto" {
             notes(format!("{}: format {} (detected)", t.name, format.name()));
         }
@@ -193,14 +199,17 @@ fn run_into(
             opts.scan.clone(),
             progress.clone(),
         )
-        .with_strict(opts.format.strict);
+        .with_strict(opts.format.strict)
+        .with_streams(streams.clone());
         runs.push(TableRun {
             name: t.name.clone(),
             format: format.name(),
             report: table.report(),
             spool_errors,
-            decoded: meter.totals(),
+            decoded: Default::default(),
             scans: table.scans(),
+            meter,
+            streams,
         });
         ctx.register_table(t.name.as_str(), Arc::new(table))
             .map_err(|e| SqlError::Usage(e.to_string()))?;
@@ -213,12 +222,27 @@ fn run_into(
     let result = rt.block_on(execute(&ctx, query, opts.allow_write, make));
     // The plan is gone, and with it every batch channel's receiver: scans a
     // LIMIT left unfinished stop reading now. Their reports are in once they end.
-    runs.iter().for_each(|r| r.scans.wait());
-    let (schema, sink) = result?;
+    for r in &mut runs {
+        r.scans.wait();
+        r.decoded = r.meter.totals();
+        r.spool_errors.extend(r.streams.take_errors());
+    }
+    let (schema, sink) = result.map_err(|e| memory_hint(e, opts))?;
     if !(opts.strict && strict_failure(&runs).is_some()) {
         sink.finish().map_err(SqlError::Output)?;
     }
     Ok((runs, schema))
+}
+
+/// A query that ran out of `--memory`: the error, and what to do about it.
+fn memory_hint(e: SqlError, opts: &SqlOptions) -> SqlError {
+    match (e, opts.memory) {
+        (SqlError::Query(m), Some(limit)) if m.contains("Resources exhausted") => {
+            let hint = memory::too_little(limit, opts.scan.threads.max(1));
+            SqlError::Query(format!("{m}\n{hint}"))
+        }
+        (e, _) => e,
+    }
 }
 
 /// Standard input can be read once: named for two tables, one would be empty.
@@ -367,23 +391,35 @@ fn table_columns(ctx: &SessionContext, t: &str) -> Option<String> {
     Some(cols.join(", "))
 }
 
-/// The format of a table: `--format` read against a sample of its first input.
-fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>, SqlError> {
+/// The format of a table: `--format` read against a sample of its first input
+/// (`streams`: the samples of its streams, by input index).
+fn table_format(
+    t: &TableSpec,
+    streams: &[(usize, stream::Stream)],
+    fopts: &FormatOptions,
+) -> Result<Arc<dyn Format>, SqlError> {
+    let sample = |k: usize| -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        match streams.iter().find(|(i, _)| *i == k) {
+            Some((_, s)) => Ok(s.sample().into()),
+            None => read_sample(&t.inputs[k]).map(Into::into),
+        }
+    };
     // The first input with data: an empty first file says nothing of the format.
-    let mut sample = Vec::new();
-    for i in &t.inputs {
-        sample = read_sample(i).map_err(|e| SqlError::Usage(format!("{}: {e}", i.name)))?;
-        if !sample.is_empty() {
+    let mut first = std::borrow::Cow::Borrowed(&[][..]);
+    for (k, i) in t.inputs.iter().enumerate() {
+        first = sample(k).map_err(|e| SqlError::Usage(format!("{}: {e}", i.name)))?;
+        if !first.is_empty() {
             break;
         }
     }
-    let format = wf_formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)?;
+    let format = wf_formats::from_spec(&t.format, fopts, &first).map_err(SqlError::Usage)?;
     match format.as_csv() {
         Some(csv) if t.inputs.len() > 1 => {
             let mut samples = Vec::with_capacity(t.inputs.len());
-            for i in &t.inputs {
+            for (k, i) in t.inputs.iter().enumerate() {
                 // An input that cannot be read is named by the scan.
-                samples.push((i.name.clone(), read_sample(i).unwrap_or_default()));
+                let s = sample(k).map(|s| s.into_owned()).unwrap_or_default();
+                samples.push((i.name.clone(), s));
             }
             let by_name = csv.clone().by_name(&samples).map_err(SqlError::Usage)?;
             Ok(Arc::new(by_name))
@@ -393,16 +429,26 @@ fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>,
 }
 
 fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
-    let Source::File { path, .. } = &i.source else {
-        return Ok(Vec::new());
+    let Source::File { path, size } = &i.source else {
+        return Ok(Vec::new()); // streams are sampled by `sql::stream`
     };
-    let mut buf = Vec::with_capacity(SAMPLE);
     let mut f = std::fs::File::open(path).map_err(|e| wf_core::scan::io_message(&e))?;
-    // (Compressed inputs were decoded to files by `spool_streams`.)
-    // At least SAMPLE bytes, then on to the end of a record (at most 64 MiB), so
-    // a long first record is sampled whole.
-    // `buf[SAMPLE..searched]` holds no newline: each byte is searched once (a
-    // search from SAMPLE after every read made a 64 MiB line quadratic).
+    sample_of(&mut f, *size).map_err(|e| wf_core::scan::io_message(&e))
+}
+
+/// The sample of a reader: at least SAMPLE bytes, then on to the end of a
+/// record (at most MAX_SAMPLE), so a long first record is sampled whole;
+/// without a leading byte order mark. `size` (the input's, if known) sizes the
+/// buffer for a long record at once.
+///
+/// Each byte is searched once and copied once: `buf[SAMPLE..searched]` holds
+/// no newline (a search from SAMPLE after every read made a 64 MiB line
+/// quadratic), and the reads go straight into the buffer (`read_to_end` in
+/// steps of SAMPLE probed with small reads and grew the buffer by copying, and
+/// the BOM was stripped by a copy of the whole sample: 60% of the CPU time of
+/// `wf sql` over one 64 MiB line went to faulting in and copying those pages).
+fn sample_of(r: &mut dyn Read, size: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(SAMPLE);
     let mut searched = SAMPLE;
     loop {
         if buf.len() >= SAMPLE {
@@ -410,75 +456,49 @@ fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
                 break;
             }
             searched = buf.len();
+            let want = (size as usize).clamp(buf.len(), MAX_SAMPLE);
+            buf.reserve_exact(want.saturating_sub(buf.capacity()));
         }
-        let n = (&mut f)
-            .take(SAMPLE as u64)
-            .read_to_end(&mut buf)
-            .map_err(|e| wf_core::scan::io_message(&e))?;
-        if n == 0 {
+        if append(r, &mut buf, SAMPLE)? == 0 {
             break;
         }
     }
-    Ok(strip_bom(&buf).to_vec())
+    if buf.starts_with(BOM) {
+        buf.drain(..BOM.len());
+    }
+    Ok(buf)
 }
 
-/// Copy stream inputs (stdin, pipes) to unlinked temporary files, kept open in
-/// `keep` and named by `/proc/self/fd`, so every input can be sampled and split.
-/// An input that fails part way keeps what was read of it; the failures are
-/// returned (one that cannot be opened at all leaves the table).
-fn spool_streams(
+/// Append up to `n` bytes of `r` to `buf` (fewer only at its end); returns
+/// how many. Read into the buffer's spare room, which is not zeroed first.
+fn append(r: &mut dyn Read, buf: &mut Vec<u8>, n: usize) -> std::io::Result<usize> {
+    buf.reserve(n);
+    r.take(n as u64).read_to_end(buf)
+}
+
+/// Start reading the stream inputs (stdin, pipes, compressed files) and take
+/// their samples (see `sql::stream`): the streams by input index, and the
+/// errors of those that could not be opened (which leave the table).
+fn open_streams(
     inputs: &mut Vec<Input>,
-    keep: &mut Vec<std::fs::File>,
     meter: &Arc<wf_core::scan::decompress::Meter>,
-) -> Vec<InputError> {
-    let mut errors = Vec::new();
-    inputs.retain_mut(|inp| {
+) -> (Vec<(usize, stream::Stream)>, Vec<InputError>) {
+    let (mut opened, mut errors, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+    for inp in inputs.drain(..) {
         if matches!(inp.source, Source::File { .. }) {
-            return true;
+            kept.push(inp);
+            continue;
         }
-        match spool_one(inp, meter) {
-            Ok((f, err)) => {
-                keep.push(f);
-                errors.extend(err);
-                true
+        match stream::Stream::open(&inp, meter) {
+            Ok(s) => {
+                opened.push((kept.len(), s));
+                kept.push(inp);
             }
-            Err(e) => {
-                errors.push(e);
-                false
-            }
+            Err(e) => errors.push(e),
         }
-    });
-    errors
-}
-
-/// Spool one stream or compressed input (decoded, so that `_offset` and the
-/// sample are of the decoded bytes): the file, and the error that ended it early.
-fn spool_one(
-    inp: &mut Input,
-    meter: &Arc<wf_core::scan::decompress::Meter>,
-) -> Result<(std::fs::File, Option<InputError>), InputError> {
-    use std::os::unix::io::AsRawFd;
-    let fail = |message: String| InputError {
-        name: inp.name.clone(),
-        message,
-    };
-    let mut src = wf_core::scan::open_stream(&inp.source, Some(meter))
-        .map_err(|e| fail(wf_core::scan::io_message(&e)))?;
-    let mut f = tempfile::tempfile().map_err(|e| fail(format!("spooling: {e}")))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
-    let copied = std::io::copy(&mut src, &mut w);
-    let flushed = w.flush();
-    drop(w);
-    let err = match (copied, flushed) {
-        (Ok(_), Ok(())) => None,
-        (Err(e), _) | (_, Err(e)) => Some(fail(wf_core::scan::io_message(&e))),
-    };
-    let size = f.metadata().map_err(|e| fail(e.to_string()))?.len();
-    inp.source = Source::File {
-        path: PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd())),
-        size,
-    };
-    Ok((f, err))
+    }
+    *inputs = kept;
+    (opened, errors)
 }
 
 /// The input errors, parse counts and serial files of all tables, for the CLI.

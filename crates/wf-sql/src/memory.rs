@@ -29,32 +29,84 @@
 //! apache/datafusion#22090), so exempting them keeps most of the limit's
 //! purpose: aggregations and sorts, whose state grows with the data, still
 //! spill to `--temp-dir` at the limit.
+//!
+//! Why an eighth is kept from the consumers that can spill: the fair pool lets
+//! them take the whole limit, and an operator that cannot spill and asks for
+//! memory after them (the TopK of `ORDER BY n DESC LIMIT 5` above a GROUP BY,
+//! given the groups only once the aggregation is done) found nothing left and
+//! failed the query, depending on timing: over a 300 MB log,
+//! `GROUP BY client ... LIMIT 5` failed at `-j 1 --memory 20M` and passed at
+//! 12M; `GROUP BY path, client ... LIMIT 5` failed at `-j 1` 100M and passed at
+//! 50M (bench/results/sqlc-memory-2026-11-27.txt). So the consumers that can
+//! spill share the limit less [`UNSPILLABLE`] of it, each its fair part of
+//! that, and the others may take all that is left. (One cap on the spilling
+//! consumers together, a quarter kept, moved the failures to the aggregations:
+//! one partition refused while the other held most of the cap.)
 
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::memory_pool::{
     FairSpillPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation, TrackConsumersPool,
 };
 
-/// A pool of `limit` bytes for every consumer but the exempt ones.
+/// The share of the limit kept from the consumers that can spill.
+pub const UNSPILLABLE: (usize, usize) = (1, 8);
+
+/// A pool of `limit` bytes for every consumer but the exempt ones: those that
+/// can spill share `limit` less [`UNSPILLABLE`] fairly (DataFusion's fair
+/// pool), the others take what is left of `limit`.
 #[derive(Debug)]
 pub struct Pool {
+    /// The consumers that can spill.
     inner: Arc<dyn MemoryPool>,
     /// Bytes held by exempt consumers (counted in [`MemoryPool::reserved`]).
     exempt: AtomicUsize,
+    /// Bytes held by consumers that cannot spill.
+    unspillable: AtomicUsize,
+    limit: usize,
 }
 
 impl Pool {
     pub fn new(limit: usize) -> Self {
         let top = NonZeroUsize::new(5).expect("nonzero");
+        let kept = limit / UNSPILLABLE.1 * UNSPILLABLE.0;
+        let fair = FairSpillPool::new(limit - kept);
         Pool {
-            inner: Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top)),
+            inner: Arc::new(TrackConsumersPool::new(fair, top)),
             exempt: AtomicUsize::new(0),
+            unspillable: AtomicUsize::new(0),
+            limit,
         }
+    }
+
+    /// Count `additional` bytes for `r` if the limit has room for them.
+    fn try_grow_within(&self, r: &MemoryReservation, additional: usize) -> Result<()> {
+        let spill = r.consumer().can_spill();
+        if spill {
+            self.inner.try_grow(r, additional)?;
+        } else {
+            self.unspillable.fetch_add(additional, Ordering::Relaxed);
+        }
+        let held = self.inner.reserved() + self.unspillable.load(Ordering::Relaxed);
+        if held <= self.limit {
+            return Ok(());
+        }
+        if spill {
+            self.inner.shrink(r, additional);
+        } else {
+            self.unspillable.fetch_sub(additional, Ordering::Relaxed);
+        }
+        Err(DataFusionError::ResourcesExhausted(format!(
+            "Failed to allocate additional {additional} B for {}: {} B of the memory \
+             limit of {} B are held",
+            r.consumer().name(),
+            held - additional,
+            self.limit
+        )))
     }
 }
 
@@ -90,16 +142,20 @@ impl MemoryPool for Pool {
     fn grow(&self, r: &MemoryReservation, additional: usize) {
         if exempt(r) {
             self.exempt.fetch_add(additional, Ordering::Relaxed);
-        } else {
+        } else if r.consumer().can_spill() {
             self.inner.grow(r, additional)
+        } else {
+            self.unspillable.fetch_add(additional, Ordering::Relaxed);
         }
     }
 
     fn shrink(&self, r: &MemoryReservation, shrink: usize) {
         if exempt(r) {
             self.exempt.fetch_sub(shrink, Ordering::Relaxed);
-        } else {
+        } else if r.consumer().can_spill() {
             self.inner.shrink(r, shrink)
+        } else {
+            self.unspillable.fetch_sub(shrink, Ordering::Relaxed);
         }
     }
 
@@ -108,15 +164,17 @@ impl MemoryPool for Pool {
             self.grow(r, additional);
             return Ok(());
         }
-        self.inner.try_grow(r, additional)
+        self.try_grow_within(r, additional)
     }
 
     fn reserved(&self) -> usize {
-        self.inner.reserved() + self.exempt.load(Ordering::Relaxed)
+        self.inner.reserved()
+            + self.unspillable.load(Ordering::Relaxed)
+            + self.exempt.load(Ordering::Relaxed)
     }
 
     fn memory_limit(&self) -> MemoryLimit {
-        self.inner.memory_limit()
+        MemoryLimit::Finite(self.limit)
     }
 }
 
@@ -149,4 +207,21 @@ pub fn reuse_freed_memory() {
             libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
         }
     }
+}
+
+/// What to tell a user whose query failed for want of memory under `--memory
+/// limit` at `threads` threads. The least a query runs in (over a 300 MB log,
+/// bench/results/sqlc-memory-2026-11-27.txt): a sort reserves 10 MB per
+/// thread for its merge, which cannot spill, and its batches come on top; a
+/// GROUP BY of 700,000 groups under `ORDER BY n DESC LIMIT 5` needed 50M
+/// (once 100M) at `-j 1` and `-j 2` (its spills are merged in memory, and the
+/// top rows hold slices of its output).
+pub fn too_little(limit: u64, threads: usize) -> String {
+    format!(
+        "--memory {}M at -j {threads} is less than this query needs: a sort needs about \
+         {}M at -j {threads} (16M a thread), a GROUP BY more as its groups grow (50M-100M \
+         for 700,000 groups); give it more memory or fewer threads",
+        limit >> 20,
+        16 * threads
+    )
 }

@@ -30,6 +30,11 @@
 //! once every reader has joined or [`WAIT`] has passed, and a reader that comes
 //! later runs a scan of its own. So a late reader costs a second scan, never a
 //! lost batch.
+//!
+//! The rule also marks the scan of a table that the plan reads exactly once
+//! (and not inside a recursive query, whose recursive term runs again and
+//! again) as its table's sole scan: only such a scan reads the table's streams
+//! as they come, where every other one reads a copy (see `sql::stream`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
@@ -161,8 +166,19 @@ impl Shared {
                 }
             })
             .collect();
-        let jobs = scan_jobs(&self.table, &cols, self.batch_rows, readers);
-        run_scans(&self.table, jobs);
+        // Several scans: the table's streams are read from copies.
+        let resolved = self
+            .table
+            .streams()
+            .resolve(self.table.inputs(), false, self.table.sep());
+        let jobs = scan_jobs(
+            &self.table,
+            &resolved.inputs,
+            &cols,
+            self.batch_rows,
+            readers,
+        );
+        run_scans(&self.table, jobs, resolved);
     }
 }
 
@@ -192,7 +208,18 @@ impl PhysicalOptimizerRule for ShareScans {
             tables.entry(Arc::as_ptr(&scan.table)).or_default().push(l);
         }
         let mut share: HashMap<*const (), (Arc<Shared>, usize)> = HashMap::new();
-        for group in tables.values().filter(|g| g.len() > 1) {
+        let mut sole: Vec<*const ()> = Vec::new();
+        for group in tables.values() {
+            if group.len() == 1 {
+                if !group[0]
+                    .path
+                    .iter()
+                    .any(|(n, _)| n.name() == "RecursiveQueryExec")
+                {
+                    sole.push(Arc::as_ptr(&group[0].scan) as *const ());
+                }
+                continue;
+            }
             if !can_share(group) {
                 continue;
             }
@@ -205,17 +232,21 @@ impl PhysicalOptimizerRule for ShareScans {
                 share.insert(Arc::as_ptr(&l.scan) as *const (), (shared.clone(), i));
             }
         }
-        if share.is_empty() {
+        if share.is_empty() && sole.is_empty() {
             return Ok(plan);
         }
         plan.transform_up(|node| {
             let key = Arc::as_ptr(&node) as *const ();
-            match (node.downcast_ref::<ScanExec>(), share.get(&key)) {
-                (Some(scan), Some((sh, i))) => {
-                    Ok(Transformed::yes(Arc::new(scan.shared(sh.clone(), *i)) as _))
-                }
-                _ => Ok(Transformed::no(node)),
+            let Some(scan) = node.downcast_ref::<ScanExec>() else {
+                return Ok(Transformed::no(node));
+            };
+            if let Some((sh, i)) = share.get(&key) {
+                return Ok(Transformed::yes(Arc::new(scan.shared(sh.clone(), *i)) as _));
             }
+            if sole.contains(&key) {
+                return Ok(Transformed::yes(Arc::new(scan.sole()) as _));
+            }
+            Ok(Transformed::no(node))
         })
         .map(|t| t.data)
     }

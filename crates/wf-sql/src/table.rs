@@ -17,6 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -42,10 +43,11 @@ use futures::StreamExt;
 
 use super::job::{BatchJob, BatchResult, BatchState, Out, ParseStats, Reader, Virtual, SHOW_BAD};
 use super::share::Shared;
-use wf_core::jobs::{Chunk, Job};
-use wf_core::scan::{self, Input, InputError, Progress, ScanOptions, Source};
+use super::stream::{Resolved, Streams};
 use wf_formats::csv::Quoting;
 use wf_formats::{self, Format};
+use wf_core::jobs::{Chunk, Job};
+use wf_core::scan::{self, Input, InputError, Progress, ScanOptions, Source};
 
 /// What the scans of a table found, for `--stats`, `--strict` and the exit status.
 #[derive(Debug, Default)]
@@ -97,6 +99,8 @@ pub(super) struct TableInner {
     threads: Scans,
     /// `--strict`: every problem stops the query (see `sql::problem`).
     strict: bool,
+    /// The stream inputs, until a scan takes them (see `sql::stream`).
+    streams: Arc<Streams>,
 }
 
 impl fmt::Debug for TableInner {
@@ -148,6 +152,7 @@ impl LogTable {
                 report: Arc::new(Mutex::new(report)),
                 threads: Scans::default(),
                 strict: false,
+                streams: Arc::default(),
             }),
         }
     }
@@ -158,6 +163,15 @@ impl LogTable {
         Arc::get_mut(&mut self.inner)
             .expect("a table not yet shared")
             .strict = strict;
+        self
+    }
+
+    /// The table's stream inputs (`inputs` holds their sources as given): the
+    /// query's scans take them from here (see `sql::stream`).
+    pub fn with_streams(mut self, streams: Arc<Streams>) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("a table not yet shared")
+            .streams = streams;
         self
     }
 
@@ -176,6 +190,20 @@ impl LogTable {
 
     pub fn format(&self) -> &Arc<dyn Format> {
         &self.inner.format
+    }
+}
+
+impl TableInner {
+    pub(super) fn streams(&self) -> &Streams {
+        &self.streams
+    }
+
+    pub(super) fn inputs(&self) -> &[Input] {
+        &self.inputs
+    }
+
+    pub(super) fn sep(&self) -> u8 {
+        self.format.separator()
     }
 }
 
@@ -244,6 +272,9 @@ pub struct ScanExec {
     rx: Mutex<(Option<async_channel::Receiver<BatchResult>>, usize)>,
     /// The shared scan this one reads, and its place among the readers.
     share: Option<(Arc<Shared>, usize)>,
+    /// The only scan of its table in the plan (`sql::share` says so): it may
+    /// read the table's streams as they come (see `sql::stream`).
+    sole: bool,
 }
 
 impl fmt::Debug for ScanExec {
@@ -270,6 +301,7 @@ impl ScanExec {
             props: Arc::new(props),
             rx: Mutex::new((None, 0)),
             share: None,
+            sole: false,
         }
     }
 
@@ -281,6 +313,13 @@ impl ScanExec {
     pub(super) fn shared(&self, share: Arc<Shared>, i: usize) -> Self {
         let mut s = ScanExec::new(self.table.clone(), self.projection.clone(), self.batch_rows);
         s.share = Some((share, i));
+        s
+    }
+
+    /// This scan as the only one of its table in the plan.
+    pub(super) fn sole(&self) -> Self {
+        let mut s = ScanExec::new(self.table.clone(), self.projection.clone(), self.batch_rows);
+        s.sole = true;
         s
     }
 
@@ -314,11 +353,24 @@ impl ScanExec {
             cols: None,
             schema,
         }];
-        let jobs = scan_jobs(&self.table, &self.projection, self.batch_rows, readers);
-        let table = self.table.clone();
-        spawn_scan(&self.table, move || run_scans(&table, jobs));
+        let direct = self.sole && streams_direct(&self.table);
+        let (table, projection, rows) =
+            (self.table.clone(), self.projection.clone(), self.batch_rows);
+        spawn_scan(&self.table, move || {
+            let sep = table.format.separator();
+            let resolved = table.streams.resolve(&table.inputs, direct, sep);
+            let jobs = scan_jobs(&table, &resolved.inputs, &projection, rows, readers);
+            run_scans(&table, jobs, resolved);
+        });
         r
     }
+}
+
+/// May a scan read the table's streams as they come? Not where records are
+/// cut quote-aware (CSV: a quoted field may hold a line break, found by a pass
+/// over a file): those scans read a copy (see `sql::stream`).
+fn streams_direct(table: &TableInner) -> bool {
+    table.format.quoting().is_none()
 }
 
 /// Batches a reader's channel holds: two per thread, the back-pressure that
@@ -341,19 +393,20 @@ pub(super) fn spawn_scan(table: &TableInner, scan: impl FnOnce() + Send + 'stati
 /// files whose quoted fields hold line breaks, read whole.
 pub(super) fn scan_jobs(
     t: &TableInner,
+    inputs: &[Input],
     projection: &[usize],
     batch_rows: usize,
     readers: Vec<Reader>,
 ) -> Vec<(BatchJob, Vec<Input>)> {
     let flags = match t.format.quoting() {
-        Some(q) => quoted_files(&t.inputs, &t.opts, q),
-        None => vec![false; t.inputs.len()],
+        Some(q) => quoted_files(inputs, &t.opts, q),
+        None => vec![false; inputs.len()],
     };
     // Table input indices: the plain ones, the quoted ones, byte ranges of
     // quoted ones (read apart, see `read_spans`).
     let mut groups: [Vec<usize>; 3] = Default::default();
     for (i, q) in flags.into_iter().enumerate() {
-        let g = match (q, t.inputs[i].span.is_some()) {
+        let g = match (q, inputs[i].span.is_some()) {
             (false, _) => 0,
             (true, false) => 1,
             (true, true) => 2,
@@ -364,9 +417,17 @@ pub(super) fn scan_jobs(
     for (g, idx) in groups.into_iter().enumerate() {
         let quoted = g > 0;
         if !idx.is_empty() {
-            let job = job(t, projection, batch_rows, readers.clone(), &idx, quoted);
-            let inputs = idx.iter().map(|&i| t.inputs[i].clone()).collect();
-            out.push((job, inputs));
+            let mine: Vec<Input> = idx.iter().map(|&i| inputs[i].clone()).collect();
+            let job = job(
+                t,
+                &mine,
+                projection,
+                batch_rows,
+                readers.clone(),
+                &idx,
+                quoted,
+            );
+            out.push((job, mine));
         }
     }
     out
@@ -374,13 +435,13 @@ pub(super) fn scan_jobs(
 
 fn job(
     t: &TableInner,
+    inputs: &[Input],
     projection: &[usize],
     batch_rows: usize,
     readers: Vec<Reader>,
     idx: &[usize],
     quoted: bool,
 ) -> BatchJob {
-    let inputs: Vec<Input> = idx.iter().map(|&i| t.inputs[i].clone()).collect();
     let nformat = t.format.fields().len();
     let mut format_cols = Vec::new();
     let mut virtuals = Vec::new();
@@ -404,7 +465,7 @@ fn job(
         schema: Arc::new(t.schema.project(projection).expect("valid projection")),
         names: Arc::new(inputs.iter().map(|i| i.name.clone()).collect()),
         layouts: idx.iter().map(|&i| t.format.layout_of(i)).collect(),
-        inputs: Arc::new(inputs),
+        inputs: Arc::new(inputs.to_vec()),
         strict: t.strict,
         failed: Default::default(),
         quoted,
@@ -483,47 +544,39 @@ fn map_file(input: &Input) -> std::io::Result<memmap2::Mmap> {
 }
 
 /// Run the scans, record what they found, then close the channel (by dropping
-/// the jobs, which hold its senders, after the report is in).
-pub(super) fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) {
+/// the jobs, which hold its senders, after the report is in). The streams
+/// `resolved` hands over are fed into their pipes meanwhile, each on a thread
+/// that stops once the query needs no more (see `sql::stream`).
+pub(super) fn run_scans(
+    table: &TableInner,
+    scans: Vec<(BatchJob, Vec<Input>)>,
+    resolved: Resolved,
+) {
     let mut mine = ScanReport {
         reported: true,
         complete: true,
         ..ScanReport::default()
     };
-    for (job, inputs) in &scans {
-        let mut opts = table.opts.clone();
-        opts.sep = table.format.separator();
-        if job.quoted {
-            opts.chunk_size = u64::MAX;
-            opts.mmap = true;
+    let done = AtomicBool::new(false);
+    let stop = || done.load(Ordering::Relaxed) || scans.iter().any(|(j, _)| j.stopped());
+    std::thread::scope(|s| {
+        for p in resolved.pipes {
+            let (stop, streams, name) = (&stop, &table.streams, p.name().to_string());
+            let fed = std::thread::Builder::new()
+                .name("wf-sql-pipe".into())
+                .spawn_scoped(s, move || streams.feed(p, stop));
+            if let Err(e) = fed {
+                // The pipe was dropped with the closure: its scan sees an end.
+                table.streams.failed_to_feed(name, &e);
+            }
         }
-        if job.virtuals.contains(&Virtual::Line) {
-            // Each file one chunk: read front to back by one worker, which
-            // counts its lines (see `Virtual::Line`).
-            opts.chunk_size = u64::MAX;
+        for (job, inputs) in &scans {
+            scan_one(table, job, inputs, &mut mine);
         }
-        let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-        let (mut state, errors, bytes) = if job.quoted && inputs[0].span.is_some() {
-            read_spans(job, inputs)
-        } else {
-            let out = scan::run(job, inputs.clone(), &opts, table.progress.as_deref());
-            (out.state, out.errors, out.bytes)
-        };
-        job.flush(&mut state);
-        mine.complete &= !job.stopped();
-        mine.errors.extend(errors);
-        mine.bytes += bytes;
-        let mut stats = state.stats;
-        // Name the malformed records' inputs from this scan's own input list.
-        for (i, off) in std::mem::take(&mut stats.first_bad) {
-            mine.first_bad.push((names[i].clone(), off));
-        }
-        mine.first_bad.truncate(SHOW_BAD);
-        mine.stats.merge(stats);
-        if job.quoted {
-            mine.serial_files.extend(names);
-        }
-    }
+        done.store(true, Ordering::Relaxed);
+        // No reader left: a feeder blocked on a full pipe ends too.
+        drop(resolved.keep);
+    });
     let mut r = table.report.lock().unwrap();
     if !r.reported || (mine.complete && !r.complete) {
         mine.notes = std::mem::take(&mut r.notes);
@@ -531,6 +584,51 @@ pub(super) fn run_scans(table: &TableInner, scans: Vec<(BatchJob, Vec<Input>)>) 
     }
     drop(r);
     drop(scans);
+}
+
+/// Run one scan job over its inputs; add what it found to `mine`.
+fn scan_one(table: &TableInner, job: &BatchJob, inputs: &[Input], mine: &mut ScanReport) {
+    let mut opts = table.opts.clone();
+    opts.sep = table.format.separator();
+    // Streams here are the pipes of `sql::stream`: records as they come.
+    opts.eager_streams = true;
+    if job.quoted {
+        opts.chunk_size = u64::MAX;
+        opts.mmap = true;
+    }
+    if job.virtuals.contains(&Virtual::Line) {
+        // Each file one chunk: read front to back by one worker, which
+        // counts its lines (see `Virtual::Line`); a stream's blocks go out in
+        // turn to any worker, so a scan with a stream has one.
+        opts.chunk_size = u64::MAX;
+        if inputs
+            .iter()
+            .any(|i| matches!(i.source, Source::Stream { .. }))
+        {
+            opts.threads = 1;
+        }
+    }
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let (mut state, errors, bytes) = if job.quoted && inputs[0].span.is_some() {
+        read_spans(job, inputs)
+    } else {
+        let out = scan::run(job, inputs.to_vec(), &opts, table.progress.as_deref());
+        (out.state, out.errors, out.bytes)
+    };
+    job.flush(&mut state);
+    mine.complete &= !job.stopped();
+    mine.errors.extend(errors);
+    mine.bytes += bytes;
+    let mut stats = state.stats;
+    // Name the malformed records' inputs from this scan's own input list.
+    for (i, off) in std::mem::take(&mut stats.first_bad) {
+        mine.first_bad.push((names[i].clone(), off));
+    }
+    mine.first_bad.truncate(SHOW_BAD);
+    mine.stats.merge(stats);
+    if job.quoted {
+        mine.serial_files.extend(names);
+    }
 }
 
 /// The records of byte ranges of CSV files whose quoted fields hold line

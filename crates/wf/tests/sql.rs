@@ -1161,6 +1161,41 @@ fn stdin_equals_file() {
     }
 }
 
+/// Standard input read as it comes, not copied first (issue 36 item 12): the
+/// rows and `--stats` counts of the same bytes in a file, plain and gzipped,
+/// odd lines, a 1 MB line and no final newline included.
+#[test]
+fn streamed_stdin_equals_file() {
+    let data = odd_log_lines();
+    let t = scratch();
+    let p = t.path().join("odd.log");
+    std::fs::write(&p, &data).unwrap();
+    let q = "SELECT count(*) AS n, count(status) AS s, sum(bytes) AS b, \
+             count(DISTINCT client) AS c, max(_offset) AS o FROM logs";
+    let (file_rows, file_stats) = sql_ok(&["--format", "combined"], q, std::slice::from_ref(&p));
+    assert!(file_stats.malformed > 0, "{file_stats:?}");
+    let mut gzip = Command::new("gzip");
+    gzip.arg("-c").arg(&p);
+    let gz = ok_bytes(gzip, None);
+    for (input, j) in [(&data, "1"), (&data, "3"), (&gz, "2")] {
+        let mut c = wf();
+        c.args([
+            "sql",
+            "--json",
+            "--stats",
+            "--no-progress",
+            "--format",
+            "combined",
+        ])
+        .args(["-j", j, q, "-"]);
+        let o = run(c, Some(input));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "-j {j}: {err}");
+        assert_eq!(json_lines(&o.stdout), file_rows, "-j {j}");
+        assert_eq!(parse_stats(&err), file_stats, "-j {j}: {err}");
+    }
+}
+
 // ------------------------------------------------------------------ DuckDB
 
 const DUCK_SCRIPT: &str = r#"

@@ -479,3 +479,125 @@ fn memory_bounded_sort_spills_at_two_threads() {
     assert!(keys.windows(2).all(|w| w[0] <= w[1]), "not sorted");
     assert_eq!(names(&spill), Vec::<String>::new());
 }
+
+// ------------------------------------------- item 12: LIMIT over an open stream
+
+/// `n` lines of the `fields` format: `i x{i}`.
+fn numbered(n: usize) -> String {
+    (0..n).map(|i| format!("{i} x{i}\n")).collect()
+}
+
+/// The child's output once it exits; killed and failed if it still runs after
+/// 20 s (a guard against a hang, not a measure of speed: before the fix the
+/// query waited for the stream's end, which never came).
+fn output_within_20s(mut child: std::process::Child, what: &str) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            panic!("{what}: still running after 20 s, killed; stderr: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Three rows of a LIMIT 3 query: exit 0, a header and three of the lines.
+fn assert_three_rows(o: &std::process::Output, sent: &str, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{what}: {err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{what}: {out}");
+    for r in rows {
+        assert!(
+            sent.contains(&format!("{}\n", r.replace(',', " "))),
+            "{what}: {r}"
+        );
+    }
+}
+
+/// `LIMIT 3` over a FIFO whose writer wrote ten lines and never closes it
+/// returns those rows (issue 36 item 12): the stream is read as it comes, and
+/// the scan stops once the query has its rows.
+#[test]
+fn limit_over_a_fifo_that_stays_open_returns() {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("live");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Opened to read and write, the FIFO has a writer at once and keeps it
+    // until the end of the test.
+    let mut w = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let sent = numbered(10);
+    w.write_all(sent.as_bytes()).unwrap();
+    let q = "SELECT c1, c2 FROM logs LIMIT 3";
+    let child = sql(&["--format", "fields", "--csv", "--no-progress", q])
+        .arg(&fifo)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = output_within_20s(child, "LIMIT 3 over an open FIFO");
+    assert_three_rows(&o, &sent, "FIFO");
+    drop(w);
+}
+
+/// The same through standard input, a pipe the test keeps open; `--stats`
+/// then says the counts are of what was read.
+#[test]
+fn limit_over_stdin_that_stays_open_returns() {
+    use std::io::Write;
+    let q = "SELECT c1, c2 FROM logs LIMIT 3";
+    let mut child = sql(&[
+        "--format",
+        "fields",
+        "--csv",
+        "--stats",
+        "--no-progress",
+        q,
+        "-",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = numbered(10);
+    stdin.write_all(sent.as_bytes()).unwrap();
+    let o = output_within_20s(child, "LIMIT 3 over an open stdin");
+    assert_three_rows(&o, &sent, "stdin");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("stopped the scan early"), "{err}");
+    drop(stdin);
+}
+
+/// A query that cannot run in `--memory` says so and what would do (a sort
+/// reserves 10 MB per thread for its merge, which cannot spill): exit 2.
+#[test]
+fn too_little_memory_says_what_would_do() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = small_csv(d.path(), 20_000);
+    let q = "SELECT * FROM logs ORDER BY g, a";
+    let mut c = sql(&[q, "--memory", "1M", "-j", "2", "--csv", "--no-progress"]);
+    c.arg(&csv);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("Resources exhausted"), "{err}");
+    assert!(
+        err.contains("--memory 1M at -j 2 is less than this query needs"),
+        "{err}"
+    );
+}

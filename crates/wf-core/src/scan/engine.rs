@@ -74,6 +74,10 @@ pub struct ScanOptions {
     /// skipped (see [`Job::long_records`]). Jobs that take long records in
     /// pieces set their own, smaller bound.
     pub max_record: u64,
+    /// Hand a stream's records to the workers as soon as the stream goes quiet
+    /// for a moment, not only in full blocks (`wf sql`: a LIMIT over a FIFO
+    /// that stays open needs the lines written so far; see `stream.rs`).
+    pub eager_streams: bool,
 }
 
 impl Default for ScanOptions {
@@ -92,6 +96,7 @@ impl Default for ScanOptions {
             ahead: DEFAULT_AHEAD,
             spool_streams: false,
             max_record: DEFAULT_MAX_RECORD,
+            eager_streams: false,
         }
     }
 }

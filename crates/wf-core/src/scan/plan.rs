@@ -27,7 +27,7 @@ use super::engine::{ScanOptions, Shared, Work};
 use super::inputs::{Input, Source};
 use super::regions::Regions;
 use super::split::{self, Parts};
-use super::stream::{open_stream, read_cut, spool, Cut, End, Refused};
+use super::stream::{open_stream, read_cut, spool, Cut, End, Polled, Refused};
 use super::{fadvise, io_message};
 
 /// Plan every input for `threads` workers: regular files largest first, then
@@ -371,7 +371,7 @@ impl Planner<'_> {
     /// decoding error ends it: the record it cut short is not passed on, and
     /// the error says from which byte nothing was.
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
-        let mut src = match open_stream(&self.inputs[i].source, Some(&self.shared.meter)) {
+        let mut src = match self.open(i) {
             Ok(src) => src,
             Err(e) => return self.shared.error(i, io_message(&e)),
         };
@@ -399,6 +399,23 @@ impl Planner<'_> {
                 self.shared.error(i, msg)
             }
             End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
+        }
+    }
+
+    /// A stream's bytes: with `eager_streams`, a pipe read through
+    /// [`Polled::eager`] (its records go out once it is quiet for 20 ms).
+    fn open(&self, i: usize) -> io::Result<Box<dyn io::Read + '_>> {
+        match &self.inputs[i].source {
+            Source::Stream {
+                path: Some(p),
+                decompress: super::Decompress::Never,
+            } if self.opts.eager_streams => {
+                fn never() -> bool {
+                    false
+                }
+                Ok(Box::new(Polled::eager(File::open(p)?, &never, 20)))
+            }
+            src => open_stream(src, Some(&self.shared.meter)),
         }
     }
 }

@@ -26,6 +26,10 @@
 //! - A consumer that must notice a stop while the stream is quiet reads through
 //!   [`Polled`], which wakes every 100 ms to ask; a consumer that is gone stops
 //!   the reading by refusing a block.
+//! - A consumer that needs records as soon as they come (`wf sql`, whose LIMIT
+//!   over a FIFO that stays open must see the lines written so far) reads
+//!   through [`Polled::eager`]: when the stream has been quiet for a moment, the
+//!   whole records read so far go out as a block, however short.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -148,6 +152,7 @@ pub(crate) fn read_cut(
         error: None,
         within: false,
         starts_long: false,
+        quiet: false,
     };
     let mut offset = 0u64;
     loop {
@@ -198,6 +203,8 @@ struct Cutter<'a> {
     within: bool,
     /// The carry starts a long record (all of it, more than the bound).
     starts_long: bool,
+    /// The last read found the stream quiet (see [`Polled::eager`]).
+    quiet: bool,
 }
 
 /// The stream was stopped while being read.
@@ -286,6 +293,10 @@ impl Cutter<'_> {
                     rec = old + p + 1;
                 }
             }
+            // A quiet stream: the whole records read so far go out now.
+            if std::mem::take(&mut self.quiet) && rec > 0 {
+                return Ok((rec, None, filled));
+            }
         }
     }
 
@@ -335,12 +346,17 @@ impl Cutter<'_> {
             let grow = (filled + room).max((self.want + self.step).min(buf.len() * 2));
             buf.resize(grow, 0);
         }
+        self.quiet = false;
         loop {
             match self.src.read(&mut buf[filled..filled + room]) {
                 Ok(0) => break,
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_stop(&e) => return Err(Stopped),
+                Err(e) if e.get_ref().is_some_and(|x| x.is::<QuietMark>()) => {
+                    self.quiet = true;
+                    return Ok(0);
+                }
                 Err(e) => {
                     self.error = Some(e);
                     break;
@@ -359,7 +375,24 @@ impl Cutter<'_> {
 pub(crate) struct Polled<'a, F: AsFd> {
     f: F,
     stop: &'a dyn Fn() -> bool,
+    /// With [`Polled::eager`]: how long the stream may be quiet before a read
+    /// says so, and whether it has said so since the last bytes came.
+    quiet: Option<i32>,
+    told: bool,
 }
+
+/// The error of an eager [`Polled`] read on a quiet stream: [`read_cut`] then
+/// hands out the whole records it holds, and reads on.
+#[derive(Debug)]
+struct QuietMark;
+
+impl std::fmt::Display for QuietMark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("quiet")
+    }
+}
+
+impl std::error::Error for QuietMark {}
 
 /// The error of a [`Polled`] read once its stop check said stop.
 #[derive(Debug)]
@@ -375,7 +408,21 @@ impl std::error::Error for StopMark {}
 
 impl<'a, F: AsFd> Polled<'a, F> {
     pub(crate) fn new(f: F, stop: &'a dyn Fn() -> bool) -> Self {
-        Polled { f, stop }
+        Polled {
+            f,
+            stop,
+            quiet: None,
+            told: false,
+        }
+    }
+
+    /// A reader that also says when nothing came for `quiet_ms` (once per
+    /// quiet spell), so that [`read_cut`] hands out the records it holds.
+    pub(crate) fn eager(f: F, stop: &'a dyn Fn() -> bool, quiet_ms: i32) -> Self {
+        Polled {
+            quiet: Some(quiet_ms),
+            ..Polled::new(f, stop)
+        }
     }
 }
 
@@ -396,14 +443,23 @@ impl<F: AsFd> Read for Polled<'_, F> {
                 events: libc::POLLIN,
                 revents: 0,
             };
+            let wait = match self.quiet {
+                Some(ms) if !self.told => ms,
+                _ => 100,
+            };
             // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut p, 1, 100) } == 0 {
+            if unsafe { libc::poll(&mut p, 1, wait) } == 0 {
+                if self.quiet.is_some() && !self.told {
+                    self.told = true;
+                    return Err(io::Error::other(QuietMark));
+                }
                 continue;
             }
             // Readable, hung up, or poll failed (not pollable): let read decide.
             // SAFETY: `buf` is valid for `buf.len()` bytes.
             let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
             if n >= 0 {
+                self.told = false;
                 return Ok(n as usize);
             }
             let e = io::Error::last_os_error();

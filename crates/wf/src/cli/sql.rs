@@ -112,10 +112,13 @@ pub(crate) struct SqlArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Memory for the query (e.g. 256M, 4G); beyond it aggregations and sorts
-    /// spill to --temp-dir, each thread's within its share. The least a query
-    /// runs in: about 16M per thread (-j) for an ORDER BY of whole log lines
-    /// (30M at -j 2), a few MB per thread for a GROUP BY; below that it fails
-    /// with "Resources exhausted" [default: no limit].
+    /// spill to --temp-dir, each thread's within its share (an eighth of the
+    /// limit is kept for what cannot spill, such as the top rows of a LIMIT).
+    /// The least a query runs in: about 16M per thread (-j) for an ORDER BY of
+    /// whole log lines (30M at -j 2); for a GROUP BY it grows with the groups
+    /// (700,000 groups under ORDER BY n DESC LIMIT 5: 50M-100M at -j 1 and -j 2);
+    /// below that it fails with "Resources exhausted" and says so [default: no
+    /// limit].
     /// Example: wf sql --memory 200M -j 2 'SELECT * FROM logs ORDER BY path' a.log
     #[arg(long, value_name = "SIZE", value_parser = scan::parse_size)]
     memory: Option<u64>,
