@@ -231,7 +231,7 @@ pub(super) enum Work {
 
 /// What the planner and the workers share: the inputs' errors and the bytes done.
 pub(super) struct Shared<'a> {
-    errors: Mutex<Vec<(usize, String)>>,
+    errors: Mutex<Vec<(usize, InputError)>>,
     bytes: AtomicU64,
     progress: Option<&'a Progress>,
     pub(super) meter: Arc<Meter>,
@@ -243,7 +243,17 @@ pub(super) struct Shared<'a> {
 
 impl Shared<'_> {
     pub(super) fn error(&self, input: usize, msg: String) {
-        self.errors.lock().unwrap().push((input, msg));
+        self.fail(input, InputError::new(String::new(), msg));
+    }
+
+    /// An error of `input` said by `msg`, caused by the I/O error `e`.
+    pub(super) fn io_error(&self, input: usize, msg: String, e: &io::Error) {
+        self.fail(input, InputError::new(String::new(), msg).of_kind(e.kind()));
+    }
+
+    /// `err` (named when the scan ends) as an error of `input`.
+    fn fail(&self, input: usize, err: InputError) {
+        self.errors.lock().unwrap().push((input, err));
     }
 
     /// `n` more bytes handed to the job.
@@ -377,12 +387,9 @@ fn merge_workers<J: Job>(
 /// The error of a scan that could not start all its threads.
 fn threads_refused(opts: &ScanOptions, e: &io::Error) -> InputError {
     let why = super::io_message(e);
-    InputError {
-        name: format!("-j {}", opts.threads),
-        message: format!(
-            "could not start a scan thread ({why}); ran on the threads that started, if any"
-        ),
-    }
+    let message =
+        format!("could not start a scan thread ({why}); ran on the threads that started, if any");
+    InputError::new(format!("-j {}", opts.threads), message).of_kind(e.kind())
 }
 
 /// Worker threads worth starting for `inputs`: `asked` (at least 1), no more
@@ -450,11 +457,11 @@ fn outcome<S>(
     errs.dedup_by(|a, b| a.0 == b.0);
     let errors = errs
         .into_iter()
-        .map(|(i, message)| {
+        .map(|(i, err)| {
             bad[i] = true;
             InputError {
                 name: inputs[i].name.clone(),
-                message,
+                ..err
             }
         })
         .collect();

@@ -30,7 +30,9 @@ pub use engine::{
     read_back, run, useful_threads, Outcome, Progress, ScanOptions, DEFAULT_CHUNK,
     DEFAULT_MAX_RECORD, DEFAULT_READ, MAX_THREADS,
 };
-pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
+pub use inputs::{
+    input_path, parse_size, Collected, Input, InputError, InputSpec, SizeError, Source,
+};
 pub use range::record_start_at;
 pub use stream::open_stream;
 
