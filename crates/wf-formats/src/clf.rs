@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use super::bytemap::{ByteMap, Finder, Mapped, Plain};
 use super::time::{parse_clf, parse_iso};
-use super::{columns, Columns, Field, Format, Kind, Parser};
+use super::{columns, Columns, Field, Format, FormatError, Kind, Parser};
 
 /// How one field's text becomes columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,12 +76,12 @@ pub const VCOMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{Us
 
 impl LogFormat {
     /// `combined`, `common` or `vcombined`.
-    pub fn named(name: &str) -> Result<Self, String> {
+    pub fn named(name: &str) -> Result<Self, FormatError> {
         let f = match name {
             "combined" => COMBINED,
             "common" => COMMON,
             "vcombined" => VCOMBINED,
-            _ => return Err(format!("no log format named '{name}'")),
+            _ => return Err(FormatError::NoLogFormat(name.to_string())),
         };
         let mut lf = Self::apache(f)?;
         lf.name = name.to_string();
@@ -89,7 +89,7 @@ impl LogFormat {
     }
 
     /// An Apache `LogFormat` string, e.g. `%h %l %u %t "%r" %>s %b %D`.
-    pub fn apache(format: &str) -> Result<Self, String> {
+    pub fn apache(format: &str) -> Result<Self, FormatError> {
         let mut b = Builder::default();
         let f = format.as_bytes();
         let mut i = 0;
@@ -105,14 +105,14 @@ impl LogFormat {
                 b.lit(b'%');
                 continue;
             }
-            let (name, conv) = apache_column(directive, arg.as_deref())?;
+            let (name, conv) = apache_column(directive, arg.as_deref(), next)?;
             b.field(&name, conv);
         }
         Ok(b.build(format!("apache:'{format}'")))
     }
 
     /// An nginx `log_format` string, e.g. `$remote_addr - $remote_user [$time_local] ...`.
-    pub fn nginx(format: &str) -> Result<Self, String> {
+    pub fn nginx(format: &str) -> Result<Self, FormatError> {
         let mut b = Builder::default();
         let f = format.as_bytes();
         let mut i = 0;
@@ -194,17 +194,20 @@ fn conv_kind(c: Conv) -> Kind {
 /// Read one directive after `%`: modifiers (`>`, `<`, status lists, `!`) are
 /// skipped, `{arg}` is kept. Returns the directive letter, its argument and the
 /// index after it.
-fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize), String> {
+fn apache_directive(
+    f: &[u8],
+    mut i: usize,
+) -> Result<(u8, Option<String>, usize), FormatError> {
     let mut arg = None;
     loop {
         match f.get(i) {
-            None => return Err("LogFormat: '%' at the end of the format".into()),
+            None => return Err(FormatError::PercentAtEnd { at: f.len() - 1 }),
             Some(b'<' | b'>' | b'!' | b',' | b'0'..=b'9') => i += 1,
             Some(b'{') => {
                 let end = f[i..]
                     .iter()
                     .position(|&c| c == b'}')
-                    .ok_or("LogFormat: '%{' without '}'")?;
+                    .ok_or(FormatError::ApacheBrace { at: i })?;
                 arg = Some(String::from_utf8_lossy(&f[i + 1..i + end]).into_owned());
                 i += end + 1;
             }
@@ -214,7 +217,7 @@ fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize
 }
 
 /// The column an Apache directive makes.
-fn apache_column(d: u8, arg: Option<&str>) -> Result<(String, Conv), String> {
+fn apache_column(d: u8, arg: Option<&str>, at: usize) -> Result<(String, Conv), FormatError> {
     let s = |n: &str| Ok((n.to_string(), Conv::Str));
     let int = |n: &str| Ok((n.to_string(), Conv::Int));
     match (d, arg) {
@@ -254,10 +257,10 @@ fn apache_column(d: u8, arg: Option<&str>) -> Result<(String, Conv), String> {
         (b'n', Some(h)) => s(&format!("note_{}", snake(h))),
         (b'C', Some(h)) => s(&format!("cookie_{}", snake(h))),
         (b'x', Some(h)) => s(&snake(h)),
-        (c, _) => Err(format!(
-            "LogFormat: directive '%{}' is not supported",
-            c as char
-        )),
+        (c, _) => Err(FormatError::Directive {
+            directive: c as char,
+            at,
+        }),
     }
 }
 
@@ -284,12 +287,12 @@ fn snake(s: &str) -> String {
 }
 
 /// Read an nginx variable after `$` (`name` or `{name}`).
-fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), String> {
+fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), FormatError> {
     if f.get(i) == Some(&b'{') {
         let end = f[i..]
             .iter()
             .position(|&c| c == b'}')
-            .ok_or("log_format: '${' without '}'")?;
+            .ok_or(FormatError::NginxBrace { at: i })?;
         return Ok((
             String::from_utf8_lossy(&f[i + 1..i + end]).into_owned(),
             i + end + 1,
@@ -300,7 +303,7 @@ fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), String> {
         .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
         .count();
     if n == 0 {
-        return Err("log_format: '$' without a variable name".into());
+        return Err(FormatError::NginxName { at: i });
     }
     Ok((String::from_utf8_lossy(&f[i..i + n]).into_owned(), i + n))
 }

@@ -39,7 +39,7 @@
 
 use super::bytemap::{ByteMap, Finder, Mapped, Plain};
 use super::columns::NULL_SPAN;
-use super::{columns, time, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{columns, time, Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct Csv {
@@ -55,7 +55,7 @@ pub struct Csv {
 }
 
 impl Csv {
-    pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+    pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let records = sample_records(sample, delim, 1001);
         let fields = match &opts.schema {
@@ -63,7 +63,7 @@ impl Csv {
             None => infer(&records, header),
         };
         if fields.is_empty() {
-            return Err("csv: no columns (empty input?)".into());
+            return Err(FormatError::NoCsvColumns);
         }
         Ok(Csv {
             delim,
@@ -85,7 +85,7 @@ impl Csv {
     /// the table's columns has no header: an error naming it. Files with
     /// `--schema` or `--no-header` are read by position instead, and so is
     /// every file when all headers are the first file's.
-    pub fn by_name(mut self, samples: &[(String, Vec<u8>)]) -> Result<Csv, String> {
+    pub fn by_name(mut self, samples: &[(String, Vec<u8>)]) -> Result<Csv, FormatError> {
         if !self.header || !self.inferred || samples.len() < 2 {
             return Ok(self);
         }
@@ -106,15 +106,12 @@ impl Csv {
             let map = self.add_columns(&names, rows);
             if map.iter().all(|&c| c >= known) {
                 let first_file = samples.iter().find(|(_, s)| !s.is_empty());
-                return Err(format!(
-                    "{name}: its first line ({}) shares no column name with the header of \
-                     {} ({}): files with other headers are matched by their columns' names \
-                     (as DuckDB's union_by_name); a file without a header line needs \
-                     --no-header (all files) or a table of its own",
-                    names.join(","),
-                    first_file.map_or("the first file", |(n, _)| n.as_str()),
-                    first.join(",")
-                ));
+                return Err(FormatError::Headers {
+                    file: name.clone(),
+                    names,
+                    first_file: first_file.map_or("the first file", |(n, _)| n.as_str()).to_string(),
+                    first,
+                });
             }
             let l = match self.layouts.iter().position(|m| *m == map) {
                 Some(l) => l,
@@ -945,7 +942,7 @@ mod tests {
         assert_eq!(u.layouts, [vec![0, 1], vec![1, 0], vec![2, 0, 3]]);
         assert_eq!(u.layout_of, [0, 1, 2]);
         let bad = [samples[0].clone(), ("4".to_string(), b"5,6\n".to_vec())];
-        assert!(c.by_name(&bad).unwrap_err().starts_with("4: "));
+        assert!(c.by_name(&bad).unwrap_err().to_string().starts_with("4: "));
         assert_eq!(
             unique_names(["_file", "a", "a", "a_1"].map(String::from)),
             ["_file_1", "a", "a_1", "a_1_1"]

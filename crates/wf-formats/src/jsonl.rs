@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{columns, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{columns, Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct JsonLines {
@@ -30,7 +30,7 @@ fn beyond_float(n: &serde_json::Number) -> bool {
 }
 
 impl JsonLines {
-    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
             return Ok(JsonLines {
                 fields: s.clone(),
@@ -64,7 +64,7 @@ impl JsonLines {
             }
         }
         if fields.is_empty() {
-            return Err("jsonl: no JSON object in the first lines".into());
+            return Err(FormatError::NoJsonObject);
         }
         let mut notes = Vec::new();
         for ((f, k), (big, frac)) in fields.iter_mut().zip(kinds).zip(big) {

@@ -19,6 +19,7 @@ pub mod clf;
 pub mod columns;
 pub mod csv;
 pub mod detect;
+pub mod error;
 pub mod fields;
 pub mod jsonl;
 pub mod logfmt;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
 pub use columns::Columns;
+pub use error::FormatError;
 
 /// The type of one column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,7 +328,7 @@ pub fn from_spec(
     spec: &str,
     opts: &FormatOptions,
     sample: &[u8],
-) -> Result<Arc<dyn Format>, String> {
+) -> Result<Arc<dyn Format>, FormatError> {
     let (name, arg) = match spec.split_once(':') {
         Some((n, a)) => (n, Some(unquote(a))),
         None => (spec, None),
@@ -346,12 +348,7 @@ pub fn from_spec(
         ("logfmt", None) => Arc::new(logfmt::Logfmt::new(opts, sample)?),
         ("fields", None) => Arc::new(fields::Fields::new(opts, sample)?),
         ("regex", Some(re)) => Arc::new(regex::RegexFormat::new(re)?),
-        _ => {
-            return Err(format!(
-                "unknown format '{spec}' (formats: auto, combined, common, vcombined, \
-                 apache:'FORMAT', nginx:'FORMAT', csv, tsv, jsonl, logfmt, fields, regex:'RE')"
-            ))
-        }
+        _ => return Err(FormatError::Unknown(spec.to_string())),
     })
 }
 
@@ -381,7 +378,7 @@ pub struct FormatOptions {
 
 /// Parse `--schema 'name:type,name:type'` (a comma inside a type's parentheses,
 /// as in `decimal(5,1)`, does not end it).
-pub fn parse_schema(s: &str) -> Result<Vec<Field>, String> {
+pub fn parse_schema(s: &str) -> Result<Vec<Field>, FormatError> {
     let mut parts = Vec::new();
     let (mut depth, mut from) = (0i32, 0);
     for (i, c) in s.char_indices() {
@@ -402,13 +399,8 @@ pub fn parse_schema(s: &str) -> Result<Vec<Field>, String> {
         .map(|p| {
             let (n, t) = p
                 .split_once(':')
-                .ok_or_else(|| format!("--schema: '{p}' is not name:type"))?;
-            let kind = Kind::parse(t).ok_or_else(|| {
-                format!(
-                    "--schema: unknown type '{t}' (string, int, float, decimal(P,S), \
-                     timestamp, bool; P from 1 to 38, S at most P)"
-                )
-            })?;
+                .ok_or_else(|| FormatError::SchemaEntry(p.to_string()))?;
+            let kind = Kind::parse(t).ok_or_else(|| FormatError::SchemaType(t.to_string()))?;
             Ok(Field::new(n.trim(), kind))
         })
         .collect()
