@@ -124,7 +124,7 @@ pub fn run(
 ) -> Result<Vec<TableRun>, SqlError> {
     if let Output::File(target) = out {
         output::refuse_input(target, tables.iter().flat_map(|t| &t.inputs))
-            .map_err(SqlError::Usage)?;
+            .map_err(|e| SqlError::Usage(e.to_string()))?;
     }
     let sink = |schema| {
         let stdout = Box::new(std::io::BufWriter::with_capacity(
@@ -162,7 +162,8 @@ pub fn collect(
 }
 
 /// Makes the sink for a result of the given schema.
-type MakeSink<'a> = dyn FnOnce(SchemaRef) -> Result<Box<dyn output::Sink>, String> + 'a;
+type MakeSink<'a> =
+    dyn FnOnce(SchemaRef) -> Result<Box<dyn output::Sink>, output::OutputError> + 'a;
 
 /// Register the tables, plan and run the query into the sink `make` gives for
 /// the result's schema; returns the tables' runs and that schema.
@@ -216,7 +217,7 @@ fn run_into(
     runs.iter().for_each(|r| r.scans.wait());
     let (schema, sink) = result?;
     if !(opts.strict && strict_failure(&runs).is_some()) {
-        sink.finish().map_err(SqlError::Output)?;
+        sink.finish().map_err(|e| SqlError::Output(e.to_string()))?;
     }
     Ok((runs, schema))
 }
@@ -318,11 +319,11 @@ async fn execute(
         .await
         .map_err(|e| query_error(ctx, e))?;
     let schema = Arc::new(df.schema().as_arrow().clone());
-    let mut sink = make(schema.clone()).map_err(SqlError::Output)?;
+    let mut sink = make(schema.clone()).map_err(|e| SqlError::Output(e.to_string()))?;
     let mut stream = df.execute_stream().await.map_err(|e| query_error(ctx, e))?;
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(|e| query_error(ctx, e))?;
-        sink.write(&batch).map_err(SqlError::Output)?;
+        sink.write(&batch).map_err(|e| SqlError::Output(e.to_string()))?;
     }
     Ok((schema, sink))
 }
@@ -377,7 +378,8 @@ fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>,
             break;
         }
     }
-    let format = wf_formats::from_spec(&t.format, fopts, &sample).map_err(SqlError::Usage)?;
+    let format = wf_formats::from_spec(&t.format, fopts, &sample)
+        .map_err(|e| SqlError::Usage(e.to_string()))?;
     match format.as_csv() {
         Some(csv) if t.inputs.len() > 1 => {
             let mut samples = Vec::with_capacity(t.inputs.len());
@@ -385,7 +387,10 @@ fn table_format(t: &TableSpec, fopts: &FormatOptions) -> Result<Arc<dyn Format>,
                 // An input that cannot be read is named by the scan.
                 samples.push((i.name.clone(), read_sample(i).unwrap_or_default()));
             }
-            let by_name = csv.clone().by_name(&samples).map_err(SqlError::Usage)?;
+            let by_name = csv
+                .clone()
+                .by_name(&samples)
+                .map_err(|e| SqlError::Usage(e.to_string()))?;
             Ok(Arc::new(by_name))
         }
         _ => Ok(format),
@@ -458,10 +463,7 @@ fn spool_one(
     meter: &Arc<wf_core::scan::decompress::Meter>,
 ) -> Result<(std::fs::File, Option<InputError>), InputError> {
     use std::os::unix::io::AsRawFd;
-    let fail = |message: String| InputError {
-        name: inp.name.clone(),
-        message,
-    };
+    let fail = |message: String| InputError::new(&inp.name, message);
     let mut src = wf_core::scan::open_stream(&inp.source, Some(meter))
         .map_err(|e| fail(wf_core::scan::io_message(&e)))?;
     let mut f = tempfile::tempfile().map_err(|e| fail(format!("spooling: {e}")))?;
