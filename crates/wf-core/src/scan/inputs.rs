@@ -497,6 +497,35 @@ mod tests {
         assert!(parse_size("0.1").is_err());
     }
 
+    /// A missing path is an error of kind NotFound when collected, and so is
+    /// a file removed between collecting and scanning: the kind, not the
+    /// message, is what callers (the Python package) tell them apart by.
+    #[test]
+    fn missing_inputs_are_not_found_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let (gone, kept) = (dir.path().join("gone.log"), dir.path().join("kept.log"));
+        let spec = InputSpec {
+            paths: vec![gone.clone()],
+            ..InputSpec::default()
+        };
+        let e = &spec.collect().errors[0];
+        assert_eq!(e.kind, Some(io::ErrorKind::NotFound), "{e}");
+        assert!(e.to_string().ends_with(": No such file or directory"), "{e}");
+        fs::write(&kept, "a\nb\n").unwrap();
+        let inputs = InputSpec {
+            paths: vec![kept.clone()],
+            ..InputSpec::default()
+        }
+        .collect()
+        .inputs;
+        fs::remove_file(&kept).unwrap();
+        let job = crate::jobs::count::Count { sep: b'\n' };
+        let out = super::super::run(&job, inputs, &super::super::ScanOptions::default(), None);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].kind, Some(io::ErrorKind::NotFound));
+        assert_eq!(out.errors[0].name, kept.display().to_string());
+    }
+
     #[test]
     fn the_largest_size_and_the_message_agree() {
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
