@@ -31,96 +31,20 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
-use super::decompress::{Decoded, Meter};
+use super::decompress::Decoded;
 use super::inputs::{Input, InputError, Source};
 use super::plan::plan;
 use super::range::Long;
 use super::read_full_at;
-use super::regions::Regions;
-use super::split::{self, Part, Parts};
+use super::shared::{Shared, Work};
+use super::split::{self, Part};
 use super::worker::Worker;
 use crate::jobs::Job;
 
-/// How to run a scan.
-#[derive(Debug, Clone)]
-pub struct ScanOptions {
-    /// Worker threads.
-    pub threads: usize,
-    /// Nominal chunk size in bytes (records longer than this still work).
-    pub chunk_size: u64,
-    /// Bytes per `pread` within a chunk. Small reads keep the kernel's copy
-    /// destination in L1: on this machine 32 KiB reads copy at about 8 GB/s, 64 KiB
-    /// and larger at about 2 GB/s (see the README).
-    pub read_size: usize,
-    /// Record separator.
-    pub sep: u8,
-    /// Chunks queued (and read ahead) beyond the ones being processed.
-    pub inflight: usize,
-    /// Ask the kernel to read queued chunks ahead (`POSIX_FADV_WILLNEED`); off by
-    /// default, since it measured slower here (see `scan/plan.rs`).
-    pub readahead: bool,
-    /// Map regular files (`mmap`) instead of reading them with `pread`. Saves the
-    /// copy, but a file truncated while mapped would kill the process (SIGBUS),
-    /// so it is opt-in (`--mmap`).
-    pub mmap: bool,
-    /// Bytes a helper thread per worker reads ahead of the worker in a file split
-    /// into regions (see [`ReadAhead`](super::ahead::ReadAhead)); 0 turns the helpers off.
-    pub ahead: u64,
-    /// Copy streams to an unlinked temporary file first, so the job can read
-    /// ranges back afterwards (see [`Outcome::read_range`]).
-    pub spool_streams: bool,
-    /// The longest record (bytes before its separator) held whole for a job
-    /// that needs whole records; a longer one is an error of its input, and
-    /// skipped (see [`Job::long_records`]). Jobs that take long records in
-    /// pieces set their own, smaller bound.
-    pub max_record: u64,
-}
-
-impl Default for ScanOptions {
-    fn default() -> Self {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
-        ScanOptions {
-            threads,
-            chunk_size: DEFAULT_CHUNK,
-            read_size: DEFAULT_READ,
-            sep: b'\n',
-            inflight: 0,
-            readahead: false,
-            mmap: false,
-            ahead: DEFAULT_AHEAD,
-            spool_streams: false,
-            max_record: DEFAULT_MAX_RECORD,
-        }
-    }
-}
-
-/// Default chunk size: 8 MiB (see the README's chunk-size sweep).
-pub const DEFAULT_CHUNK: u64 = 8 << 20;
-
-/// Default [`ScanOptions::max_record`]: 1 GiB.
-pub const DEFAULT_MAX_RECORD: u64 = 1 << 30;
-
-/// The most worker threads a scan starts, whatever it is asked for: past the
-/// cores, more threads only add memory and switching (each holds a job state
-/// and read buffers), and thousands exhaust the system's thread limits.
-pub const MAX_THREADS: usize = 1024;
-
-/// Default read size within a chunk: 32 KiB.
-pub const DEFAULT_READ: usize = 32 << 10;
-
-/// Default distance a [`ReadAhead`](super::ahead::ReadAhead) helper keeps ahead of its worker: 64 MiB.
-pub const DEFAULT_AHEAD: u64 = 64 << 20;
-
-/// Live counters a progress display can read.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Bytes of regular files planned (known up front).
-    pub total: AtomicU64,
-    /// Bytes processed so far.
-    pub done: AtomicU64,
-}
+pub use super::options::{
+    Progress, ScanOptions, DEFAULT_AHEAD, DEFAULT_CHUNK, DEFAULT_MAX_RECORD, DEFAULT_READ,
+    MAX_THREADS,
+};
 
 /// What a finished scan returns.
 pub struct Outcome<S> {
@@ -198,71 +122,6 @@ fn read_at_most(f: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     let n = read_full_at(f, &mut buf, offset)?;
     buf.truncate(n);
     Ok(buf)
-}
-
-pub(super) enum Work {
-    /// One worker's share of a big file (see [`Regions`]); a file is sent once per
-    /// worker.
-    Regions(Arc<Regions>),
-    Range {
-        input: usize,
-        file: Arc<File>,
-        start: u64,
-        end: u64,
-        size: u64,
-    },
-    Mapped {
-        input: usize,
-        map: Arc<memmap2::Mmap>,
-        start: u64,
-        end: u64,
-    },
-    Block {
-        input: usize,
-        offset: u64,
-        buf: Vec<u8>,
-        len: usize,
-        /// A piece of a long record (first, last), not whole records.
-        piece: Option<(bool, bool)>,
-    },
-    /// Part `k` of a compressed file (see `split.rs`).
-    Part { parts: Arc<Parts>, k: usize },
-}
-
-/// What the planner and the workers share: the inputs' errors and the bytes done.
-pub(super) struct Shared<'a> {
-    errors: Mutex<Vec<(usize, InputError)>>,
-    bytes: AtomicU64,
-    progress: Option<&'a Progress>,
-    pub(super) meter: Arc<Meter>,
-    /// Compressed files may be decoded in parts (the job does not use offsets).
-    pub(super) split: bool,
-    /// What becomes of long records.
-    pub(super) long: Long,
-}
-
-impl Shared<'_> {
-    pub(super) fn error(&self, input: usize, msg: String) {
-        self.fail(input, InputError::new(String::new(), msg));
-    }
-
-    /// An error of `input` said by `msg`, caused by the I/O error `e`.
-    pub(super) fn io_error(&self, input: usize, msg: String, e: &io::Error) {
-        self.fail(input, InputError::new(String::new(), msg).of_kind(e.kind()));
-    }
-
-    /// `err` (named when the scan ends) as an error of `input`.
-    fn fail(&self, input: usize, err: InputError) {
-        self.errors.lock().unwrap().push((input, err));
-    }
-
-    /// `n` more bytes handed to the job.
-    pub(super) fn account(&self, n: u64) {
-        self.bytes.fetch_add(n, Ordering::Relaxed);
-        if let Some(p) = self.progress {
-            p.done.fetch_add(n, Ordering::Relaxed);
-        }
-    }
 }
 
 /// Run `job` over `inputs` on `opts.threads` threads (no more than the work

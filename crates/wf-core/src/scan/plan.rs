@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
-use super::engine::{ScanOptions, Shared, Work};
+use super::options::ScanOptions;
+use super::shared::{Shared, Work};
 use super::inputs::{Input, Source};
 use super::regions::Regions;
 use super::split::{self, Parts};
