@@ -25,7 +25,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::report::stats::Usage;
+use crate::report::stats::{self, Usage};
 use crate::scan::ScanOptions;
 
 pub use cache::{evict, evict_with, memory_backed, resident_fraction, Eviction};
@@ -258,20 +258,12 @@ pub struct RunMeasure {
 impl RunMeasure {
     /// Job throughput, 10^6 bytes per second.
     pub fn mb_s(&self) -> f64 {
-        if self.wall > 0.0 {
-            self.bytes as f64 / 1e6 / self.wall
-        } else {
-            0.0
-        }
+        stats::mb_per_s(self.bytes, self.wall)
     }
 
     /// CPU seconds per wall second (2.0 = two cores busy).
     pub fn cpu_util(&self) -> f64 {
-        if self.wall > 0.0 {
-            (self.user + self.system) / self.wall
-        } else {
-            0.0
-        }
+        stats::cpu_utilisation(self.user + self.system, self.wall)
     }
 }
 
