@@ -48,10 +48,11 @@
 //! `WF_FEED_PACE=0` makes feeding threads block on full pipes instead of
 //! napping (pacing saves a slow worker ~10% of kernel time: see `proc.rs`).
 //!
-//! Wiring (what `main.rs` does): parse the options into [`FeedOptions`], collect
-//! inputs with [`crate::scan::InputSpec`], print the collection errors, call
-//! [`run`]; print `report.input_errors` (run does not print them; it prints the
-//! failures itself); exit 2 if either list is non-empty, or on `Err` (a setup
+//! Wiring (what the CLI's `wf feed` does, `crates/wf/src/cli/feed.rs`): parse
+//! the options into [`FeedOptions`], collect inputs with
+//! [`crate::scan::InputSpec`], print the collection errors, call [`run`]; print
+//! `report.input_errors` (run does not print them; it prints the failures
+//! itself); exit 2 if either list is non-empty, or on `Err` (a setup
 //! error such as a command that does not exist, before any input is read).
 
 mod feeder;
