@@ -21,9 +21,9 @@
 
 use std::sync::Arc;
 
-use super::bytemap::{ByteMap, Finder, Mapped, Plain};
+use super::bytemap::{ByteMap, Finder, Mapped};
 use super::time::{parse_clf, parse_iso};
-use super::{columns, Columns, Field, Format, FormatError, Kind, Parser};
+use super::{columns, Columns, Field, FindingParser, Format, FormatError, Kind, Parser};
 
 /// How one field's text becomes columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl LogFormat {
                 b.lit(b'%');
                 continue;
             }
-            let (name, conv) = apache_column(directive, arg.as_deref(), next)?;
+            let (name, conv) = apache_column(directive, arg.as_deref(), next - 1)?;
             b.field(&name, conv);
         }
         Ok(b.build(format!("apache:'{format}'")))
@@ -198,10 +198,11 @@ fn apache_directive(
     f: &[u8],
     mut i: usize,
 ) -> Result<(u8, Option<String>, usize), FormatError> {
+    let percent = i - 1;
     let mut arg = None;
     loop {
         match f.get(i) {
-            None => return Err(FormatError::PercentAtEnd { at: f.len() - 1 }),
+            None => return Err(FormatError::PercentAtEnd { at: percent }),
             Some(b'<' | b'>' | b'!' | b',' | b'0'..=b'9') => i += 1,
             Some(b'{') => {
                 let end = f[i..]
@@ -484,49 +485,7 @@ struct LogParser {
     spans: Vec<(usize, usize)>,
 }
 
-impl Parser for LogParser {
-    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
-        self.parse_with(record, out, &Plain)
-    }
-
-    fn parse_in(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        start: usize,
-        end: usize,
-        out: &mut Columns,
-    ) -> bool {
-        let found = Mapped { map, base: start };
-        self.parse_with(&piece[start..end], out, &found)
-    }
-
-    fn has_runs(&self) -> bool {
-        true
-    }
-
-    /// Records parsed here one after another, until one that is blank, ends
-    /// in CR or does not split (a record that does not split appends
-    /// nothing, so the caller reads it again and counts it). Without the
-    /// per-record wrapper and its dynamic call, the status count over the
-    /// 1 GiB log took 0.75 s instead of 0.95 s (user 1.23 s instead of 1.57 s;
-    /// medians of 9 interleaved runs, `ci` builds); with LTO, which had already
-    /// inlined much of the wrapper, 0.96 s instead of 1.005 s (release, 11 runs).
-    fn parse_run(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        pos: usize,
-        room: usize,
-        out: &mut Columns,
-    ) -> (usize, usize) {
-        super::run_records(piece, map, pos, room, |s, e| {
-            self.parse_with(&piece[s..e], out, &Mapped { map, base: s })
-        })
-    }
-}
-
-impl LogParser {
+impl FindingParser for LogParser {
     #[inline(always)]
     fn parse_with(&mut self, r: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
         if !self.program.split(&mut self.spans, r, f) {
@@ -538,6 +497,26 @@ impl LogParser {
         }
         out.end_row();
         true
+    }
+
+    /// Records parsed here one after another, until one that is blank, ends
+    /// in CR or does not split (a record that does not split appends
+    /// nothing, so the caller reads it again and counts it). Without the
+    /// per-record wrapper and its dynamic call, the status count over the
+    /// 1 GiB log took 0.75 s instead of 0.95 s (user 1.23 s instead of 1.57 s;
+    /// medians of 9 interleaved runs, `ci` builds); with LTO, which had already
+    /// inlined much of the wrapper, 0.96 s instead of 1.005 s (release, 11 runs).
+    fn run(
+        &mut self,
+        piece: &[u8],
+        map: &ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize) {
+        super::run_records(piece, map, pos, room, |s, e| {
+            self.parse_with(&piece[s..e], out, &Mapped { map, base: s })
+        })
     }
 }
 
@@ -697,6 +676,27 @@ fn find_unescaped(r: &[u8], mut pos: usize, lit: &[u8], f: &impl Finder) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bytemap::Plain;
+
+    /// A format string that cannot be read says where, and the message is
+    /// the one `wf sql` has always printed.
+    #[test]
+    fn format_string_errors_say_where() {
+        let e = LogFormat::apache("%h %{Referer").err().unwrap();
+        assert_eq!(e, FormatError::ApacheBrace { at: 4 });
+        assert_eq!(e.to_string(), "LogFormat: '%{' without '}'");
+        let e = LogFormat::apache("%h %>").err().unwrap();
+        assert_eq!(e, FormatError::PercentAtEnd { at: 3 });
+        let e = LogFormat::apache("%h %Z").err().unwrap();
+        let at = 4;
+        assert_eq!(e, FormatError::Directive { directive: 'Z', at });
+        assert_eq!(e.to_string(), "LogFormat: directive '%Z' is not supported");
+        let e = LogFormat::nginx("$remote_addr ${x").err().unwrap();
+        assert_eq!(e, FormatError::NginxBrace { at: 14 });
+        assert_eq!(e.to_string(), "log_format: '${' without '}'");
+        let e = LogFormat::nginx("a $ b").err().unwrap();
+        assert_eq!(e, FormatError::NginxName { at: 3 });
+    }
 
     /// A quote ends a quoted field unless an odd number of backslashes
     /// stands before it.

@@ -12,11 +12,11 @@
 //! `--no-header`, or names and types from `--schema`. Types are inferred from
 //! the first 1000 records of the first input, in the order int, float,
 //! timestamp (ISO 8601), bool, text; a later value that does not convert
-//! stops the query (`sql::problem`), where with `--schema` it is NULL and
+//! stops the query (`wf_sql::problem`), where with `--schema` it is NULL and
 //! counted. A record with another number of fields than the columns is malformed.
 //!
 //! Records longer than a line: a file whose quoted fields hold line breaks can
-//! not be cut at any newline, so `sql::table` checks each CSV file first (one
+//! not be cut at any newline, so `wf_sql::table` checks each CSV file first (one
 //! scan on every core for `"`, and only in a file with quotes a serial pass
 //! that follows the quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
@@ -37,9 +37,12 @@
 //! piece that is not valid UTF-8, times and bools are converted value by value
 //! in the same loop per column.
 
-use super::bytemap::{ByteMap, Finder, Mapped, Plain};
+use super::bytemap::{ByteMap, Finder, Plain};
 use super::columns::NULL_SPAN;
-use super::{columns, time, Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
+use super::{
+    columns, time, Columns, Field, FindingParser, Format, FormatError, FormatOptions, Kind,
+    Parser,
+};
 
 #[derive(Debug, Clone)]
 pub struct Csv {
@@ -318,7 +321,7 @@ impl Quoting {
 
     /// The first record start at or after `from`, cutting records from `pos`,
     /// a record's start (the file's start, or a record start found earlier):
-    /// a byte range's first record, see `sql::table`.
+    /// a byte range's first record, see `wf_sql::table`.
     pub fn record_start_from(self, data: &[u8], mut pos: usize, from: usize) -> usize {
         while pos < from && pos < data.len() {
             pos = self.cut(data, pos).end + 1;
@@ -684,30 +687,15 @@ struct CsvParser {
     runs: Vec<[u32; 2]>,
 }
 
-impl Parser for CsvParser {
-    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
-        self.parse_with(record, out, &Plain)
-    }
-
-    fn parse_in(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        start: usize,
-        end: usize,
-        out: &mut Columns,
-    ) -> bool {
-        let found = Mapped { map, base: start };
-        self.parse_with(&piece[start..end], out, &found)
-    }
-
-    fn has_runs(&self) -> bool {
-        true
+impl FindingParser for CsvParser {
+    #[inline(always)]
+    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
+        self.parse_fields(record, out, f)
     }
 
     /// Plain records (no quotes, no CR, the right number of fields) split at the
     /// delimiter's marks in the map, their values converted in place.
-    fn parse_run(
+    fn run(
         &mut self,
         piece: &[u8],
         map: &ByteMap,
@@ -809,8 +797,9 @@ impl CsvParser {
         (pos, n)
     }
 
+    /// One record, its fields found with `f` (see [`FindingParser`]).
     #[inline(always)]
-    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
+    fn parse_fields(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
         if !split_fields(record, self.delim, &mut self.vals, &mut self.scratch, f)
             || self.vals.len() != self.ncols
         {

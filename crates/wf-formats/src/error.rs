@@ -16,13 +16,14 @@ pub enum FormatError {
     Unknown(String),
     #[error("no log format named '{0}'")]
     NoLogFormat(String),
-    /// An Apache `LogFormat` ends in `%`; `at`: the byte of the `%`.
+    /// An Apache `LogFormat` ends in a `%` directive without its letter;
+    /// `at`: the byte of the `%`.
     #[error("LogFormat: '%' at the end of the format")]
     PercentAtEnd { at: usize },
     /// `%{` with no `}` after it; `at`: the byte of the `{`.
     #[error("LogFormat: '%{{' without '}}'")]
     ApacheBrace { at: usize },
-    /// A directive wf does not read; `at`: the byte after it.
+    /// A directive wf does not read; `at`: the byte of its letter.
     #[error("LogFormat: directive '%{directive}' is not supported")]
     Directive { directive: char, at: usize },
     /// `${` with no `}` after it; `at`: the byte of the `{`.

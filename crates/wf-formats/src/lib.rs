@@ -4,7 +4,7 @@
 //!
 //! Why this shape: a format only says which columns it has ([`Format::fields`])
 //! and turns one record into one row ([`Parser::parse`]); it never sees files,
-//! chunks or threads (the scan engine and `sql::job` do), so the same parser runs
+//! chunks or threads (the scan engine and `wf_sql::job` do), so the same parser runs
 //! on every core over any chunking. A parser is made for a *projection*: it still
 //! checks every field of a record (so the number of rows never depends on which
 //! columns a query uses), but it builds only the projected columns, and those are
@@ -185,7 +185,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     }
     /// The columns' types were inferred from a sample (not given with
     /// `--schema` nor fixed by the format): a later value that does not fit
-    /// its column's type is an error, as in DuckDB (`sql::job`), where a
+    /// its column's type is an error, as in DuckDB (`wf_sql::job`), where a
     /// declared type makes it NULL (counted; an error with `--strict`).
     fn types_inferred(&self) -> bool {
         false
@@ -270,6 +270,60 @@ pub trait Parser: Send {
         _out: &mut Columns,
     ) -> (usize, usize) {
         (pos, 0)
+    }
+}
+
+/// A parser that reads a record through a [`bytemap::Finder`]: by searching its
+/// bytes ([`Parser::parse`]), or by hopping between the byte map's marks
+/// ([`Parser::parse_in`]), and that has a [`Parser::parse_run`] of its own.
+/// Its [`Parser`] is the impl below, written once; it is monomorphic (one copy
+/// per parser, the finder a type parameter), so the hot path's calls are
+/// static and inlined as when each parser wrote them.
+pub(crate) trait FindingParser: Send {
+    /// Parse `record` as [`Parser::parse`] says, finding bytes with `f`.
+    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl bytemap::Finder) -> bool;
+
+    /// [`Parser::parse_run`].
+    fn run(
+        &mut self,
+        piece: &[u8],
+        map: &bytemap::ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize);
+}
+
+impl<P: FindingParser> Parser for P {
+    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
+        self.parse_with(record, out, &bytemap::Plain)
+    }
+
+    fn parse_in(
+        &mut self,
+        piece: &[u8],
+        map: &bytemap::ByteMap,
+        start: usize,
+        end: usize,
+        out: &mut Columns,
+    ) -> bool {
+        let found = bytemap::Mapped { map, base: start };
+        self.parse_with(&piece[start..end], out, &found)
+    }
+
+    fn has_runs(&self) -> bool {
+        true
+    }
+
+    fn parse_run(
+        &mut self,
+        piece: &[u8],
+        map: &bytemap::ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize) {
+        self.run(piece, map, pos, room, out)
     }
 }
 
