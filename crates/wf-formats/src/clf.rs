@@ -194,10 +194,7 @@ fn conv_kind(c: Conv) -> Kind {
 /// Read one directive after `%`: modifiers (`>`, `<`, status lists, `!`) are
 /// skipped, `{arg}` is kept. Returns the directive letter, its argument and the
 /// index after it.
-fn apache_directive(
-    f: &[u8],
-    mut i: usize,
-) -> Result<(u8, Option<String>, usize), FormatError> {
+fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize), FormatError> {
     let percent = i - 1;
     let mut arg = None;
     loop {

@@ -40,8 +40,7 @@
 use super::bytemap::{ByteMap, Finder, Plain};
 use super::columns::NULL_SPAN;
 use super::{
-    columns, time, Columns, Field, FindingParser, Format, FormatError, FormatOptions, Kind,
-    Parser,
+    columns, time, Columns, Field, FindingParser, Format, FormatError, FormatOptions, Kind, Parser,
 };
 
 #[derive(Debug, Clone)]
@@ -112,7 +111,9 @@ impl Csv {
                 return Err(FormatError::Headers {
                     file: name.clone(),
                     names,
-                    first_file: first_file.map_or("the first file", |(n, _)| n.as_str()).to_string(),
+                    first_file: first_file
+                        .map_or("the first file", |(n, _)| n.as_str())
+                        .to_string(),
                     first,
                 });
             }

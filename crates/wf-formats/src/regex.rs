@@ -15,7 +15,8 @@ pub struct RegexFormat {
 
 impl RegexFormat {
     pub fn new(pattern: &str) -> Result<Self, FormatError> {
-        let re = regex::bytes::Regex::new(pattern).map_err(|e| FormatError::Regex(e.to_string()))?;
+        let re =
+            regex::bytes::Regex::new(pattern).map_err(|e| FormatError::Regex(e.to_string()))?;
         let mut groups = Vec::new();
         let mut fields = Vec::new();
         for (i, name) in re.capture_names().enumerate() {

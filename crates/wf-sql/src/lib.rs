@@ -323,7 +323,8 @@ async fn execute(
     let mut stream = df.execute_stream().await.map_err(|e| query_error(ctx, e))?;
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(|e| query_error(ctx, e))?;
-        sink.write(&batch).map_err(|e| SqlError::Output(e.to_string()))?;
+        sink.write(&batch)
+            .map_err(|e| SqlError::Output(e.to_string()))?;
     }
     Ok((schema, sink))
 }

@@ -163,10 +163,12 @@ fn file_kind(p: &Path) -> Result<Kind, OutputError> {
 fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, OutputError> {
     Ok(match kind {
         Kind::Parquet => Box::new(ParquetSink(
-            datafusion::parquet::arrow::ArrowWriter::try_new(f, schema, None).map_err(OutputError::from)?,
+            datafusion::parquet::arrow::ArrowWriter::try_new(f, schema, None)
+                .map_err(OutputError::from)?,
         )),
         Kind::Ipc => Box::new(IpcSink(
-            datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema).map_err(OutputError::from)?,
+            datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema)
+                .map_err(OutputError::from)?,
         )),
         Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
             std::io::BufWriter::new(f),
@@ -338,7 +340,8 @@ impl Sink for TableSink {
                 .push(RecordBatch::new_empty(self.schema.clone()));
         }
         let opts = FormatOptions::default().with_null("NULL");
-        let t = pretty_format_batches_with_options(&self.batches, &opts).map_err(OutputError::from)?;
+        let t =
+            pretty_format_batches_with_options(&self.batches, &opts).map_err(OutputError::from)?;
         let (rows, kept) = (self.rows, self.kept);
         let s = if rows == 1 { "" } else { "s" };
         if kept < rows {

@@ -58,7 +58,9 @@ pub enum PartialError {
         what: Damage,
         offset: usize,
     },
-    #[error("a {job} partial state of format version {found}; this widefinder reads version {VERSION}")]
+    #[error(
+        "a {job} partial state of format version {found}; this widefinder reads version {VERSION}"
+    )]
     Version { job: &'static str, found: u16 },
     #[error("a partial state of another job (tag {tag}), not of {job}")]
     OtherJob { job: &'static str, tag: u8 },

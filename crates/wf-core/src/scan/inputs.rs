@@ -249,8 +249,7 @@ impl InputSpec {
                 } else {
                     io_message(&e)
                 };
-                out
-                    .errors
+                out.errors
                     .push(InputError::new(name, message).of_kind(e.kind()));
                 return;
             }
@@ -510,7 +509,10 @@ mod tests {
         };
         let e = &spec.collect().errors[0];
         assert_eq!(e.kind, Some(io::ErrorKind::NotFound), "{e}");
-        assert!(e.to_string().ends_with(": No such file or directory"), "{e}");
+        assert!(
+            e.to_string().ends_with(": No such file or directory"),
+            "{e}"
+        );
         fs::write(&kept, "a\nb\n").unwrap();
         let inputs = InputSpec {
             paths: vec![kept.clone()],

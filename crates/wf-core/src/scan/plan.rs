@@ -23,10 +23,10 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
-use super::options::ScanOptions;
-use super::shared::{Shared, Work};
 use super::inputs::{Input, Source};
+use super::options::ScanOptions;
 use super::regions::Regions;
+use super::shared::{Shared, Work};
 use super::split::{self, Parts};
 use super::stream::{open_stream, read_cut, spool, Cut, End, Refused};
 use super::{fadvise, io_message};

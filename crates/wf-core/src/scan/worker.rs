@@ -7,9 +7,9 @@ use crossbeam_channel as chan;
 
 use super::ahead::{AheadLink, ReadAhead};
 use super::options::ScanOptions;
-use super::shared::{Shared, Work};
 use super::range::{process_mapped, process_range, Feed, Long};
 use super::regions::Regions;
+use super::shared::{Shared, Work};
 use super::split::{self, Part};
 use crate::jobs::Job;
 
