@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|s: &str| {
     match wf_core::scan::parse_size(s) {
         Ok(v) => assert!(v >= 1),
-        Err(m) => assert!(m.contains("invalid size")),
+        Err(m) => assert!(m.to_string().contains("invalid size")),
     }
     if !s.is_empty() && s.len() <= 15 && s.bytes().all(|b| b.is_ascii_digit()) {
         let n: u64 = s.parse().unwrap();

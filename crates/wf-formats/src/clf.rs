@@ -21,9 +21,9 @@
 
 use std::sync::Arc;
 
-use super::bytemap::{ByteMap, Finder, Mapped, Plain};
+use super::bytemap::{ByteMap, Finder, Mapped};
 use super::time::{parse_clf, parse_iso};
-use super::{columns, Columns, Field, Format, Kind, Parser};
+use super::{columns, Columns, Field, FindingParser, Format, FormatError, Kind, Parser};
 
 /// How one field's text becomes columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,12 +76,12 @@ pub const VCOMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{Us
 
 impl LogFormat {
     /// `combined`, `common` or `vcombined`.
-    pub fn named(name: &str) -> Result<Self, String> {
+    pub fn named(name: &str) -> Result<Self, FormatError> {
         let f = match name {
             "combined" => COMBINED,
             "common" => COMMON,
             "vcombined" => VCOMBINED,
-            _ => return Err(format!("no log format named '{name}'")),
+            _ => return Err(FormatError::NoLogFormat(name.to_string())),
         };
         let mut lf = Self::apache(f)?;
         lf.name = name.to_string();
@@ -89,7 +89,7 @@ impl LogFormat {
     }
 
     /// An Apache `LogFormat` string, e.g. `%h %l %u %t "%r" %>s %b %D`.
-    pub fn apache(format: &str) -> Result<Self, String> {
+    pub fn apache(format: &str) -> Result<Self, FormatError> {
         let mut b = Builder::default();
         let f = format.as_bytes();
         let mut i = 0;
@@ -105,14 +105,14 @@ impl LogFormat {
                 b.lit(b'%');
                 continue;
             }
-            let (name, conv) = apache_column(directive, arg.as_deref())?;
+            let (name, conv) = apache_column(directive, arg.as_deref(), next - 1)?;
             b.field(&name, conv);
         }
         Ok(b.build(format!("apache:'{format}'")))
     }
 
     /// An nginx `log_format` string, e.g. `$remote_addr - $remote_user [$time_local] ...`.
-    pub fn nginx(format: &str) -> Result<Self, String> {
+    pub fn nginx(format: &str) -> Result<Self, FormatError> {
         let mut b = Builder::default();
         let f = format.as_bytes();
         let mut i = 0;
@@ -194,17 +194,18 @@ fn conv_kind(c: Conv) -> Kind {
 /// Read one directive after `%`: modifiers (`>`, `<`, status lists, `!`) are
 /// skipped, `{arg}` is kept. Returns the directive letter, its argument and the
 /// index after it.
-fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize), String> {
+fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize), FormatError> {
+    let percent = i - 1;
     let mut arg = None;
     loop {
         match f.get(i) {
-            None => return Err("LogFormat: '%' at the end of the format".into()),
+            None => return Err(FormatError::PercentAtEnd { at: percent }),
             Some(b'<' | b'>' | b'!' | b',' | b'0'..=b'9') => i += 1,
             Some(b'{') => {
                 let end = f[i..]
                     .iter()
                     .position(|&c| c == b'}')
-                    .ok_or("LogFormat: '%{' without '}'")?;
+                    .ok_or(FormatError::ApacheBrace { at: i })?;
                 arg = Some(String::from_utf8_lossy(&f[i + 1..i + end]).into_owned());
                 i += end + 1;
             }
@@ -214,7 +215,7 @@ fn apache_directive(f: &[u8], mut i: usize) -> Result<(u8, Option<String>, usize
 }
 
 /// The column an Apache directive makes.
-fn apache_column(d: u8, arg: Option<&str>) -> Result<(String, Conv), String> {
+fn apache_column(d: u8, arg: Option<&str>, at: usize) -> Result<(String, Conv), FormatError> {
     let s = |n: &str| Ok((n.to_string(), Conv::Str));
     let int = |n: &str| Ok((n.to_string(), Conv::Int));
     match (d, arg) {
@@ -254,10 +255,10 @@ fn apache_column(d: u8, arg: Option<&str>) -> Result<(String, Conv), String> {
         (b'n', Some(h)) => s(&format!("note_{}", snake(h))),
         (b'C', Some(h)) => s(&format!("cookie_{}", snake(h))),
         (b'x', Some(h)) => s(&snake(h)),
-        (c, _) => Err(format!(
-            "LogFormat: directive '%{}' is not supported",
-            c as char
-        )),
+        (c, _) => Err(FormatError::Directive {
+            directive: c as char,
+            at,
+        }),
     }
 }
 
@@ -284,12 +285,12 @@ fn snake(s: &str) -> String {
 }
 
 /// Read an nginx variable after `$` (`name` or `{name}`).
-fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), String> {
+fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), FormatError> {
     if f.get(i) == Some(&b'{') {
         let end = f[i..]
             .iter()
             .position(|&c| c == b'}')
-            .ok_or("log_format: '${' without '}'")?;
+            .ok_or(FormatError::NginxBrace { at: i })?;
         return Ok((
             String::from_utf8_lossy(&f[i + 1..i + end]).into_owned(),
             i + end + 1,
@@ -300,7 +301,7 @@ fn nginx_variable(f: &[u8], i: usize) -> Result<(String, usize), String> {
         .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
         .count();
     if n == 0 {
-        return Err("log_format: '$' without a variable name".into());
+        return Err(FormatError::NginxName { at: i });
     }
     Ok((String::from_utf8_lossy(&f[i..i + n]).into_owned(), i + n))
 }
@@ -481,49 +482,7 @@ struct LogParser {
     spans: Vec<(usize, usize)>,
 }
 
-impl Parser for LogParser {
-    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
-        self.parse_with(record, out, &Plain)
-    }
-
-    fn parse_in(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        start: usize,
-        end: usize,
-        out: &mut Columns,
-    ) -> bool {
-        let found = Mapped { map, base: start };
-        self.parse_with(&piece[start..end], out, &found)
-    }
-
-    fn has_runs(&self) -> bool {
-        true
-    }
-
-    /// Records parsed here one after another, until one that is blank, ends
-    /// in CR or does not split (a record that does not split appends
-    /// nothing, so the caller reads it again and counts it). Without the
-    /// per-record wrapper and its dynamic call, the status count over the
-    /// 1 GiB log took 0.75 s instead of 0.95 s (user 1.23 s instead of 1.57 s;
-    /// medians of 9 interleaved runs, `ci` builds); with LTO, which had already
-    /// inlined much of the wrapper, 0.96 s instead of 1.005 s (release, 11 runs).
-    fn parse_run(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        pos: usize,
-        room: usize,
-        out: &mut Columns,
-    ) -> (usize, usize) {
-        super::run_records(piece, map, pos, room, |s, e| {
-            self.parse_with(&piece[s..e], out, &Mapped { map, base: s })
-        })
-    }
-}
-
-impl LogParser {
+impl FindingParser for LogParser {
     #[inline(always)]
     fn parse_with(&mut self, r: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
         if !self.program.split(&mut self.spans, r, f) {
@@ -535,6 +494,26 @@ impl LogParser {
         }
         out.end_row();
         true
+    }
+
+    /// Records parsed here one after another, until one that is blank, ends
+    /// in CR or does not split (a record that does not split appends
+    /// nothing, so the caller reads it again and counts it). Without the
+    /// per-record wrapper and its dynamic call, the status count over the
+    /// 1 GiB log took 0.75 s instead of 0.95 s (user 1.23 s instead of 1.57 s;
+    /// medians of 9 interleaved runs, `ci` builds); with LTO, which had already
+    /// inlined much of the wrapper, 0.96 s instead of 1.005 s (release, 11 runs).
+    fn run(
+        &mut self,
+        piece: &[u8],
+        map: &ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize) {
+        super::run_records(piece, map, pos, room, |s, e| {
+            self.parse_with(&piece[s..e], out, &Mapped { map, base: s })
+        })
     }
 }
 
@@ -694,6 +673,27 @@ fn find_unescaped(r: &[u8], mut pos: usize, lit: &[u8], f: &impl Finder) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bytemap::Plain;
+
+    /// A format string that cannot be read says where, and the message is
+    /// the one `wf sql` has always printed.
+    #[test]
+    fn format_string_errors_say_where() {
+        let e = LogFormat::apache("%h %{Referer").err().unwrap();
+        assert_eq!(e, FormatError::ApacheBrace { at: 4 });
+        assert_eq!(e.to_string(), "LogFormat: '%{' without '}'");
+        let e = LogFormat::apache("%h %>").err().unwrap();
+        assert_eq!(e, FormatError::PercentAtEnd { at: 3 });
+        let e = LogFormat::apache("%h %Z").err().unwrap();
+        let at = 4;
+        assert_eq!(e, FormatError::Directive { directive: 'Z', at });
+        assert_eq!(e.to_string(), "LogFormat: directive '%Z' is not supported");
+        let e = LogFormat::nginx("$remote_addr ${x").err().unwrap();
+        assert_eq!(e, FormatError::NginxBrace { at: 14 });
+        assert_eq!(e.to_string(), "log_format: '${' without '}'");
+        let e = LogFormat::nginx("a $ b").err().unwrap();
+        assert_eq!(e, FormatError::NginxName { at: 3 });
+    }
 
     /// A quote ends a quoted field unless an odd number of backslashes
     /// stands before it.

@@ -12,11 +12,11 @@
 //! `--no-header`, or names and types from `--schema`. Types are inferred from
 //! the first 1000 records of the first input, in the order int, float,
 //! timestamp (ISO 8601), bool, text; a later value that does not convert
-//! stops the query (`sql::problem`), where with `--schema` it is NULL and
+//! stops the query (`wf_sql::problem`), where with `--schema` it is NULL and
 //! counted. A record with another number of fields than the columns is malformed.
 //!
 //! Records longer than a line: a file whose quoted fields hold line breaks can
-//! not be cut at any newline, so `sql::table` checks each CSV file first (one
+//! not be cut at any newline, so `wf_sql::table` checks each CSV file first (one
 //! scan on every core for `"`, and only in a file with quotes a serial pass
 //! that follows the quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
@@ -37,9 +37,11 @@
 //! piece that is not valid UTF-8, times and bools are converted value by value
 //! in the same loop per column.
 
-use super::bytemap::{ByteMap, Finder, Mapped, Plain};
+use super::bytemap::{ByteMap, Finder, Plain};
 use super::columns::NULL_SPAN;
-use super::{columns, time, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{
+    columns, time, Columns, Field, FindingParser, Format, FormatError, FormatOptions, Kind, Parser,
+};
 
 #[derive(Debug, Clone)]
 pub struct Csv {
@@ -55,7 +57,7 @@ pub struct Csv {
 }
 
 impl Csv {
-    pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+    pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let records = sample_records(sample, delim, 1001);
         let fields = match &opts.schema {
@@ -63,7 +65,7 @@ impl Csv {
             None => infer(&records, header),
         };
         if fields.is_empty() {
-            return Err("csv: no columns (empty input?)".into());
+            return Err(FormatError::NoCsvColumns);
         }
         Ok(Csv {
             delim,
@@ -85,7 +87,7 @@ impl Csv {
     /// the table's columns has no header: an error naming it. Files with
     /// `--schema` or `--no-header` are read by position instead, and so is
     /// every file when all headers are the first file's.
-    pub fn by_name(mut self, samples: &[(String, Vec<u8>)]) -> Result<Csv, String> {
+    pub fn by_name(mut self, samples: &[(String, Vec<u8>)]) -> Result<Csv, FormatError> {
         if !self.header || !self.inferred || samples.len() < 2 {
             return Ok(self);
         }
@@ -106,15 +108,14 @@ impl Csv {
             let map = self.add_columns(&names, rows);
             if map.iter().all(|&c| c >= known) {
                 let first_file = samples.iter().find(|(_, s)| !s.is_empty());
-                return Err(format!(
-                    "{name}: its first line ({}) shares no column name with the header of \
-                     {} ({}): files with other headers are matched by their columns' names \
-                     (as DuckDB's union_by_name); a file without a header line needs \
-                     --no-header (all files) or a table of its own",
-                    names.join(","),
-                    first_file.map_or("the first file", |(n, _)| n.as_str()),
-                    first.join(",")
-                ));
+                return Err(FormatError::Headers {
+                    file: name.clone(),
+                    names,
+                    first_file: first_file
+                        .map_or("the first file", |(n, _)| n.as_str())
+                        .to_string(),
+                    first,
+                });
             }
             let l = match self.layouts.iter().position(|m| *m == map) {
                 Some(l) => l,
@@ -321,7 +322,7 @@ impl Quoting {
 
     /// The first record start at or after `from`, cutting records from `pos`,
     /// a record's start (the file's start, or a record start found earlier):
-    /// a byte range's first record, see `sql::table`.
+    /// a byte range's first record, see `wf_sql::table`.
     pub fn record_start_from(self, data: &[u8], mut pos: usize, from: usize) -> usize {
         while pos < from && pos < data.len() {
             pos = self.cut(data, pos).end + 1;
@@ -687,30 +688,15 @@ struct CsvParser {
     runs: Vec<[u32; 2]>,
 }
 
-impl Parser for CsvParser {
-    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
-        self.parse_with(record, out, &Plain)
-    }
-
-    fn parse_in(
-        &mut self,
-        piece: &[u8],
-        map: &ByteMap,
-        start: usize,
-        end: usize,
-        out: &mut Columns,
-    ) -> bool {
-        let found = Mapped { map, base: start };
-        self.parse_with(&piece[start..end], out, &found)
-    }
-
-    fn has_runs(&self) -> bool {
-        true
+impl FindingParser for CsvParser {
+    #[inline(always)]
+    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
+        self.parse_fields(record, out, f)
     }
 
     /// Plain records (no quotes, no CR, the right number of fields) split at the
     /// delimiter's marks in the map, their values converted in place.
-    fn parse_run(
+    fn run(
         &mut self,
         piece: &[u8],
         map: &ByteMap,
@@ -812,8 +798,9 @@ impl CsvParser {
         (pos, n)
     }
 
+    /// One record, its fields found with `f` (see [`FindingParser`]).
     #[inline(always)]
-    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
+    fn parse_fields(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
         if !split_fields(record, self.delim, &mut self.vals, &mut self.scratch, f)
             || self.vals.len() != self.ncols
         {
@@ -945,7 +932,7 @@ mod tests {
         assert_eq!(u.layouts, [vec![0, 1], vec![1, 0], vec![2, 0, 3]]);
         assert_eq!(u.layout_of, [0, 1, 2]);
         let bad = [samples[0].clone(), ("4".to_string(), b"5,6\n".to_vec())];
-        assert!(c.by_name(&bad).unwrap_err().starts_with("4: "));
+        assert!(c.by_name(&bad).unwrap_err().to_string().starts_with("4: "));
         assert_eq!(
             unique_names(["_file", "a", "a", "a_1"].map(String::from)),
             ["_file_1", "a", "a_1", "a_1_1"]

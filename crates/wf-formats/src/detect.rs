@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use super::clf::LogFormat;
-use super::{csv, jsonl, logfmt, Columns, Format, FormatOptions, Kind};
+use super::{csv, jsonl, logfmt, Columns, Format, FormatError, FormatOptions, Kind};
 
-pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, String> {
+pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, FormatError> {
     let lines = super::sample_lines(sample, 20);
     if lines.is_empty() {
         return Ok(Arc::new(super::fields::Fields::new(opts, sample)?));

@@ -27,7 +27,7 @@
 
 use super::bytemap::ByteMap;
 use super::columns::NULL_SPAN;
-use super::{Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct Fields {
@@ -47,7 +47,7 @@ pub fn split(r: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 impl Fields {
-    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
             return Ok(Fields { fields: s.clone() });
         }

@@ -7,12 +7,12 @@
 //! 2^53 in the sample is `decimal(38,0)` (text when it has fractions too): a
 //! float would round them, and `--stats` says so. A missing key or `null` is
 //! NULL; a value that does not fit its column's type stops the query when the
-//! types were inferred (`sql::problem`), and is NULL (counted) when `--schema`
+//! types were inferred (`wf_sql::problem`), and is NULL (counted) when `--schema`
 //! gave them; a line that is not a JSON object is malformed.
 
 use serde_json::{Map, Value};
 
-use super::{columns, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{columns, Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct JsonLines {
@@ -30,7 +30,7 @@ fn beyond_float(n: &serde_json::Number) -> bool {
 }
 
 impl JsonLines {
-    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
             return Ok(JsonLines {
                 fields: s.clone(),
@@ -64,7 +64,7 @@ impl JsonLines {
             }
         }
         if fields.is_empty() {
-            return Err("jsonl: no JSON object in the first lines".into());
+            return Err(FormatError::NoJsonObject);
         }
         let mut notes = Vec::new();
         for ((f, k), (big, frac)) in fields.iter_mut().zip(kinds).zip(big) {
@@ -155,7 +155,7 @@ struct JsonParser {
     /// The projected keys, in batch order.
     names: Vec<String>,
     /// The types were inferred: an integer a float column would round does
-    /// not fit it (it stops the query, see `sql::problem`).
+    /// not fit it (it stops the query, see `wf_sql::problem`).
     inferred: bool,
 }
 

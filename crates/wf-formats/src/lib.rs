@@ -4,7 +4,7 @@
 //!
 //! Why this shape: a format only says which columns it has ([`Format::fields`])
 //! and turns one record into one row ([`Parser::parse`]); it never sees files,
-//! chunks or threads (the scan engine and `sql::job` do), so the same parser runs
+//! chunks or threads (the scan engine and `wf_sql::job` do), so the same parser runs
 //! on every core over any chunking. A parser is made for a *projection*: it still
 //! checks every field of a record (so the number of rows never depends on which
 //! columns a query uses), but it builds only the projected columns, and those are
@@ -19,6 +19,7 @@ pub mod clf;
 pub mod columns;
 pub mod csv;
 pub mod detect;
+pub mod error;
 pub mod fields;
 pub mod jsonl;
 pub mod logfmt;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
 pub use columns::Columns;
+pub use error::FormatError;
 
 /// The type of one column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +185,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     }
     /// The columns' types were inferred from a sample (not given with
     /// `--schema` nor fixed by the format): a later value that does not fit
-    /// its column's type is an error, as in DuckDB (`sql::job`), where a
+    /// its column's type is an error, as in DuckDB (`wf_sql::job`), where a
     /// declared type makes it NULL (counted; an error with `--strict`).
     fn types_inferred(&self) -> bool {
         false
@@ -271,6 +273,60 @@ pub trait Parser: Send {
     }
 }
 
+/// A parser that reads a record through a [`bytemap::Finder`]: by searching its
+/// bytes ([`Parser::parse`]), or by hopping between the byte map's marks
+/// ([`Parser::parse_in`]), and that has a [`Parser::parse_run`] of its own.
+/// Its [`Parser`] is the impl below, written once; it is monomorphic (one copy
+/// per parser, the finder a type parameter), so the hot path's calls are
+/// static and inlined as when each parser wrote them.
+pub(crate) trait FindingParser: Send {
+    /// Parse `record` as [`Parser::parse`] says, finding bytes with `f`.
+    fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl bytemap::Finder) -> bool;
+
+    /// [`Parser::parse_run`].
+    fn run(
+        &mut self,
+        piece: &[u8],
+        map: &bytemap::ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize);
+}
+
+impl<P: FindingParser> Parser for P {
+    fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
+        self.parse_with(record, out, &bytemap::Plain)
+    }
+
+    fn parse_in(
+        &mut self,
+        piece: &[u8],
+        map: &bytemap::ByteMap,
+        start: usize,
+        end: usize,
+        out: &mut Columns,
+    ) -> bool {
+        let found = bytemap::Mapped { map, base: start };
+        self.parse_with(&piece[start..end], out, &found)
+    }
+
+    fn has_runs(&self) -> bool {
+        true
+    }
+
+    fn parse_run(
+        &mut self,
+        piece: &[u8],
+        map: &bytemap::ByteMap,
+        pos: usize,
+        room: usize,
+        out: &mut Columns,
+    ) -> (usize, usize) {
+        self.run(piece, map, pos, room, out)
+    }
+}
+
 /// The records of `piece` from `pos`, each ended by the separator (class 0 of
 /// `map`), at most `room` of them, handed to `each` as `(start, end)` for as
 /// long as it takes them and none is blank or ends in CR: the loop of the
@@ -326,7 +382,7 @@ pub fn from_spec(
     spec: &str,
     opts: &FormatOptions,
     sample: &[u8],
-) -> Result<Arc<dyn Format>, String> {
+) -> Result<Arc<dyn Format>, FormatError> {
     let (name, arg) = match spec.split_once(':') {
         Some((n, a)) => (n, Some(unquote(a))),
         None => (spec, None),
@@ -346,12 +402,7 @@ pub fn from_spec(
         ("logfmt", None) => Arc::new(logfmt::Logfmt::new(opts, sample)?),
         ("fields", None) => Arc::new(fields::Fields::new(opts, sample)?),
         ("regex", Some(re)) => Arc::new(regex::RegexFormat::new(re)?),
-        _ => {
-            return Err(format!(
-                "unknown format '{spec}' (formats: auto, combined, common, vcombined, \
-                 apache:'FORMAT', nginx:'FORMAT', csv, tsv, jsonl, logfmt, fields, regex:'RE')"
-            ))
-        }
+        _ => return Err(FormatError::Unknown(spec.to_string())),
     })
 }
 
@@ -381,7 +432,7 @@ pub struct FormatOptions {
 
 /// Parse `--schema 'name:type,name:type'` (a comma inside a type's parentheses,
 /// as in `decimal(5,1)`, does not end it).
-pub fn parse_schema(s: &str) -> Result<Vec<Field>, String> {
+pub fn parse_schema(s: &str) -> Result<Vec<Field>, FormatError> {
     let mut parts = Vec::new();
     let (mut depth, mut from) = (0i32, 0);
     for (i, c) in s.char_indices() {
@@ -402,13 +453,8 @@ pub fn parse_schema(s: &str) -> Result<Vec<Field>, String> {
         .map(|p| {
             let (n, t) = p
                 .split_once(':')
-                .ok_or_else(|| format!("--schema: '{p}' is not name:type"))?;
-            let kind = Kind::parse(t).ok_or_else(|| {
-                format!(
-                    "--schema: unknown type '{t}' (string, int, float, decimal(P,S), \
-                     timestamp, bool; P from 1 to 38, S at most P)"
-                )
-            })?;
+                .ok_or_else(|| FormatError::SchemaEntry(p.to_string()))?;
+            let kind = Kind::parse(t).ok_or_else(|| FormatError::SchemaType(t.to_string()))?;
             Ok(Field::new(n.trim(), kind))
         })
         .collect()

@@ -3,11 +3,11 @@
 //! order first seen (or `--schema` names them); types are inferred from the
 //! sampled values like CSV's (int, float, timestamp, bool, text). A bare key is
 //! `true`; a missing key is NULL; a value that does not convert stops the
-//! query when the types were inferred (`sql::problem`), and is NULL (counted)
+//! query when the types were inferred (`wf_sql::problem`), and is NULL (counted)
 //! when `--schema` gave them. A record with no `key=value` pair, or with an
 //! unclosed quote, is malformed.
 
-use super::{csv, Columns, Field, Format, FormatOptions, Kind, Parser};
+use super::{csv, Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct Logfmt {
@@ -81,7 +81,7 @@ fn logfmt_value(r: &[u8], start: usize) -> Option<(std::borrow::Cow<'_, [u8]>, u
 }
 
 impl Logfmt {
-    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, String> {
+    pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
             return Ok(Logfmt {
                 fields: s.clone(),
@@ -102,7 +102,7 @@ impl Logfmt {
             }
         }
         if names.is_empty() {
-            return Err("logfmt: no key=value pair in the first lines".into());
+            return Err(FormatError::NoLogfmtPair);
         }
         let fields = names
             .iter()

@@ -3,7 +3,7 @@
 //! column, NULL where the group did not take part. The escape hatch for any
 //! other format, and the slowest one. A record that does not match is malformed.
 
-use super::{Columns, Field, Format, Kind, Parser};
+use super::{Columns, Field, Format, FormatError, Kind, Parser};
 
 #[derive(Debug, Clone)]
 pub struct RegexFormat {
@@ -14,8 +14,9 @@ pub struct RegexFormat {
 }
 
 impl RegexFormat {
-    pub fn new(pattern: &str) -> Result<Self, String> {
-        let re = regex::bytes::Regex::new(pattern).map_err(|e| format!("regex: {e}"))?;
+    pub fn new(pattern: &str) -> Result<Self, FormatError> {
+        let re =
+            regex::bytes::Regex::new(pattern).map_err(|e| FormatError::Regex(e.to_string()))?;
         let mut groups = Vec::new();
         let mut fields = Vec::new();
         for (i, name) in re.capture_names().enumerate() {
@@ -25,7 +26,7 @@ impl RegexFormat {
             }
         }
         if fields.is_empty() {
-            return Err("regex: no named capture group, e.g. (?P<status>\\d+)".into());
+            return Err(FormatError::RegexNoGroup);
         }
         Ok(RegexFormat { re, groups, fields })
     }

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_pyarrow::{IntoPyArrow, Table};
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use wf_sql::arrow::compute::cast;
@@ -55,19 +55,29 @@ fn scan_options(threads: Option<usize>, chunk_size: Option<u64>) -> ScanOptions 
     o
 }
 
-/// Input errors as one exception (FileNotFoundError when the first is a
-/// missing file); none is fine.
+/// The `OSError` of an I/O error kind: `FileNotFoundError` for a missing
+/// file, `PermissionError` for an unreadable one, else `OSError` itself.
+fn os_error(kind: Option<std::io::ErrorKind>, msg: String) -> PyErr {
+    match kind {
+        Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(msg),
+        Some(std::io::ErrorKind::PermissionDenied) => PyPermissionError::new_err(msg),
+        _ => PyOSError::new_err(msg),
+    }
+}
+
+/// Input errors as one exception, of the first one's kind (see [`os_error`]);
+/// none is fine.
 fn raise_input_errors(errors: &[InputError]) -> PyResult<()> {
     let Some(first) = errors.first() else {
         return Ok(());
     };
     let msg: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-    let msg = msg.join("; ");
-    if first.message.contains("No such file") {
-        Err(PyFileNotFoundError::new_err(msg))
-    } else {
-        Err(PyOSError::new_err(msg))
-    }
+    Err(os_error(first.kind, msg.join("; ")))
+}
+
+/// A failure to read windows' text back after a pangram scan.
+fn windows_error(e: std::io::Error) -> PyErr {
+    os_error(Some(e.kind()), format!("reading windows back: {e}"))
 }
 
 /// The inputs, as the CLI collects them (directories walked, compression
@@ -168,9 +178,7 @@ fn memfd_with(data: &[u8]) -> PyResult<File> {
     // SAFETY: a valid C string and flags; the descriptor is owned by the File.
     let fd = unsafe { libc::memfd_create(c"widefinder-bytes".as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
-        return Err(PyOSError::new_err(
-            std::io::Error::last_os_error().to_string(),
-        ));
+        return Err(std::io::Error::last_os_error().into());
     }
     let mut f = unsafe { File::from_raw_fd(fd) };
     f.write_all(data)?;
@@ -243,7 +251,7 @@ fn pangram(
     let (state, rest) = out.into_parts();
     let windows = py
         .detach(|| job.finish(state, &mut |i, off, len| rest.read_range(i, off, len)))
-        .map_err(|e| PyOSError::new_err(format!("reading windows back: {e}")))?;
+        .map_err(windows_error)?;
     let names = rest.inputs();
     Ok(windows
         .iter()
@@ -295,6 +303,10 @@ fn query_table<'py>(
     opts: &SqlOptions,
     strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // A failed query is a ValueError. (wf_sql::SqlError says an input whose
+    // sample could not be read as text, as a usage error: `read` of an
+    // unreadable file raises ValueError, not PermissionError, until it carries
+    // the input's io::ErrorKind as the scan's InputError does.)
     let c = py
         .detach(|| wf_sql::collect(query, tables, opts, &mut |_| {}))
         .map_err(value_error)?;
@@ -583,7 +595,7 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
                 ))),
             })
         })
-        .map_err(|e| PyOSError::new_err(format!("reading windows back: {e}")))?;
+        .map_err(windows_error)?;
     Ok(windows
         .iter()
         .map(|w| wf_core::report::pangram::json_line(w, inputs[w.input].name.as_bytes()))

@@ -521,6 +521,24 @@ def test_missing_file_is_oserror(tmp_path, gen_logs):
             call()
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of mode 000")
+def test_unreadable_file_is_permissionerror(tmp_path, gen_logs):
+    locked = tmp_path / "locked.log"
+    locked.write_bytes(gen_logs[0].read_bytes())
+    locked.chmod(0)
+    calls = [
+        lambda: widefinder.count(locked),
+        lambda: widefinder.count([gen_logs[0], locked]),
+        lambda: widefinder.wf2(locked),
+        lambda: widefinder.pangram(locked),
+        lambda: widefinder.partial("wf2", locked),
+        lambda: widefinder.partial("count", locked, 0, 100),
+    ]
+    for call in calls:
+        with pytest.raises(PermissionError, match="locked.log"):
+            call()
+
+
 def test_bad_arguments_are_valueerror(gen_logs):
     p = gen_logs[0]
     for call in [

@@ -130,7 +130,7 @@ pub fn run(
 ) -> Result<Vec<TableRun>, SqlError> {
     if let Output::File(target) = out {
         output::refuse_input(target, tables.iter().flat_map(|t| &t.inputs))
-            .map_err(SqlError::Usage)?;
+            .map_err(|e| SqlError::Usage(e.to_string()))?;
     }
     let sink = |schema| {
         let stdout = Box::new(std::io::BufWriter::with_capacity(
@@ -168,7 +168,8 @@ pub fn collect(
 }
 
 /// Makes the sink for a result of the given schema.
-type MakeSink<'a> = dyn FnOnce(SchemaRef) -> Result<Box<dyn output::Sink>, String> + 'a;
+type MakeSink<'a> =
+    dyn FnOnce(SchemaRef) -> Result<Box<dyn output::Sink>, output::OutputError> + 'a;
 
 /// Register the tables, plan and run the query into the sink `make` gives for
 /// the result's schema; returns the tables' runs and that schema.
@@ -229,7 +230,7 @@ fn run_into(
     }
     let (schema, sink) = result.map_err(|e| memory_hint(e, opts))?;
     if !(opts.strict && strict_failure(&runs).is_some()) {
-        sink.finish().map_err(SqlError::Output)?;
+        sink.finish().map_err(|e| SqlError::Output(e.to_string()))?;
     }
     Ok((runs, schema))
 }
@@ -342,11 +343,12 @@ async fn execute(
         .await
         .map_err(|e| query_error(ctx, e))?;
     let schema = Arc::new(df.schema().as_arrow().clone());
-    let mut sink = make(schema.clone()).map_err(SqlError::Output)?;
+    let mut sink = make(schema.clone()).map_err(|e| SqlError::Output(e.to_string()))?;
     let mut stream = df.execute_stream().await.map_err(|e| query_error(ctx, e))?;
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(|e| query_error(ctx, e))?;
-        sink.write(&batch).map_err(SqlError::Output)?;
+        sink.write(&batch)
+            .map_err(|e| SqlError::Output(e.to_string()))?;
     }
     Ok((schema, sink))
 }
@@ -412,7 +414,8 @@ fn table_format(
             break;
         }
     }
-    let format = wf_formats::from_spec(&t.format, fopts, &first).map_err(SqlError::Usage)?;
+    let format = wf_formats::from_spec(&t.format, fopts, &first)
+        .map_err(|e| SqlError::Usage(e.to_string()))?;
     match format.as_csv() {
         Some(csv) if t.inputs.len() > 1 => {
             let mut samples = Vec::with_capacity(t.inputs.len());
@@ -421,7 +424,10 @@ fn table_format(
                 let s = sample(k).map(|s| s.into_owned()).unwrap_or_default();
                 samples.push((i.name.clone(), s));
             }
-            let by_name = csv.clone().by_name(&samples).map_err(SqlError::Usage)?;
+            let by_name = csv
+                .clone()
+                .by_name(&samples)
+                .map_err(|e| SqlError::Usage(e.to_string()))?;
             Ok(Arc::new(by_name))
         }
         _ => Ok(format),

@@ -21,6 +21,7 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
+use datafusion::parquet::errors::ParquetError;
 
 use wf_core::scan::{Input, Source};
 
@@ -43,12 +44,35 @@ pub const MAX_ROWS: usize = 40;
 /// renamed into place then; a table printed); dropped without it, a sink
 /// leaves no file behind.
 pub trait Sink {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String>;
-    fn finish(self: Box<Self>) -> Result<(), String>;
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError>;
+    fn finish(self: Box<Self>) -> Result<(), OutputError>;
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// Why the result could not be printed or written; `Display` is the message
+/// the CLI prints. The I/O, Arrow and Parquet errors are kept whole (with their
+/// `io::ErrorKind`), and an `-o` error names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// `-o FILE` could not be opened, written or put in place.
+    #[error("-o {}: {source}", .path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `-o FILE` is the query's input `input`.
+    #[error("-o {}: the output is the input {input} (writing it would destroy it)", .path.display())]
+    IsInput { path: PathBuf, input: String },
+    #[error("-o {}: unknown extension (use .parquet, .arrow, .csv or .jsonl)", .path.display())]
+    Extension { path: PathBuf },
+    /// The temporary file of `--strict` output could not be made.
+    #[error("spooling the result: {0}")]
+    Spool(std::io::Error),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Arrow(#[from] ArrowError),
+    #[error(transparent)]
+    Parquet(#[from] ParquetError),
 }
 
 /// A sink for `out`; `stdout` receives what is printed. With `spool`, CSV and
@@ -59,7 +83,7 @@ pub fn sink(
     schema: SchemaRef,
     stdout: Box<dyn Write + Send>,
     spool: bool,
-) -> Result<Box<dyn Sink>, String> {
+) -> Result<Box<dyn Sink>, OutputError> {
     if spool && matches!(out, Output::Csv | Output::Json) {
         return Spooled::open(out, schema, stdout);
     }
@@ -85,7 +109,7 @@ pub fn sink(
 pub fn refuse_input<'a>(
     target: &Path,
     inputs: impl IntoIterator<Item = &'a Input>,
-) -> Result<(), String> {
+) -> Result<(), OutputError> {
     use std::os::unix::fs::MetadataExt;
     let Ok(t) = std::fs::metadata(target) else {
         return Ok(()); // not there yet: not an input
@@ -98,11 +122,10 @@ pub fn refuse_input<'a>(
             Source::Stream { path: None, .. } => std::fs::metadata("/dev/stdin"),
         };
         if m.is_ok_and(|m| same(&m)) {
-            return Err(format!(
-                "-o {}: the output is the input {} (writing it would destroy it)",
-                target.display(),
-                i.name
-            ));
+            return Err(OutputError::IsInput {
+                path: target.to_path_buf(),
+                input: i.name.clone(),
+            });
         }
     }
     Ok(())
@@ -117,7 +140,7 @@ enum Kind {
     Json,
 }
 
-fn file_kind(p: &Path) -> Result<Kind, String> {
+fn file_kind(p: &Path) -> Result<Kind, OutputError> {
     let ext = p
         .extension()
         .and_then(|e| e.to_str())
@@ -129,22 +152,23 @@ fn file_kind(p: &Path) -> Result<Kind, String> {
         "csv" => Kind::Csv,
         "json" | "jsonl" | "ndjson" => Kind::Json,
         _ => {
-            return Err(format!(
-                "-o {}: unknown extension (use .parquet, .arrow, .csv or .jsonl)",
-                p.display()
-            ))
+            return Err(OutputError::Extension {
+                path: p.to_path_buf(),
+            })
         }
     })
 }
 
 /// The writer of a file format, writing into `f`.
-fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, String> {
+fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, OutputError> {
     Ok(match kind {
         Kind::Parquet => Box::new(ParquetSink(
-            datafusion::parquet::arrow::ArrowWriter::try_new(f, schema, None).map_err(err)?,
+            datafusion::parquet::arrow::ArrowWriter::try_new(f, schema, None)
+                .map_err(OutputError::from)?,
         )),
         Kind::Ipc => Box::new(IpcSink(
-            datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema).map_err(err)?,
+            datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema)
+                .map_err(OutputError::from)?,
         )),
         Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
             std::io::BufWriter::new(f),
@@ -164,8 +188,11 @@ struct Atomic {
 }
 
 impl Atomic {
-    fn open(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, String> {
-        let named = |e: std::io::Error| format!("-o {}: {e}", p.display());
+    fn open(p: &Path, schema: SchemaRef) -> Result<Box<dyn Sink>, OutputError> {
+        let named = |source| OutputError::File {
+            path: p.to_path_buf(),
+            source,
+        };
         let kind = file_kind(p)?;
         // A symbolic link is followed: its target is replaced, not the link.
         let target = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -208,17 +235,19 @@ impl Atomic {
 }
 
 impl Sink for Atomic {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         self.inner.write(batch)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
+    fn finish(self: Box<Self>) -> Result<(), OutputError> {
         let Atomic {
             inner, tmp, target, ..
         } = *self;
         inner.finish()?;
-        tmp.persist(&target)
-            .map_err(|e| format!("-o {}: {}", target.display(), e.error))
+        tmp.persist(&target).map_err(|e| OutputError::File {
+            path: target,
+            source: e.error,
+        })
     }
 }
 
@@ -234,11 +263,11 @@ impl Spooled {
         out: &Output,
         schema: SchemaRef,
         stdout: Box<dyn Write + Send>,
-    ) -> Result<Box<dyn Sink>, String> {
-        let file = tempfile::tempfile().map_err(|e| format!("spooling the result: {e}"))?;
+    ) -> Result<Box<dyn Sink>, OutputError> {
+        let file = tempfile::tempfile().map_err(OutputError::Spool)?;
         let w: Box<dyn Write + Send> = Box::new(std::io::BufWriter::with_capacity(
             1 << 16,
-            file.try_clone().map_err(err)?,
+            file.try_clone().map_err(OutputError::from)?,
         ));
         let inner = sink(out, schema, w, false)?;
         Ok(Box::new(Spooled {
@@ -250,20 +279,20 @@ impl Spooled {
 }
 
 impl Sink for Spooled {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         self.inner.write(batch)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
+    fn finish(self: Box<Self>) -> Result<(), OutputError> {
         let Spooled {
             inner,
             mut file,
             mut stdout,
         } = *self;
         inner.finish()?;
-        file.rewind().map_err(err)?;
-        std::io::copy(&mut file, &mut stdout).map_err(err)?;
-        stdout.flush().map_err(err)
+        file.rewind().map_err(OutputError::from)?;
+        std::io::copy(&mut file, &mut stdout).map_err(OutputError::from)?;
+        stdout.flush().map_err(OutputError::from)
     }
 }
 
@@ -271,12 +300,12 @@ impl Sink for Spooled {
 pub struct Memory(pub std::sync::Arc<std::sync::Mutex<Vec<RecordBatch>>>);
 
 impl Sink for Memory {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         self.0.lock().unwrap().push(batch.clone());
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
+    fn finish(self: Box<Self>) -> Result<(), OutputError> {
         Ok(())
     }
 }
@@ -292,7 +321,7 @@ struct TableSink {
 }
 
 impl Sink for TableSink {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         self.rows += batch.num_rows();
         let room = match self.max_rows {
             0 => batch.num_rows(),
@@ -305,13 +334,14 @@ impl Sink for TableSink {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), String> {
+    fn finish(mut self: Box<Self>) -> Result<(), OutputError> {
         if self.batches.is_empty() {
             self.batches
                 .push(RecordBatch::new_empty(self.schema.clone()));
         }
         let opts = FormatOptions::default().with_null("NULL");
-        let t = pretty_format_batches_with_options(&self.batches, &opts).map_err(err)?;
+        let t =
+            pretty_format_batches_with_options(&self.batches, &opts).map_err(OutputError::from)?;
         let (rows, kept) = (self.rows, self.kept);
         let s = if rows == 1 { "" } else { "s" };
         if kept < rows {
@@ -322,57 +352,57 @@ impl Sink for TableSink {
         } else {
             writeln!(self.out, "{t}\n{rows} row{s}")
         }
-        .map_err(err)?;
-        self.out.flush().map_err(err)
+        .map_err(OutputError::from)?;
+        self.out.flush().map_err(OutputError::from)
     }
 }
 
 struct CsvSink<W: Write>(datafusion::arrow::csv::Writer<W>);
 
 impl<W: Write> Sink for CsvSink<W> {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
-        self.0.write(batch).map_err(err)
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        self.0.write(batch).map_err(OutputError::from)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
-        self.0.into_inner().flush().map_err(err)
+    fn finish(self: Box<Self>) -> Result<(), OutputError> {
+        self.0.into_inner().flush().map_err(OutputError::from)
     }
 }
 
 struct JsonSink<W: Write>(datafusion::arrow::json::LineDelimitedWriter<W>);
 
 impl<W: Write> Sink for JsonSink<W> {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
-        self.0.write(batch).map_err(err)
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        self.0.write(batch).map_err(OutputError::from)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), String> {
-        self.0.finish().map_err(err)?;
-        self.0.into_inner().flush().map_err(err)
+    fn finish(mut self: Box<Self>) -> Result<(), OutputError> {
+        self.0.finish().map_err(OutputError::from)?;
+        self.0.into_inner().flush().map_err(OutputError::from)
     }
 }
 
 struct ParquetSink(datafusion::parquet::arrow::ArrowWriter<File>);
 
 impl Sink for ParquetSink {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
-        self.0.write(batch).map_err(err)
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        self.0.write(batch).map_err(OutputError::from)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
-        self.0.close().map(|_| ()).map_err(err)
+    fn finish(self: Box<Self>) -> Result<(), OutputError> {
+        self.0.close().map(|_| ()).map_err(OutputError::from)
     }
 }
 
 struct IpcSink(datafusion::arrow::ipc::writer::FileWriter<File>);
 
 impl Sink for IpcSink {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
-        self.0.write(batch).map_err(err)
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        self.0.write(batch).map_err(OutputError::from)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), String> {
-        self.0.finish().map_err(|e: ArrowError| e.to_string())
+    fn finish(mut self: Box<Self>) -> Result<(), OutputError> {
+        self.0.finish().map_err(OutputError::from)
     }
 }
 

@@ -70,10 +70,7 @@ impl Stream {
     /// Start reading `inp` on a thread of its own and take its sample. An
     /// input that cannot be opened is an error.
     pub fn open(inp: &Input, meter: &Arc<Meter>) -> Result<Stream, InputError> {
-        let fail = |message: String| InputError {
-            name: inp.name.clone(),
-            message,
-        };
+        let fail = |message: String| InputError::new(&inp.name, message);
         let (tx, rx) = chan::bounded(AHEAD);
         let (opened_tx, opened) = chan::bounded(1);
         let (src, meter) = (inp.source.clone(), meter.clone());
@@ -271,10 +268,9 @@ struct Drained {
 impl Drained {
     fn report(&self, name: &str, errors: &Mutex<Vec<InputError>>) {
         if let Some(e) = &self.error {
-            errors.lock().unwrap().push(InputError {
-                name: name.to_string(),
-                message: format!("bytes {}.. not read: {}", self.written, io_message(e)),
-            });
+            let message = format!("bytes {}.. not read: {}", self.written, io_message(e));
+            let error = InputError::new(name, message).of_kind(e.kind());
+            errors.lock().unwrap().push(error);
         }
     }
 }
@@ -382,10 +378,9 @@ impl Streams {
 
     /// No thread could be started to feed the pipe of stream `name`.
     pub fn failed_to_feed(&self, name: String, e: &io::Error) {
-        self.errors.lock().unwrap().push(InputError {
-            name,
-            message: format!("could not start its reader: {}", io_message(e)),
-        });
+        let message = format!("could not start its reader: {}", io_message(e));
+        let error = InputError::new(name, message).of_kind(e.kind());
+        self.errors.lock().unwrap().push(error);
     }
 
     /// The errors met reading the streams (taken once the query is done).
@@ -418,7 +413,7 @@ impl Streams {
                     self.errors
                         .lock()
                         .unwrap()
-                        .push(InputError { name, message });
+                        .push(InputError::new(name, message));
                 }
             }
         }

@@ -648,10 +648,7 @@ fn read_spans(job: &BatchJob, inputs: &[Input]) -> (BatchState, Vec<InputError>,
         let m = match map_file(input) {
             Ok(m) => m,
             Err(err) => {
-                errors.push(InputError {
-                    name: input.name.clone(),
-                    message: scan::io_message(&err),
-                });
+                errors.push(InputError::io(&input.name, &err));
                 continue;
             }
         };

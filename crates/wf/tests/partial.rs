@@ -212,12 +212,14 @@ fn states_of_other_settings_do_not_merge() {
         partial::encode(&job, &out.state, &BTreeSet::from([0]))
     };
     let (a, b) = (enc(Mode::Top(3)), enc(Mode::Top(4)));
-    let e = partial::merge::<Pangram>(&[&a, &b]).unwrap_err();
+    let e = partial::merge::<Pangram>(&[&a, &b])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("different settings"), "{e}");
     // A wf2 state is not a pangram state.
     let out = scan::run(&Wf2, vec![input(&p, None)], &ScanOptions::default(), None);
     let w = partial::encode(&Wf2, &out.state, &BTreeSet::new());
-    let e = partial::decode::<Pangram>(&w).err().unwrap();
+    let e = partial::decode::<Pangram>(&w).err().unwrap().to_string();
     assert!(e.contains("another job"), "{e}");
 }
 

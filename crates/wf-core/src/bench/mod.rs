@@ -25,13 +25,24 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::report::stats::Usage;
+use crate::report::stats::{self, Usage};
 use crate::scan::ScanOptions;
 
 pub use cache::{evict, evict_with, memory_backed, resident_fraction, Eviction};
 pub use disk::{device_of, disk_delta, disk_snapshot, DiskDelta, DiskStat};
 pub use output::{json, table};
 pub use plot::{svg, svg_titled};
+
+/// A `wf bench` list argument refused, with the item as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    #[error("expected cold, warm or both, not {0:?}")]
+    Cache(String),
+    #[error("expected positive integers separated by commas, not {0:?}")]
+    Count(String),
+    #[error("expected pread or mmap, not {0:?}")]
+    Read(String),
+}
 
 /// Page-cache state of the inputs at the start of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,12 +62,12 @@ impl Cache {
     }
 
     /// `cold`, `warm` or `both` (cold first).
-    pub fn parse_list(s: &str) -> Result<Vec<Cache>, String> {
+    pub fn parse_list(s: &str) -> Result<Vec<Cache>, ListError> {
         match s {
             "cold" => Ok(vec![Cache::Cold]),
             "warm" => Ok(vec![Cache::Warm]),
             "both" => Ok(vec![Cache::Cold, Cache::Warm]),
-            _ => Err(format!("expected cold, warm or both, not {s:?}")),
+            _ => Err(ListError::Cache(s.to_string())),
         }
     }
 }
@@ -68,13 +79,11 @@ impl std::fmt::Display for Cache {
 }
 
 /// Parse a comma-separated list of positive integers, e.g. `1,2,4,8`.
-pub fn parse_counts(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_counts(s: &str) -> Result<Vec<usize>, ListError> {
     s.split(',')
         .map(|x| match x.trim().parse::<usize>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!(
-                "expected positive integers separated by commas, not {x:?}"
-            )),
+            _ => Err(ListError::Count(x.to_string())),
         })
         .collect()
 }
@@ -83,14 +92,14 @@ pub fn parse_counts(s: &str) -> Result<Vec<usize>, String> {
 pub const READS: &[&str] = &["pread", "mmap"];
 
 /// Parse a comma-separated list of read strategies, e.g. `pread,mmap`.
-pub fn parse_reads(s: &str) -> Result<Vec<String>, String> {
+pub fn parse_reads(s: &str) -> Result<Vec<String>, ListError> {
     s.split(',')
         .map(|x| {
             let x = x.trim();
             if READS.contains(&x) {
                 Ok(x.to_string())
             } else {
-                Err(format!("expected pread or mmap, not {x:?}"))
+                Err(ListError::Read(x.to_string()))
             }
         })
         .collect()
@@ -249,20 +258,12 @@ pub struct RunMeasure {
 impl RunMeasure {
     /// Job throughput, 10^6 bytes per second.
     pub fn mb_s(&self) -> f64 {
-        if self.wall > 0.0 {
-            self.bytes as f64 / 1e6 / self.wall
-        } else {
-            0.0
-        }
+        stats::mb_per_s(self.bytes, self.wall)
     }
 
     /// CPU seconds per wall second (2.0 = two cores busy).
     pub fn cpu_util(&self) -> f64 {
-        if self.wall > 0.0 {
-            (self.user + self.system) / self.wall
-        } else {
-            0.0
-        }
+        stats::cpu_utilisation(self.user + self.system, self.wall)
     }
 }
 

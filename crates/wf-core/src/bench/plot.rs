@@ -97,7 +97,7 @@ fn threads(r: &SettingResult) -> f64 {
 /// MB/s of the run that took `wall` seconds (the median's when unknown).
 fn mb_s_at(r: &SettingResult, wall: f64) -> f64 {
     let v = if wall > 0.0 {
-        r.bytes as f64 / 1e6 / wall
+        crate::report::stats::mb_per_s(r.bytes, wall)
     } else {
         r.mb_s
     };

@@ -48,10 +48,11 @@
 //! `WF_FEED_PACE=0` makes feeding threads block on full pipes instead of
 //! napping (pacing saves a slow worker ~10% of kernel time: see `proc.rs`).
 //!
-//! Wiring (what `main.rs` does): parse the options into [`FeedOptions`], collect
-//! inputs with [`crate::scan::InputSpec`], print the collection errors, call
-//! [`run`]; print `report.input_errors` (run does not print them; it prints the
-//! failures itself); exit 2 if either list is non-empty, or on `Err` (a setup
+//! Wiring (what the CLI's `wf feed` does, `crates/wf/src/cli/feed.rs`): parse
+//! the options into [`FeedOptions`], collect inputs with
+//! [`crate::scan::InputSpec`], print the collection errors, call [`run`]; print
+//! `report.input_errors` (run does not print them; it prints the failures
+//! itself); exit 2 if either list is non-empty, or on `Err` (a setup
 //! error such as a command that does not exist, before any input is read).
 
 mod feeder;
@@ -149,15 +150,18 @@ pub struct FeedReport {
     pub input_errors: Vec<InputError>,
 }
 
+/// A `--rs`/`--ors` argument that is not one byte (the argument as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid record separator '{0}': give one byte, as a character or an escape \
+     such as '\\0', '\\n', '\\t' or '\\x1e'"
+)]
+pub struct SeparatorError(pub String);
+
 /// Parse `--rs`: one byte, as a character (`,`) or an escape (`\0`, `\n`, `\t`,
 /// `\r`, `\\`, `\xHH`, `\NNN` octal; also `\a \b \e \f \v`).
-pub fn parse_rs(s: &str) -> Result<u8, String> {
-    let err = || {
-        format!(
-            "invalid record separator '{s}': give one byte, as a character or an escape \
-             such as '\\0', '\\n', '\\t' or '\\x1e'"
-        )
-    };
+pub fn parse_rs(s: &str) -> Result<u8, SeparatorError> {
+    let err = || SeparatorError(s.to_string());
     let b = s.as_bytes();
     if b.len() == 1 {
         return Ok(b[0]);
@@ -512,10 +516,7 @@ fn lost_errors(mut lost: Vec<Lost>, names: &[String]) -> Vec<InputError> {
                          not given to any worker: {name} bytes {}..{}",
                         l.from, l.from, l.to
                     );
-                    out.push(InputError {
-                        name: name.clone(),
-                        message,
-                    });
+                    out.push(InputError::new(name, message));
                 }
                 continue;
             }
@@ -524,10 +525,7 @@ fn lost_errors(mut lost: Vec<Lost>, names: &[String]) -> Vec<InputError> {
             "{cause}; not given to any worker: {name} bytes {}",
             merged_ranges(group)
         );
-        out.push(InputError {
-            name: name.clone(),
-            message,
-        });
+        out.push(InputError::new(name, message));
     }
     out
 }
@@ -564,10 +562,7 @@ fn by_name(mut errors: Vec<(usize, String)>, names: &[String]) -> Vec<InputError
     errors.dedup_by_key(|e| e.0);
     errors
         .into_iter()
-        .map(|(i, message)| InputError {
-            name: names[i].clone(),
-            message,
-        })
+        .map(|(i, message)| InputError::new(&names[i], message))
         .collect()
 }
 

@@ -5,7 +5,7 @@
 //! 64 KiB is counted in pieces ([`Job::long_records`]): `wf count /dev/zero` runs
 //! in bounded memory.
 
-use super::partial::{Partial, Reader, Writer};
+use super::partial::{Damage, Partial, Reader, Writer};
 use super::{Chunk, Job, Piece};
 
 /// Count records (separated by `sep`) and bytes.
@@ -70,10 +70,10 @@ impl Partial for Count {
         vec![self.sep as u64]
     }
 
-    fn from_params(p: &[u64]) -> Result<Self, String> {
+    fn from_params(p: &[u64]) -> Result<Self, Damage> {
         match p {
             &[sep] if sep < 256 => Ok(Count { sep: sep as u8 }),
-            _ => Err("bad settings for count".into()),
+            _ => Err(Damage::Settings(Self::NAME)),
         }
     }
 
@@ -82,7 +82,7 @@ impl Partial for Count {
         w.uint(st.bytes);
     }
 
-    fn read_state(&self, r: &mut Reader) -> Result<CountState, String> {
+    fn read_state(&self, r: &mut Reader) -> Result<CountState, Damage> {
         Ok(CountState {
             records: r.uint()?,
             bytes: r.uint()?,

@@ -35,7 +35,7 @@
 use std::collections::BinaryHeap;
 use std::io;
 
-use super::partial::{Partial, Reader, Writer};
+use super::partial::{Damage, Partial, Reader, Writer};
 use super::{Chunk, Job, Piece};
 
 /// What to report.
@@ -624,14 +624,17 @@ impl Partial for Pangram {
         }
     }
 
-    fn from_params(p: &[u64]) -> Result<Self, String> {
+    fn from_params(p: &[u64]) -> Result<Self, Damage> {
         let mode = match *p {
-            [0, k] => Mode::Top(usize::try_from(k).map_err(|e| e.to_string())?),
+            [0, k] => Mode::Top(usize::try_from(k).map_err(|_| Damage::Range {
+                value: k,
+                max: usize::MAX as u64,
+            })?),
             [1, 0] => Mode::All { max_letters: None },
             [1, m] => Mode::All {
                 max_letters: Some(m - 1),
             },
-            _ => return Err("bad settings for pangram".into()),
+            _ => return Err(Damage::Settings(Self::NAME)),
         };
         Ok(Pangram { mode })
     }
@@ -648,7 +651,7 @@ impl Partial for Pangram {
         }
     }
 
-    fn read_state(&self, r: &mut Reader) -> Result<PangramState, String> {
+    fn read_state(&self, r: &mut Reader) -> Result<PangramState, Damage> {
         let mut sink = Sink::new(self.mode);
         for _ in 0..r.uint()? {
             let (letters, input) = (r.uint()?, r.index(u32::MAX as u64)?);
@@ -666,7 +669,7 @@ impl Partial for Pangram {
             let (input, offset, letters) = (r.index(u32::MAX as u64)?, r.uint()?, r.uint()?);
             let (ev, nfirst, nlast) = (r.index(nev)?, r.index(26)?, r.index(26)?);
             if (ev + nfirst + nlast) as u64 > nev {
-                return Err("a range whose events run past the list".into());
+                return Err(Damage::Invalid("a range whose events run past the list"));
             }
             let (nfirst, nlast) = (nfirst as u8, nlast as u8);
             sums.push(Summary {

@@ -37,15 +37,62 @@ pub trait Partial: Job {
     const NAME: &'static str;
     /// The job's settings as numbers, and the job they describe.
     fn params(&self) -> Vec<u64>;
-    fn from_params(p: &[u64]) -> Result<Self, String>
+    fn from_params(p: &[u64]) -> Result<Self, Damage>
     where
         Self: Sized;
     /// Write `st` (after the run: no work pending).
     fn write_state(&self, st: &Self::State, w: &mut Writer);
     /// Read back what [`Partial::write_state`] wrote; an error says what is wrong.
-    fn read_state(&self, r: &mut Reader) -> Result<Self::State, String>;
+    fn read_state(&self, r: &mut Reader) -> Result<Self::State, Damage>;
     /// Make every input index in `st` (a state of a run over one input) `to`.
     fn relabel(&self, _st: &mut Self::State, _to: usize) {}
+}
+
+/// Why bytes are not a state this widefinder can use, or states do not merge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartialError {
+    /// Not a state of job `job`: `what` is wrong at byte `offset` of the bytes.
+    #[error("not a widefinder {job} partial state: {what}")]
+    Damaged {
+        job: &'static str,
+        what: Damage,
+        offset: usize,
+    },
+    #[error(
+        "a {job} partial state of format version {found}; this widefinder reads version {VERSION}"
+    )]
+    Version { job: &'static str, found: u16 },
+    #[error("a partial state of another job (tag {tag}), not of {job}")]
+    OtherJob { job: &'static str, tag: u8 },
+    #[error("no {job} partial states to merge")]
+    Nothing { job: &'static str },
+    #[error("{job} partial states of different settings")]
+    Settings { job: &'static str },
+}
+
+/// What is wrong with the bytes of a damaged state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Damage {
+    #[error("it does not start with the WFPS header")]
+    Header,
+    #[error("its checksum does not match (corrupt or truncated)")]
+    Checksum,
+    #[error("bytes left over after the state")]
+    LeftOver,
+    #[error("it ends inside a number")]
+    ShortNumber,
+    #[error("a number longer than 64 bits")]
+    LongNumber,
+    #[error("a value {value} out of range (at most {max})")]
+    Range { value: u64, max: u64 },
+    #[error("a string runs past its end")]
+    ShortString,
+    /// Settings that no job of this kind has (the job's name).
+    #[error("bad settings for {0}")]
+    Settings(&'static str),
+    /// A job's own consistency check failed (what it says).
+    #[error("{0}")]
+    Invalid(&'static str),
 }
 
 /// A state and the inputs it has seen.
@@ -74,57 +121,59 @@ pub fn encode<J: Partial>(job: &J, st: &J::State, inputs: &BTreeSet<u64>) -> Vec
 
 /// Read a state written by [`encode`] by a job of type `J` and this version:
 /// the job (with the state's settings) and the state.
-pub fn decode<J: Partial>(bytes: &[u8]) -> Result<(J, Travelling<J::State>), String> {
-    let bad = |what: &str| format!("not a widefinder {} partial state: {what}", J::NAME);
+pub fn decode<J: Partial>(bytes: &[u8]) -> Result<(J, Travelling<J::State>), PartialError> {
+    let job = J::NAME;
+    let bad = |what, offset| PartialError::Damaged { job, what, offset };
     if bytes.len() < 4 + 2 + 1 + 4 || &bytes[..4] != MAGIC {
-        return Err(bad("it does not start with the WFPS header"));
+        return Err(bad(Damage::Header, 0));
     }
     let (body, crc) = bytes.split_at(bytes.len() - 4);
     let version = u16::from_le_bytes([body[4], body[5]]);
     if version != VERSION {
-        return Err(format!(
-            "a {} partial state of format version {version}; this widefinder reads version {VERSION}",
-            J::NAME
-        ));
+        return Err(PartialError::Version {
+            job,
+            found: version,
+        });
     }
     if crc32fast::hash(body).to_le_bytes() != crc {
-        return Err(bad("its checksum does not match (corrupt or truncated)"));
+        return Err(bad(Damage::Checksum, body.len()));
     }
     if body[6] != J::TAG {
-        return Err(format!(
-            "a partial state of another job (tag {}), not of {}",
-            body[6],
-            J::NAME
-        ));
+        let tag = body[6];
+        return Err(PartialError::OtherJob { job, tag });
     }
     let mut r = Reader { data: body, pos: 7 };
-    let mut lists = [Vec::new(), Vec::new()];
-    for list in &mut lists {
-        for _ in 0..r.uint().map_err(|e| bad(&e))? {
-            list.push(r.uint().map_err(|e| bad(&e))?);
+    let read = |r: &mut Reader| -> Result<_, Damage> {
+        let mut lists = [Vec::new(), Vec::new()];
+        for list in &mut lists {
+            for _ in 0..r.uint()? {
+                list.push(r.uint()?);
+            }
         }
-    }
-    let job = J::from_params(&lists[0]).map_err(|e| bad(&e))?;
-    let inputs = lists[1].iter().copied().collect();
-    let state = job.read_state(&mut r).map_err(|e| bad(&e))?;
-    if r.pos != body.len() {
-        return Err(bad("bytes left over after the state"));
-    }
-    Ok((job, Travelling { inputs, state }))
+        let j = J::from_params(&lists[0])?;
+        let inputs = lists[1].iter().copied().collect();
+        let state = j.read_state(r)?;
+        if r.pos != body.len() {
+            return Err(Damage::LeftOver);
+        }
+        Ok((j, Travelling { inputs, state }))
+    };
+    read(&mut r).map_err(|what| bad(what, r.pos))
 }
 
 /// Merge encoded states of one job with equal settings into one encoded state
 /// (at least one state).
-pub fn merge<J: Partial>(states: &[&[u8]]) -> Result<Vec<u8>, String> {
+pub fn merge<J: Partial>(states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
+    let job_name = J::NAME;
     let Some((first, rest)) = states.split_first() else {
-        return Err(format!("no {} partial states to merge", J::NAME));
+        return Err(PartialError::Nothing { job: job_name });
     };
     let (job, t) = decode::<J>(first)?;
     let (mut inputs, mut acc) = (t.inputs, t.state);
     for s in rest {
         let (other, t) = decode::<J>(s)?;
         if other.params() != job.params() {
-            return Err(format!("{} partial states of different settings", J::NAME));
+            return Err(PartialError::Settings { job: job_name });
         }
         inputs.extend(t.inputs);
         job.merge(&mut acc, t.state);
@@ -159,33 +208,33 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub fn uint(&mut self) -> Result<u64, String> {
+    pub fn uint(&mut self) -> Result<u64, Damage> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
-            let b = *self.data.get(self.pos).ok_or("it ends inside a number")?;
+            let b = *self.data.get(self.pos).ok_or(Damage::ShortNumber)?;
             self.pos += 1;
             v |= ((b & 0x7f) as u64) << shift;
             if b & 0x80 == 0 {
                 return Ok(v);
             }
         }
-        Err("a number longer than 64 bits".into())
+        Err(Damage::LongNumber)
     }
 
     /// An integer that must fit `usize` and be at most `max`.
-    pub fn index(&mut self, max: u64) -> Result<usize, String> {
-        let v = self.uint()?;
-        if v > max {
-            return Err(format!("a value {v} out of range (at most {max})"));
+    pub fn index(&mut self, max: u64) -> Result<usize, Damage> {
+        let value = self.uint()?;
+        if value > max {
+            return Err(Damage::Range { value, max });
         }
-        Ok(v as usize)
+        Ok(value as usize)
     }
 
-    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+    pub fn bytes(&mut self) -> Result<&'a [u8], Damage> {
         let n = self.uint()?;
         let left = (self.data.len() - self.pos) as u64;
         if n > left {
-            return Err("a string runs past its end".into());
+            return Err(Damage::ShortString);
         }
         let b = &self.data[self.pos..self.pos + n as usize];
         self.pos += n as usize;
@@ -242,6 +291,7 @@ mod tests {
         let mut other = good.clone();
         other[4..6].copy_from_slice(&(VERSION + 1).to_le_bytes());
         let e = decode::<Count>(&other).err().unwrap();
-        assert!(e.contains("version"), "{e}");
+        assert!(matches!(e, PartialError::Version { found: 2, .. }), "{e}");
+        assert!(e.to_string().contains("version"), "{e}");
     }
 }

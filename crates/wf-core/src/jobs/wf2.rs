@@ -64,7 +64,7 @@ use std::collections::BinaryHeap;
 
 use hashbrown::hash_table::{Entry, HashTable};
 
-use super::partial::{Partial, Reader, Writer};
+use super::partial::{Damage, Partial, Reader, Writer};
 use super::{Chunk, Job, Piece};
 
 /// The Wide Finder 2 job.
@@ -1098,10 +1098,10 @@ impl Partial for Wf2 {
         Vec::new()
     }
 
-    fn from_params(p: &[u64]) -> Result<Self, String> {
+    fn from_params(p: &[u64]) -> Result<Self, Damage> {
         match p {
             [] => Ok(Wf2),
-            _ => Err("bad settings for wf2".into()),
+            _ => Err(Damage::Settings(Self::NAME)),
         }
     }
 
@@ -1125,7 +1125,7 @@ impl Partial for Wf2 {
         }
     }
 
-    fn read_state(&self, r: &mut Reader) -> Result<Wf2State, String> {
+    fn read_state(&self, r: &mut Reader) -> Result<Wf2State, Damage> {
         let mut st = self.new_state();
         st.lines = r.uint()?;
         st.not_get = r.uint()?;

@@ -43,6 +43,25 @@ fn proc_read_bytes() -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// Throughput: `bytes` in `wall` seconds, in 10^6 bytes per second (0 for no
+/// time). The one place this is computed (`--stats`, `wf bench`).
+pub fn mb_per_s(bytes: u64, wall: f64) -> f64 {
+    if wall > 0.0 {
+        bytes as f64 / 1e6 / wall
+    } else {
+        0.0
+    }
+}
+
+/// `cpu` seconds over `wall` seconds (2.0 = two cores busy; 0 for no time).
+pub fn cpu_utilisation(cpu: f64, wall: f64) -> f64 {
+    if wall > 0.0 {
+        cpu / wall
+    } else {
+        0.0
+    }
+}
+
 /// A finished run's measurements.
 #[derive(Debug, Clone, Default)]
 pub struct RunStats {
@@ -80,20 +99,12 @@ impl RunStats {
     }
 
     pub fn mb_per_s(&self) -> f64 {
-        if self.wall > 0.0 {
-            self.bytes as f64 / 1e6 / self.wall
-        } else {
-            0.0
-        }
+        mb_per_s(self.bytes, self.wall)
     }
 
     /// CPU seconds over wall seconds (2.0 = two cores busy).
     pub fn cpu_utilisation(&self) -> f64 {
-        if self.wall > 0.0 {
-            (self.user + self.system) / self.wall
-        } else {
-            0.0
-        }
+        cpu_utilisation(self.user + self.system, self.wall)
     }
 
     /// The `--stats` lines on compressed inputs, if any were decoded.

@@ -48,16 +48,38 @@ pub struct Input {
     pub span: Option<(u64, u64)>,
 }
 
-/// An input that could not be read, with the reason.
-#[derive(Debug, Clone)]
+/// An input that could not be read, with the reason: `name: message` on
+/// stderr. `kind` is the kind of the I/O error behind it, when there was one,
+/// so that a caller can tell a missing file from an unreadable one without
+/// reading the message (the Python package's `FileNotFoundError` and
+/// `PermissionError`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{name}: {message}")]
 pub struct InputError {
     pub name: String,
     pub message: String,
+    pub kind: Option<io::ErrorKind>,
 }
 
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.name, self.message)
+impl InputError {
+    /// An error that is not of an I/O call (a usage or data problem).
+    pub fn new(name: impl Into<String>, message: impl Into<String>) -> Self {
+        InputError {
+            name: name.into(),
+            message: message.into(),
+            kind: None,
+        }
+    }
+
+    /// The I/O error `e` of input `name`, said as [`io_message`] says it.
+    pub fn io(name: impl Into<String>, e: &io::Error) -> Self {
+        Self::new(name, io_message(e)).of_kind(e.kind())
+    }
+
+    /// This error, caused by an I/O error of kind `kind`.
+    pub fn of_kind(mut self, kind: io::ErrorKind) -> Self {
+        self.kind = Some(kind);
+        self
     }
 }
 
@@ -99,10 +121,9 @@ impl InputSpec {
         if let Some(list) = &self.files_from {
             match read_list(list) {
                 Ok(more) => named.extend(more),
-                Err(e) => out.errors.push(InputError {
-                    name: list.display().to_string(),
-                    message: io_message(&e),
-                }),
+                Err(e) => out
+                    .errors
+                    .push(InputError::io(list.display().to_string(), &e)),
             }
         }
         if named.is_empty() && self.files_from.is_none() {
@@ -123,12 +144,10 @@ impl InputSpec {
         for p in &named {
             if p.as_os_str() == "-" {
                 if stdin_used {
-                    out.errors.push(InputError {
-                        name: "-".into(),
-                        message:
-                            "standard input is named more than once (or is also --files-from -)"
-                                .into(),
-                    });
+                    out.errors.push(InputError::new(
+                        "-",
+                        "standard input is named more than once (or is also --files-from -)",
+                    ));
                     continue;
                 }
                 stdin_used = true;
@@ -187,10 +206,7 @@ impl InputSpec {
                     inp.source = Source::Compressed { path, size, codec };
                 }
                 None if always => {
-                    errors.push(InputError {
-                        name: inp.name.clone(),
-                        message: decompress::NOT_COMPRESSED.into(),
-                    });
+                    errors.push(InputError::new(&inp.name, decompress::NOT_COMPRESSED));
                     return false;
                 }
                 None => {}
@@ -233,7 +249,8 @@ impl InputSpec {
                 } else {
                     io_message(&e)
                 };
-                out.errors.push(InputError { name, message });
+                out.errors
+                    .push(InputError::new(name, message).of_kind(e.kind()));
                 return;
             }
         };
@@ -284,9 +301,11 @@ impl InputSpec {
                     let size = match ent.metadata() {
                         Ok(md) => md.len(),
                         Err(e) => {
-                            out.errors.push(InputError {
-                                name: ent.path().display().to_string(),
-                                message: e.to_string(),
+                            let name = ent.path().display().to_string();
+                            let err = InputError::new(name, e.to_string());
+                            out.errors.push(match e.io_error() {
+                                Some(ioe) => err.of_kind(ioe.kind()),
+                                None => err,
                             });
                             continue;
                         }
@@ -298,11 +317,10 @@ impl InputSpec {
                         .path()
                         .map(|p| p.display().to_string())
                         .unwrap_or_else(|| dir.display().to_string());
-                    let message = match e.io_error() {
-                        Some(ioe) => io_message(ioe),
-                        None => e.to_string(),
-                    };
-                    out.errors.push(InputError { name, message });
+                    out.errors.push(match e.io_error() {
+                        Some(ioe) => InputError::io(name, ioe),
+                        None => InputError::new(name, e.to_string()),
+                    });
                 }
             }
         }
@@ -357,29 +375,41 @@ fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
 /// The largest size (`u64::MAX` bytes, one byte short of 16 EiB).
 const MAX_SIZE: u128 = u64::MAX as u128;
 
+/// Why a size argument was refused; each says the argument as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("invalid size '{input}': unknown unit '{unit}' ({units})", units = SIZE_UNITS)]
+    Unit { input: String, unit: String },
+    #[error("invalid size '{input}': expected a number like 64M or 1GB")]
+    Number { input: String },
+    #[error(
+        "invalid size '{input}': must be from 1 byte to {max} bytes (just under 16 EiB)",
+        max = u64::MAX
+    )]
+    Range { input: String },
+}
+
 /// Parse a size such as `7`, `64K`, `64M`, `1.5G`, `1GiB` (powers of 1024) or
 /// `1MB`, `2GB` (powers of 1000), as `dd` and `numfmt` read them: the unit's
 /// letter in either case, `iB`/`i` for binary, `B` for decimal. From 1 byte to
 /// `u64::MAX` (one byte short of 16 EiB): `16E` is out of range.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     let digits_end = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
-    let mult = size_unit(unit.trim())
-        .ok_or_else(|| format!("invalid size '{s}': unknown unit '{unit}' ({SIZE_UNITS})"))?;
+    let input = || s.to_string();
+    let mult = size_unit(unit.trim()).ok_or_else(|| SizeError::Unit {
+        input: input(),
+        unit: unit.to_string(),
+    })?;
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    let bad_number = || format!("invalid size '{s}': expected a number like 64M or 1GB");
+    let bad_number = || SizeError::Number { input: input() };
     if int.is_empty() && frac.is_empty() || frac.contains('.') {
         return Err(bad_number());
     }
-    let out_of_range = || {
-        format!(
-            "invalid size '{s}': must be from 1 byte to {} bytes (just under 16 EiB)",
-            u64::MAX
-        )
-    };
+    let out_of_range = || SizeError::Range { input: input() };
     // Exact in integers: the whole part, then the fraction's digits (at most 19
     // of them matter, 1/10^19 of an EiB being below a byte), rounded down.
     let whole: u128 = if int.is_empty() {
@@ -466,6 +496,38 @@ mod tests {
         assert!(parse_size("0.1").is_err());
     }
 
+    /// A missing path is an error of kind NotFound when collected, and so is
+    /// a file removed between collecting and scanning: the kind, not the
+    /// message, is what callers (the Python package) tell them apart by.
+    #[test]
+    fn missing_inputs_are_not_found_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let (gone, kept) = (dir.path().join("gone.log"), dir.path().join("kept.log"));
+        let spec = InputSpec {
+            paths: vec![gone.clone()],
+            ..InputSpec::default()
+        };
+        let e = &spec.collect().errors[0];
+        assert_eq!(e.kind, Some(io::ErrorKind::NotFound), "{e}");
+        assert!(
+            e.to_string().ends_with(": No such file or directory"),
+            "{e}"
+        );
+        fs::write(&kept, "a\nb\n").unwrap();
+        let inputs = InputSpec {
+            paths: vec![kept.clone()],
+            ..InputSpec::default()
+        }
+        .collect()
+        .inputs;
+        fs::remove_file(&kept).unwrap();
+        let job = crate::jobs::count::Count { sep: b'\n' };
+        let out = super::super::run(&job, inputs, &super::super::ScanOptions::default(), None);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].kind, Some(io::ErrorKind::NotFound));
+        assert_eq!(out.errors[0].name, kept.display().to_string());
+    }
+
     #[test]
     fn the_largest_size_and_the_message_agree() {
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
@@ -477,7 +539,7 @@ mod tests {
             "19EB",
             "99999999999999999999999999999",
         ] {
-            let e = parse_size(big).unwrap_err();
+            let e = parse_size(big).unwrap_err().to_string();
             assert!(
                 e.contains("invalid size") && e.contains(&u64::MAX.to_string()),
                 "{big}: {e}"

@@ -3,19 +3,23 @@
 //! `inputs` turns what the user named into a list of inputs (collected before any
 //! data is read); `engine` splits them into record-aligned chunks, reads them on
 //! worker threads and feeds whole records to a [`crate::jobs::Job`]. Its parts:
-//! `plan` (the chunk plan), `regions` (per-worker regions of a big file and
-//! stealing), `ahead` (the read-ahead helper and its gate), `worker` (a worker
-//! thread), `range` (the records a chunk owns), `stream` (streams into
-//! record-aligned blocks, for the engine and for `feed`), `decompress` (formats
+//! `options` (the options and progress counters a caller gives), `shared` (the
+//! work and errors the planner and workers share), `plan` (the chunk plan),
+//! `regions` (per-worker regions of a big file and stealing), `ahead` (the
+//! read-ahead helper and its gate), `worker` (a worker thread), `range` (the
+//! records a chunk owns), `stream` (streams into record-aligned blocks, for the
+//! engine and for `feed`), `decompress` (formats
 //! and decoders) and `split` (one compressed file decoded in parts).
 
 mod ahead;
 pub mod decompress;
 pub mod engine;
 pub mod inputs;
+mod options;
 mod plan;
 mod range;
 mod regions;
+mod shared;
 mod split;
 pub(crate) mod stream;
 mod worker;
@@ -30,7 +34,9 @@ pub use engine::{
     read_back, run, useful_threads, Outcome, Progress, ScanOptions, DEFAULT_CHUNK,
     DEFAULT_MAX_RECORD, DEFAULT_READ, MAX_THREADS,
 };
-pub use inputs::{input_path, parse_size, Collected, Input, InputError, InputSpec, Source};
+pub use inputs::{
+    input_path, parse_size, Collected, Input, InputError, InputSpec, SizeError, Source,
+};
 pub use range::record_start_at;
 pub use stream::open_stream;
 

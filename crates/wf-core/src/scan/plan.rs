@@ -23,9 +23,10 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
-use super::engine::{ScanOptions, Shared, Work};
 use super::inputs::{Input, Source};
+use super::options::ScanOptions;
 use super::regions::Regions;
+use super::shared::{Shared, Work};
 use super::split::{self, Parts};
 use super::stream::{open_stream, read_cut, spool, Cut, End, Polled, Refused};
 use super::{fadvise, io_message};
@@ -138,7 +139,7 @@ impl Planner<'_> {
                     *spooled[i].lock().unwrap() = Some(f.clone());
                     files.push((i, f));
                 }
-                Err(e) => self.shared.error(i, e.to_string()),
+                Err(e) => self.shared.io_error(i, e.to_string(), &e),
             }
         }
         files
@@ -163,7 +164,7 @@ impl Planner<'_> {
                         return false;
                     }
                 }
-                Err(e) => self.shared.error(i, io_message(&e)),
+                Err(e) => self.shared.io_error(i, io_message(&e), &e),
             }
         }
     }
@@ -216,7 +217,7 @@ impl Planner<'_> {
         let size = match file.metadata() {
             Ok(md) => md.len(),
             Err(e) => {
-                self.shared.error(i, e.to_string());
+                self.shared.io_error(i, e.to_string(), &e);
                 return true;
             }
         };
@@ -238,7 +239,7 @@ impl Planner<'_> {
             return match unsafe { memmap2::Mmap::map(&*file) } {
                 Ok(m) => self.mapped_chunks(i, &Arc::new(m), size),
                 Err(e) => {
-                    self.shared.error(i, io_message(&e));
+                    self.shared.io_error(i, io_message(&e), &e);
                     true
                 }
             };
@@ -373,7 +374,7 @@ impl Planner<'_> {
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
         let mut src = match self.open(i) {
             Ok(src) => src,
-            Err(e) => return self.shared.error(i, io_message(&e)),
+            Err(e) => return self.shared.io_error(i, io_message(&e), &e),
         };
         let cut = Cut {
             size: self.chunk.min(64 << 20) as usize,
@@ -396,7 +397,7 @@ impl Planner<'_> {
             End::Done => {}
             End::Failed(e) => {
                 let msg = format!("bytes {at}.. not read: {}", io_message(&e));
-                self.shared.error(i, msg)
+                self.shared.io_error(i, msg, &e)
             }
             End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
         }

@@ -6,9 +6,10 @@ use std::fs::File;
 use crossbeam_channel as chan;
 
 use super::ahead::{AheadLink, ReadAhead};
-use super::engine::{ScanOptions, Shared, Work};
+use super::options::ScanOptions;
 use super::range::{process_mapped, process_range, Feed, Long};
 use super::regions::Regions;
+use super::shared::{Shared, Work};
 use super::split::{self, Part};
 use crate::jobs::Job;
 

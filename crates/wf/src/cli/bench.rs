@@ -105,7 +105,7 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
 impl BenchArgs {
     /// What to sweep and how often; `threads` is empty without --threads.
     fn sweep(&self) -> Result<BenchOptions, String> {
-        let caches = bench::Cache::parse_list(&self.cache)?;
+        let caches = bench::Cache::parse_list(&self.cache).map_err(|e| e.to_string())?;
         let list = |s: &Option<String>, max, what| {
             s.as_deref()
                 .map(|s| limits::counts_upto(s, max, what))
@@ -113,7 +113,8 @@ impl BenchArgs {
         };
         let threads = list(&self.threads, limits::MAX_THREADS, "--threads")?.unwrap_or_default();
         let io = list(&self.io, limits::MAX_IO, "--io")?.unwrap_or_default();
-        let reads = self.read.as_deref().map(bench::parse_reads).transpose()?;
+        let reads = self.read.as_deref().map(bench::parse_reads);
+        let reads = reads.transpose().map_err(|e| e.to_string())?;
         if self.runs == 0 {
             return Err("--runs must be at least 1".into());
         }

@@ -52,7 +52,7 @@ pub(crate) fn runs(s: &str) -> Result<usize, String> {
 
 /// A size ([`scan::parse_size`]) of at most [`MAX_SPAN`].
 pub(crate) fn span(s: &str) -> Result<u64, String> {
-    let v = scan::parse_size(s)?;
+    let v = scan::parse_size(s).map_err(|e| e.to_string())?;
     if v > MAX_SPAN {
         return Err(format!("'{s}': must be at most 1T ({MAX_SPAN} bytes)"));
     }
@@ -71,7 +71,7 @@ pub(crate) fn span_or_zero(s: &str) -> Result<u64, String> {
 /// A comma-separated list of counts from 1 to `max` (`wf bench --threads`,
 /// `--io`).
 pub(crate) fn counts_upto(s: &str, max: usize, what: &str) -> Result<Vec<usize>, String> {
-    let v = wf_core::bench::parse_counts(s)?;
+    let v = wf_core::bench::parse_counts(s).map_err(|e| e.to_string())?;
     match v.iter().find(|&&n| n > max) {
         Some(n) => Err(format!("{what} {n}: must be at most {max}")),
         None => Ok(v),

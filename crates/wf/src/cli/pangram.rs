@@ -100,16 +100,12 @@ fn read_windows(
     rest: &Outcome<()>,
     errors: &mut Vec<InputError>,
 ) -> Vec<Window> {
-    let windows = job
-        .finish(state, &mut |i, off, len| rest.read_range(i, off, len))
-        .map_err(|e| format!("reading windows back: {e}"));
+    let windows = job.finish(state, &mut |i, off, len| rest.read_range(i, off, len));
     match windows {
         Ok(w) => w,
         Err(e) => {
-            errors.push(InputError {
-                name: "pangram".into(),
-                message: e,
-            });
+            let message = format!("reading windows back: {e}");
+            errors.push(InputError::new("pangram", message).of_kind(e.kind()));
             Vec::new()
         }
     }

@@ -211,7 +211,8 @@ fn sql_options(q: &SqlArgs) -> Result<wf_sql::SqlOptions, String> {
         .schema
         .as_deref()
         .map(wf_formats::parse_schema)
-        .transpose()?;
+        .transpose()
+        .map_err(|e| e.to_string())?;
     Ok(wf_sql::SqlOptions {
         scan: q.scan.options(),
         format: wf_formats::FormatOptions {

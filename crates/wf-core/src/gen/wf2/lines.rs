@@ -1,7 +1,7 @@
 //! Line generation: one block of lines from its seed, one line of a kind at a time.
 
+use super::browsers::{Session, SESSIONS, SESSION_POP_BP};
 use super::pools::{Client, Pools};
-use super::session::{Session, SESSIONS, SESSION_POP_BP};
 use super::time::{civil_from_days, MONTHS};
 use super::vocab::*;
 use super::LINES_PER_BLOCK;

@@ -7,10 +7,12 @@
 //! in order. Measured on the 2-core dev box: 1 GiB in 0.87 s (median of 3), ~1.2 GB/s.
 //!
 //! [`pools`] builds the byte pools from [`vocab`] and [`names`]; [`lines`] makes a
-//! block of lines, with [`session`] (the asset fetches after a page view) and
+//! block of lines, with [`session`] (the asset fetches after a page view, the
+//! browsers' state in [`browsers`]) and
 //! [`odd`] (malformed lines); [`time`] keeps the clock and the calendar; the block
 //! pipeline is [`super::blocks`].
 
+mod browsers;
 mod lines;
 mod names;
 mod odd;

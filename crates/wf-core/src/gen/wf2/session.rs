@@ -1,49 +1,9 @@
 //! Page views followed by their asset fetches: a few browsers at once.
 
+use super::browsers::{Items, Session, SESSIONS};
 use super::lines::{Gen, NO_BYTES};
 use super::vocab::*;
 
-/// Asset fetches still to come after a page view by one browser.
-#[derive(Default)]
-pub(super) struct Session {
-    client: u32,
-    /// Article index, or u32::MAX for the home page.
-    page: u32,
-    returning: bool,
-    items: Items,
-    /// The next item to fetch.
-    pos: usize,
-}
-
-/// Up to 16 asset items (a STATIC index, or ITEM_IMG or ITEM_PICINFO with an
-/// index), in fetch order; more are dropped.
-#[derive(Default)]
-pub(super) struct Items {
-    list: [u32; 16],
-    n: usize,
-}
-
-impl Session {
-    /// Whether fetches are still to come.
-    #[inline]
-    pub(super) fn pending(&self) -> bool {
-        self.pos < self.items.n
-    }
-}
-
-impl Items {
-    fn add(&mut self, x: u32) {
-        if self.n < 16 {
-            self.list[self.n] = x;
-            self.n += 1;
-        }
-    }
-}
-
-/// Browsers fetching assets at once.
-pub(super) const SESSIONS: usize = 4;
-/// Chance (basis points) that a line continues a picked session rather than starting anew.
-pub(super) const SESSION_POP_BP: u32 = 6500;
 /// Items that are not STATIC indexes: a picture (with its index into
 /// `Pools::images` under ITEM_MASK) or the page's picture info.
 const ITEM_IMG: u32 = 1 << 24;
