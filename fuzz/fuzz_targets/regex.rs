@@ -9,8 +9,12 @@
 //! line of the rest is the pattern); the rest are the records.
 #![no_main]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use libfuzzer_sys::fuzz_target;
-use wf_formats::FormatOptions;
+use wf_formats::{Format, FormatOptions};
 use wf_fuzz::drive::{self, How, V};
 
 const PATTERNS: [&str; 6] = [
@@ -39,14 +43,11 @@ fuzz_target!(|input: &[u8]| {
     if pattern.len() > 200 {
         return;
     }
-    let Ok(f) = wf_formats::from_spec(
-        &format!("regex:'{pattern}'"),
-        &FormatOptions::default(),
-        data,
-    ) else {
+    // Compiling the pattern (twice) was most of a run: the fixed ones are
+    // compiled once per process.
+    let Some((f, re)) = compiled(&pattern, pick as usize % 8 < PATTERNS.len()) else {
         return; // does not compile, or names no group
     };
-    let re = regex::bytes::Regex::new(&pattern).expect("wf compiled it");
     let names: Vec<&str> = re.capture_names().flatten().collect();
     let cols: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
     assert_eq!(cols, names, "columns");
@@ -77,3 +78,27 @@ fuzz_target!(|input: &[u8]| {
     assert_eq!(got.invalid_utf8, invalid, "{pattern}: invalid UTF-8");
     assert_eq!(got.bad_values, 0);
 });
+
+type Compiled = (Arc<dyn Format>, regex::bytes::Regex);
+
+thread_local! {
+    static FIXED: RefCell<HashMap<String, Compiled>> = RefCell::new(HashMap::new());
+}
+
+/// wf's format for `pattern` and the pattern compiled by the `regex` crate
+/// itself; `None` when wf refuses it (kept when `fixed`).
+fn compiled(pattern: &str, fixed: bool) -> Option<Compiled> {
+    if let Some(c) = FIXED.with(|m| m.borrow().get(pattern).cloned()) {
+        return Some(c);
+    }
+    let spec = format!("regex:'{pattern}'");
+    let f = wf_formats::from_spec(&spec, &FormatOptions::default(), b"").ok()?;
+    let re = regex::bytes::Regex::new(pattern).expect("wf compiled it");
+    if fixed {
+        FIXED.with(|m| {
+            m.borrow_mut()
+                .insert(pattern.to_string(), (f.clone(), re.clone()))
+        });
+    }
+    Some((f, re))
+}

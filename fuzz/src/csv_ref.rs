@@ -17,6 +17,7 @@
 //!   crate skips empty lines and reads a `\r` line as one field: left out.
 //! - An unquoted empty field is NULL for wf, a quoted one the empty string:
 //!   the crate does not say which, [`walk`] does.
+//!
 //! Everything else (record ends, field splits, `""` unescaping, quotes inside
 //! unquoted fields, line breaks inside quotes, field counts) is the crate's.
 
