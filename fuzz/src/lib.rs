@@ -3,6 +3,12 @@
 
 use std::collections::HashMap;
 
+pub mod clf_ref;
+pub mod csv_ref;
+pub mod drive;
+pub mod json_ref;
+pub mod logfmt_ref;
+
 /// Pseudo-random numbers from the fuzz input (xorshift64*), for chunk cuts.
 pub struct Rng(u64);
 
