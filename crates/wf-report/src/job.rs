@@ -17,6 +17,8 @@ use wf_formats::arrow_array::types::{Int64Type, TimestampMicrosecondType};
 use wf_formats::arrow_array::{Array, ArrayRef};
 use wf_formats::{Columns, Format, Kind, Parser};
 
+use hashbrown::HashMap;
+
 use crate::acc::{self, Acc};
 use crate::agent::AgentCache;
 use crate::bots::BotCategory;
@@ -133,18 +135,17 @@ impl ReportJob {
 pub struct ReportState {
     parser: Box<dyn Parser>,
     columns: Columns,
-    agents: AgentCache,
+    labels: Labels,
     /// Start and end, in the chunk, of each record parsed into `columns`.
     spans: Vec<(usize, usize)>,
     scratch: Scratch,
     pub acc: Acc,
 }
 
-/// Buffers reused for every row's keys.
+/// A buffer reused for every row's keys.
 #[derive(Default)]
 struct Scratch {
     key: Vec<u8>,
-    pair: String,
 }
 
 impl Job for ReportJob {
@@ -154,7 +155,7 @@ impl Job for ReportJob {
         ReportState {
             parser: self.format.parser(&self.projection),
             columns: Columns::new(&self.kinds),
-            agents: AgentCache::new(),
+            labels: Labels::new(),
             spans: Vec::with_capacity(BATCH),
             scratch: Scratch::default(),
             acc: Acc::default(),
@@ -243,10 +244,16 @@ impl ReportJob {
             cols: self.cols,
         };
         for (row, &(s, e)) in st.spans.iter().enumerate().take(rows) {
-            match self.hit(&batch, row, &chunk.data[s..e]) {
-                Some(hit) => count(st_parts(&mut st.acc, &mut st.agents, &mut st.scratch), &hit, self.bots),
-                None => st.acc.fail(chunk.input, chunk.offset + s as u64),
-            }
+            let Some(hit) = self.hit(&batch, row, &chunk.data[s..e]) else {
+                st.acc.fail(chunk.input, chunk.offset + s as u64);
+                continue;
+            };
+            let rows = hit.agent.map(|ua| st.labels.get(ua));
+            let parts = Parts {
+                acc: &mut st.acc,
+                scratch: &mut st.scratch,
+            };
+            count(parts, rows, &hit, self.bots);
         }
         st.spans.clear();
     }
@@ -278,39 +285,60 @@ impl ReportJob {
 
 struct Parts<'a> {
     acc: &'a mut Acc,
-    agents: &'a mut AgentCache,
     scratch: &'a mut Scratch,
 }
 
-fn st_parts<'a>(acc: &'a mut Acc, agents: &'a mut AgentCache, scratch: &'a mut Scratch) -> Parts<'a> {
-    Parts {
-        acc,
-        agents,
-        scratch,
-    }
+/// The rows an agent adds to in the OS, browser and bot panels, as their
+/// keys ([`acc::pair`]), made once per distinct agent.
+struct AgentRows {
+    os: Box<str>,
+    browser: Box<str>,
+    bot: Option<Box<str>>,
 }
 
-/// What an agent adds to the panels: OS and browser rows, and its bot.
-struct AgentRows {
-    os: (String, String),
-    browser: (String, String),
-    bot: Option<(&'static str, String)>,
+/// A thread's agents by their bytes: [`AgentCache`] classifies, this keeps
+/// the panel keys made of the classification, so that a line costs one hash
+/// lookup and no allocation. Bounded as `AgentCache` is.
+struct Labels {
+    agents: AgentCache,
+    rows: HashMap<Box<[u8]>, AgentRows>,
+}
+
+impl Labels {
+    fn new() -> Self {
+        Labels {
+            agents: AgentCache::new(),
+            rows: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, ua: &[u8]) -> &AgentRows {
+        if self.rows.len() >= AgentCache::DEFAULT_LIMIT && !self.rows.contains_key(ua) {
+            self.rows.clear();
+        }
+        let agents = &mut self.agents;
+        self.rows
+            .entry_ref(ua)
+            .or_insert_with(|| agent_rows(agents, ua))
+    }
 }
 
 fn agent_rows(cache: &mut AgentCache, ua: &[u8]) -> AgentRows {
     let a = cache.get(ua);
+    let key = |g: &str, i: &str| {
+        let mut s = String::new();
+        acc::pair(&mut s, g, i);
+        s.into_boxed_str()
+    };
     match &a.bot {
-        Some(bot) => {
-            let name = bot.name.to_string();
-            AgentRows {
-                os: ("Crawlers".into(), name.clone()),
-                browser: ("Crawlers".into(), name.clone()),
-                bot: Some((category_label(bot.category), name)),
-            }
-        }
+        Some(bot) => AgentRows {
+            os: key("Crawlers", &bot.name),
+            browser: key("Crawlers", &bot.name),
+            bot: Some(key(category_label(bot.category), &bot.name)),
+        },
         None => AgentRows {
-            os: (a.os.to_string(), a.os_label()),
-            browser: (a.browser.to_string(), a.browser_label()),
+            os: key(&a.os, &a.os_label()),
+            browser: key(&a.browser, &a.browser_label()),
             bot: None,
         },
     }
@@ -327,8 +355,7 @@ pub fn category_label(c: BotCategory) -> &'static str {
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 /// Counts one valid request into every panel (see `rules` for GoAccess's rules).
-fn count(p: Parts<'_>, h: &Hit<'_>, mode: BotMode) {
-    let rows = h.agent.map(|ua| agent_rows(p.agents, ua));
+fn count(p: Parts<'_>, rows: Option<&AgentRows>, h: &Hit<'_>, mode: BotMode) {
     let is_bot = rows.as_ref().is_some_and(|r| r.bot.is_some());
     let acc = p.acc;
     if is_bot {
@@ -389,14 +416,10 @@ fn count(p: Parts<'_>, h: &Hit<'_>, mode: BotMode) {
     acc::add_bytes(&mut pn.hosts, h.client, b, v);
     acc::add(&mut pn.status, h.status, b, v);
     if let Some(r) = rows {
-        let buf = &mut p.scratch.pair;
-        acc::pair(buf, &r.os.0, &r.os.1);
-        acc::add_str(&mut pn.os, buf, b, v);
-        acc::pair(buf, &r.browser.0, &r.browser.1);
-        acc::add_str(&mut pn.browsers, buf, b, v);
-        if let Some((kind, name)) = &r.bot {
-            acc::pair(buf, kind, name);
-            acc::add_str(&mut pn.bots, buf, b, v);
+        acc::add_str(&mut pn.os, &r.os, b, v);
+        acc::add_str(&mut pn.browsers, &r.browser, b, v);
+        if let Some(bot) = &r.bot {
+            acc::add_str(&mut pn.bots, bot, b, v);
         }
     }
     if let Some(r) = h.referrer {

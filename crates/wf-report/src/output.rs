@@ -15,7 +15,11 @@ pub fn panels(r: &Report) -> Vec<(&'static str, &'static str, &Panel)> {
         ("visitors", "Unique visitors per day", &r.visitors),
         ("requests", "Requested files", &r.requests),
         ("static_requests", "Static requests", &r.static_requests),
-        ("static_extensions", "Static files by extension", &r.static_extensions),
+        (
+            "static_extensions",
+            "Static files by extension",
+            &r.static_extensions,
+        ),
         ("not_found", "Not found URLs (404)", &r.not_found),
         ("hosts", "Visitor hosts", &r.hosts),
         ("os", "Operating systems", &r.os),
@@ -144,7 +148,14 @@ fn html_panel(id: &str, title: &str, p: &Panel) -> HtmlPanel {
         columns.push(col("Method", false));
         columns.push(col("Protocol", false));
     }
-    for c in ["Hits", "Hits %", "Visitors", "Visitors %", "Bytes", "Bytes %"] {
+    for c in [
+        "Hits",
+        "Hits %",
+        "Visitors",
+        "Visitors %",
+        "Bytes",
+        "Bytes %",
+    ] {
         columns.push(col(c, true));
     }
     let mut rows = Vec::new();

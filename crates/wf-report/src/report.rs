@@ -184,7 +184,10 @@ fn simple<K>(t: Totals, table: &Table<K>, name: impl Fn(&K) -> String, max: usiz
         .iter()
         .map(|(k, r)| {
             let n = name(k);
-            (n.clone(), row(t, n, r.hits, r.visitors.len() as u64, r.bytes))
+            (
+                n.clone(),
+                row(t, n, r.hits, r.visitors.len() as u64, r.bytes),
+            )
         })
         .collect();
     panel(rows, max, true)
@@ -234,7 +237,12 @@ fn finish_groups(t: Totals, groups: Groups<'_>, max: usize) -> Panel {
         .map(|(g, (gr, items))| {
             let items = items
                 .into_iter()
-                .map(|(i, r)| (i.clone(), row(t, i, r.hits, r.visitors.len() as u64, r.bytes)))
+                .map(|(i, r)| {
+                    (
+                        i.clone(),
+                        row(t, i, r.hits, r.visitors.len() as u64, r.bytes),
+                    )
+                })
                 .collect();
             let mut pr = row(t, g.clone(), gr.hits, gr.visitors.len() as u64, gr.bytes);
             pr.items = panel(items, max, true).data;
@@ -295,6 +303,11 @@ fn rfc3339(utc: i64, offset: i64) -> String {
         o / 3600,
         o / 60 % 60
     )
+}
+
+/// The whole report as JSON (pretty, with a final newline).
+pub fn json(r: &Report) -> String {
+    serde_json::to_string_pretty(r).expect("a report always serialises") + "\n"
 }
 
 /// What the report needs besides the counts.
@@ -373,7 +386,10 @@ fn days(t: Totals, table: &Table<i64>) -> Panel {
             } else {
                 day_names(d).1
             };
-            (name.clone(), row(t, name, r.hits, r.visitors.len() as u64, r.bytes))
+            (
+                name.clone(),
+                row(t, name, r.hits, r.visitors.len() as u64, r.bytes),
+            )
         })
         .collect();
     panel(rows, usize::MAX, false)
@@ -388,7 +404,10 @@ fn hours(t: Totals, table: &Table<u8>) -> Panel {
         .map(|h| {
             let r = &table[&h];
             let name = format!("{h:02}");
-            (name.clone(), row(t, name, r.hits, r.visitors.len() as u64, r.bytes))
+            (
+                name.clone(),
+                row(t, name, r.hits, r.visitors.len() as u64, r.bytes),
+            )
         })
         .collect();
     panel(rows, usize::MAX, false)

@@ -14,6 +14,8 @@
 //! - The day and hour are those written in the log (its own time zone), not
 //!   UTC: the offset is read back from the record's time text.
 
+use std::borrow::Cow;
+
 /// HTTP methods as GoAccess knows them (`src/parser.c`, `http_methods`),
 /// WebDAV's included; matched as prefixes, in this order.
 const METHODS: &[&str] = &[
@@ -57,15 +59,15 @@ pub const NO_METHOD: &str = "---";
 const STATIC: &[&str] = &[
     ".css", ".js", ".jpg", ".png", ".gif", ".ico", ".jpeg", ".pdf", ".csv", ".mpeg", ".mpg",
     ".swf", ".woff", ".woff2", ".xls", ".xlsx", ".doc", ".docx", ".ppt", ".pptx", ".txt", ".zip",
-    ".ogg", ".mp3", ".mp4", ".exe", ".iso", ".gz", ".rar", ".svg", ".bmp", ".tar", ".tgz",
-    ".tiff", ".tif", ".ttf", ".flv", ".dmg", ".xz", ".zst",
+    ".ogg", ".mp3", ".mp4", ".exe", ".iso", ".gz", ".rar", ".svg", ".bmp", ".tar", ".tgz", ".tiff",
+    ".tif", ".ttf", ".flv", ".dmg", ".xz", ".zst",
 ];
 
 /// A request line split as GoAccess splits it.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Request {
+pub struct Request<'a> {
     pub method: &'static str,
-    pub url: Vec<u8>,
+    pub url: Cow<'a, [u8]>,
     pub protocol: &'static str,
 }
 
@@ -76,10 +78,10 @@ fn prefix_of(s: &[u8], list: &[&'static str]) -> Option<&'static str> {
 }
 
 /// GoAccess's `parse_req` (see the module comment).
-pub fn request(line: &[u8]) -> Request {
-    let whole = |url: &[u8]| Request {
+pub fn request(line: &[u8]) -> Request<'_> {
+    let whole = |url: &'static [u8]| Request {
         method: NO_METHOD,
-        url: url.to_vec(),
+        url: Cow::Borrowed(url),
         protocol: NO_METHOD,
     };
     let Some(method) = prefix_of(line, METHODS) else {
@@ -104,7 +106,7 @@ pub fn request(line: &[u8]) -> Request {
     }
 }
 
-fn whole_decoded(line: &[u8]) -> Request {
+fn whole_decoded(line: &[u8]) -> Request<'_> {
     Request {
         method: NO_METHOD,
         url: decode_url(line),
@@ -114,7 +116,17 @@ fn whole_decoded(line: &[u8]) -> Request {
 
 /// GoAccess's `decode_url`: %XX decoded once, the C string ends at a decoded
 /// NUL, CR and LF removed, blanks trimmed; an empty result keeps the original.
-pub fn decode_url(url: &[u8]) -> Vec<u8> {
+/// Most URLs need none of it and are borrowed.
+pub fn decode_url(url: &[u8]) -> Cow<'_, [u8]> {
+    let plain = |c: &u8| !matches!(c, b'%' | 0 | b'\r' | b'\n');
+    let edge = |c: Option<&u8>| c.is_some_and(u8::is_ascii_whitespace);
+    if url.iter().all(plain) && !edge(url.first()) && !edge(url.last()) {
+        return Cow::Borrowed(url);
+    }
+    Cow::Owned(decode_slow(url))
+}
+
+fn decode_slow(url: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(url.len());
     let mut i = 0;
     while i < url.len() {
@@ -308,11 +320,16 @@ mod tests {
     #[test]
     fn requests_split_as_goaccess_splits_them() {
         let r = request(b"GET /a%20b%20 HTTP/1.1");
-        assert_eq!((r.method, &r.url[..], r.protocol), ("GET", &b"/a b"[..], "HTTP/1.1"));
+        assert_eq!(
+            (r.method, &r.url[..], r.protocol),
+            ("GET", &b"/a b"[..], "HTTP/1.1")
+        );
         assert_eq!(request(b"get /x http/2.0").protocol, "HTTP/2");
-        assert_eq!(request(b"GET /c").url, b"-");
-        assert_eq!(request(b"GET /d HTTP/9.9").url, b"-");
-        assert_eq!(request(b"-").url, b"-");
+        assert_eq!(&request(b"GET /c").url[..], b"-");
+        assert_eq!(&request(b"GET /d HTTP/9.9").url[..], b"-");
+        assert_eq!(&request(b"-").url[..], b"-");
+        assert_eq!(&decode_url(b" %41%00b")[..], b"A");
+        assert_eq!(&decode_url(b"%20")[..], b"%20");
         let r = request(b"FOO /b HTTP/1.1");
         assert_eq!((r.method, &r.url[..]), (NO_METHOD, &b"FOO /b HTTP/1.1"[..]));
     }
