@@ -589,16 +589,39 @@ fn totals_statuses_files_and_days_equal_goaccess() {
         goaccess_status(&wf["status_codes"]),
         goaccess_status(&ga["status_codes"])
     );
-    for p in [
-        "requests",
-        "static_requests",
-        "not_found",
-        "visitors",
-        "visit_time",
-        "hosts",
-    ] {
-        assert_eq!(rows_of(&wf[p]), rows_of(&ga[p]), "panel {p}");
+    assert_eq!(
+        rows_of(&wf["visitors"]),
+        rows_of(&ga["visitors"]),
+        "visitors per day"
+    );
+    assert_eq!(rows_of(&wf["hosts"]), rows_of(&ga["hosts"]), "hosts");
+    // Hits and bytes of every row agree. Visitors of a row agree but in a
+    // few rows where GoAccess 1.7 counts one fewer: on seed 5, 4 of 3,700
+    // rows, e.g. 11 visitors for the 12 hits of `GET .../Data-camera
+    // HTTP/1.1` from 12 different clients (none 4xx), where the plain count
+    // of `every_panel_equals_a_plain_count` gives 12 (as wf does). Its
+    // overall and per-day unique visitors agree exactly.
+    let mut off = 0;
+    let mut rows = 0;
+    for p in ["requests", "static_requests", "not_found", "visit_time"] {
+        let (w, g) = (rows_of(&wf[p]), rows_of(&ga[p]));
+        assert_eq!(
+            w.keys().collect::<Vec<_>>(),
+            g.keys().collect::<Vec<_>>(),
+            "{p}: rows"
+        );
+        for (k, &(wh, wv, wb)) in &w {
+            let (gh, gv, gb) = g[k];
+            assert_eq!((wh, wb), (gh, gb), "{p} {k}: hits and bytes");
+            assert!(
+                wv == gv || wv == gv + 1,
+                "{p} {k}: visitors {wv} vs GoAccess {gv}"
+            );
+            off += (wv != gv) as usize;
+            rows += 1;
+        }
     }
+    assert!(off * 200 <= rows, "{off} of {rows} rows differ in visitors");
     // Browsers and OS are not compared: GoAccess names them with its own
     // list of tokens, this report with uap-core's rules (DESIGN.md: e.g.
     // GoAccess files NetNewsWire, a feed reader, under Crawlers).
