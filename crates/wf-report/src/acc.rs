@@ -61,6 +61,23 @@ pub fn split_req_key(k: &[u8]) -> (&[u8], &[u8], &[u8]) {
     (m, p, it.next().unwrap_or(b""))
 }
 
+/// Writes a visitor's key into `buf`: the day, the client's length and
+/// bytes, the agent's bytes.
+pub fn visitor_key(buf: &mut Vec<u8>, day: i64, client: &[u8], agent: &[u8]) {
+    buf.clear();
+    buf.extend_from_slice(&day.to_le_bytes());
+    buf.extend_from_slice(&(client.len() as u32).to_le_bytes());
+    buf.extend_from_slice(client);
+    buf.extend_from_slice(agent);
+}
+
+/// (day, client, agent) of a [`visitor_key`].
+pub fn split_visitor_key(k: &[u8]) -> (i64, &[u8], &[u8]) {
+    let day = i64::from_le_bytes(k[..8].try_into().expect("8 bytes"));
+    let n = u32::from_le_bytes(k[8..12].try_into().expect("4 bytes")) as usize;
+    (day, &k[12..12 + n], &k[12 + n..])
+}
+
 /// Writes a [`Pair`] into `buf`.
 pub fn pair(buf: &mut String, group: &str, item: &str) {
     buf.clear();
@@ -69,7 +86,10 @@ pub fn pair(buf: &mut String, group: &str, item: &str) {
     buf.push_str(item);
 }
 
-/// Every panel of the report.
+/// Every panel of the report. The rows of `days`, `hosts`, `os`, `browsers`
+/// and `bots` keep no visitor sets: a visitor key holds its day, client and
+/// agent, so their visitors are counted from the keys once at the end
+/// (`report::Derived`), which saved five set insertions per line.
 #[derive(Debug, Default)]
 pub struct Panels {
     /// Day number (days since 1970-01-01, in the log's own zone); `i64::MIN`

@@ -290,29 +290,29 @@ struct Parts<'a> {
 
 /// The rows an agent adds to in the OS, browser and bot panels, as their
 /// keys ([`acc::pair`]), made once per distinct agent.
-struct AgentRows {
-    os: Box<str>,
-    browser: Box<str>,
-    bot: Option<Box<str>>,
+pub(crate) struct AgentRows {
+    pub(crate) os: Box<str>,
+    pub(crate) browser: Box<str>,
+    pub(crate) bot: Option<Box<str>>,
 }
 
 /// A thread's agents by their bytes: [`AgentCache`] classifies, this keeps
 /// the panel keys made of the classification, so that a line costs one hash
 /// lookup and no allocation. Bounded as `AgentCache` is.
-struct Labels {
+pub(crate) struct Labels {
     agents: AgentCache,
     rows: HashMap<Box<[u8]>, AgentRows>,
 }
 
 impl Labels {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Labels {
             agents: AgentCache::new(),
             rows: HashMap::new(),
         }
     }
 
-    fn get(&mut self, ua: &[u8]) -> &AgentRows {
+    pub(crate) fn get(&mut self, ua: &[u8]) -> &AgentRows {
         if self.rows.len() >= AgentCache::DEFAULT_LIMIT && !self.rows.contains_key(ua) {
             self.rows.clear();
         }
@@ -390,15 +390,12 @@ fn count(p: Parts<'_>, rows: Option<&AgentRows>, h: &Hit<'_>, mode: BotMode) {
     // GoAccess's visitor: same day, client and agent, over requests not 4xx.
     let visitor = (h.status / 100 != 4).then(|| {
         let k = &mut p.scratch.key;
-        k.clear();
-        k.extend_from_slice(&day.to_le_bytes());
-        k.extend_from_slice(h.client);
-        k.push(0);
-        k.extend_from_slice(h.agent.unwrap_or(b""));
+        acc::visitor_key(k, day, h.client, h.agent.unwrap_or(b""));
         acc.visitor(k)
     });
     let (b, v, pn) = (h.bytes, visitor, &mut acc.panels);
-    acc::add(&mut pn.days, day, b, v);
+    // Days, hosts and agents: visitors counted from the keys (`Panels`).
+    acc::add(&mut pn.days, day, b, None);
     if let Some(hour) = hour {
         acc::add(&mut pn.hours, hour, b, v);
     }
@@ -413,13 +410,13 @@ fn count(p: Parts<'_>, rows: Option<&AgentRows>, h: &Hit<'_>, mode: BotMode) {
     } else {
         acc::add_bytes(&mut pn.requests, key, b, v);
     }
-    acc::add_bytes(&mut pn.hosts, h.client, b, v);
+    acc::add_bytes(&mut pn.hosts, h.client, b, None);
     acc::add(&mut pn.status, h.status, b, v);
     if let Some(r) = rows {
-        acc::add_str(&mut pn.os, &r.os, b, v);
-        acc::add_str(&mut pn.browsers, &r.browser, b, v);
+        acc::add_str(&mut pn.os, &r.os, b, None);
+        acc::add_str(&mut pn.browsers, &r.browser, b, None);
         if let Some(bot) = &r.bot {
-            acc::add_str(&mut pn.bots, bot, b, v);
+            acc::add_str(&mut pn.bots, bot, b, None);
         }
     }
     if let Some(r) = h.referrer {

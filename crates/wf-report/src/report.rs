@@ -11,7 +11,10 @@
 
 use serde::Serialize;
 
+use hashbrown::HashMap;
+
 use crate::acc::{self, Acc, Row, Table, PAIR_SEP};
+use crate::job::Labels;
 use crate::rules;
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,14 +183,22 @@ fn panel(mut rows: Vec<(String, PanelRow)>, max: usize, sort: bool) -> Panel {
 }
 
 fn simple<K>(t: Totals, table: &Table<K>, name: impl Fn(&K) -> String, max: usize) -> Panel {
+    simple_with(t, table, name, |_, r| r.visitors.len() as u64, max)
+}
+
+/// As [`simple`], with each row's visitors from `visitors`.
+fn simple_with<K>(
+    t: Totals,
+    table: &Table<K>,
+    name: impl Fn(&K) -> String,
+    visitors: impl Fn(&K, &Row) -> u64,
+    max: usize,
+) -> Panel {
     let rows = table
         .iter()
         .map(|(k, r)| {
             let n = name(k);
-            (
-                n.clone(),
-                row(t, n, r.hits, r.visitors.len() as u64, r.bytes),
-            )
+            (n.clone(), row(t, n, r.hits, visitors(k, r), r.bytes))
         })
         .collect();
     panel(rows, max, true)
@@ -207,14 +218,76 @@ fn requests(t: Totals, table: &Table<Box<[u8]>>, max: usize) -> Panel {
     panel(rows, max, true)
 }
 
-/// A two-level panel: groups, each with its items; a group's visitors are
-/// the union of its items' visitors.
-fn grouped(t: Totals, table: &Table<Box<str>>, max: usize) -> Panel {
-    let groups = group_rows(table.iter().map(|(k, r)| {
+/// A two-level panel of agents: groups, each with its items, visitors from
+/// `visitors` (item key -> count). A visitor has one agent, so its items'
+/// visitors are disjoint and a group's are their sum.
+fn grouped(
+    t: Totals,
+    table: &Table<Box<str>>,
+    visitors: &HashMap<Box<str>, u64>,
+    max: usize,
+) -> Panel {
+    let mut groups: std::collections::BTreeMap<&str, (u64, u64, u64, Vec<(String, PanelRow)>)> =
+        Default::default();
+    for (k, r) in table {
         let (g, i) = k.split_once(PAIR_SEP).unwrap_or((k, ""));
-        (g.to_owned(), i.to_owned(), r)
-    }));
-    finish_groups(t, groups, max)
+        let v = visitors.get(k).copied().unwrap_or(0);
+        let e = groups.entry(g).or_default();
+        e.0 += r.hits;
+        e.1 += v;
+        e.2 += r.bytes;
+        e.3.push((i.to_owned(), row(t, i.to_owned(), r.hits, v, r.bytes)));
+    }
+    let rows = groups
+        .into_iter()
+        .map(|(g, (h, v, b, items))| {
+            let mut pr = row(t, g.to_owned(), h, v, b);
+            pr.items = panel(items, max, true).data;
+            (g.to_owned(), pr)
+        })
+        .collect();
+    panel(rows, max, true)
+}
+
+/// Visitors per day, client and agent row, counted from the visitor keys.
+struct Derived {
+    days: HashMap<i64, u64>,
+    clients: HashMap<Box<[u8]>, u64>,
+    os: HashMap<Box<str>, u64>,
+    browsers: HashMap<Box<str>, u64>,
+    bots: HashMap<Box<str>, u64>,
+}
+
+impl Derived {
+    fn of(a: &Acc) -> Derived {
+        let mut d = Derived {
+            days: HashMap::new(),
+            clients: HashMap::new(),
+            os: HashMap::new(),
+            browsers: HashMap::new(),
+            bots: HashMap::new(),
+        };
+        let mut agents: HashMap<&[u8], u64> = HashMap::new();
+        for key in a.visitors.keys() {
+            let (day, client, agent) = acc::split_visitor_key(key);
+            *d.days.entry(day).or_default() += 1;
+            *d.clients.entry_ref(client).or_default() += 1;
+            *agents.entry(agent).or_default() += 1;
+        }
+        if a.panels.os.is_empty() {
+            return d;
+        }
+        let mut labels = Labels::new();
+        for (agent, n) in agents {
+            let r = labels.get(agent);
+            *d.os.entry_ref(&*r.os).or_default() += n;
+            *d.browsers.entry_ref(&*r.browser).or_default() += n;
+            if let Some(b) = &r.bot {
+                *d.bots.entry_ref(&**b).or_default() += n;
+            }
+        }
+        d
+    }
 }
 
 type Groups<'a> = std::collections::BTreeMap<String, (Row, Vec<(String, &'a Row)>)>;
@@ -327,6 +400,7 @@ pub fn build(a: &Acc, meta: &Meta) -> Report {
     };
     let max = meta.max_rows;
     let p = &a.panels;
+    let d = Derived::of(a);
     let day_of = |t: Option<(i64, i64)>| {
         t.map(|(utc, off)| day_names((utc.div_euclid(1_000_000) + off).div_euclid(86_400)).0)
     };
@@ -354,15 +428,21 @@ pub fn build(a: &Acc, meta: &Meta) -> Report {
     };
     Report {
         general,
-        visitors: days(t, &p.days),
+        visitors: days(t, &p.days, &d.days),
         requests: requests(t, &p.requests, max),
         static_requests: requests(t, &p.static_requests, max),
         not_found: requests(t, &p.not_found, max),
         static_extensions: simple(t, &p.extensions, |e| e.to_string(), max),
-        hosts: simple(t, &p.hosts, |k| text(k), max),
-        os: grouped(t, &p.os, max),
-        browsers: grouped(t, &p.browsers, max),
-        bots: grouped(t, &p.bots, max),
+        hosts: simple_with(
+            t,
+            &p.hosts,
+            |k| text(k),
+            |k, _| d.clients.get(&k[..]).copied().unwrap_or(0),
+            max,
+        ),
+        os: grouped(t, &p.os, &d.os, max),
+        browsers: grouped(t, &p.browsers, &d.browsers, max),
+        bots: grouped(t, &p.bots, &d.bots, max),
         visit_time: hours(t, &p.hours),
         status_codes: status(t, &p.status, max),
         referring_sites: simple(t, &p.referring_sites, |k| text(k), max),
@@ -374,7 +454,7 @@ pub fn build(a: &Acc, meta: &Meta) -> Report {
 }
 
 /// Every day, in order (a chart, not a top list: never cut).
-fn days(t: Totals, table: &Table<i64>) -> Panel {
+fn days(t: Totals, table: &Table<i64>, visitors: &HashMap<i64, u64>) -> Panel {
     let mut keys: Vec<i64> = table.keys().copied().collect();
     keys.sort_unstable();
     let rows = keys
@@ -386,10 +466,8 @@ fn days(t: Totals, table: &Table<i64>) -> Panel {
             } else {
                 day_names(d).1
             };
-            (
-                name.clone(),
-                row(t, name, r.hits, r.visitors.len() as u64, r.bytes),
-            )
+            let v = visitors.get(&d).copied().unwrap_or(0);
+            (name.clone(), row(t, name, r.hits, v, r.bytes))
         })
         .collect();
     panel(rows, usize::MAX, false)
