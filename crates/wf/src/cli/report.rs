@@ -15,8 +15,10 @@ use super::job::{JobCmd, JobRun};
 pub(crate) struct ReportArgs {
     #[command(flatten)]
     scan: ScanArgs,
-    /// The log format: auto, combined, common, vcombined, apache:'LogFormat' or
-    /// nginx:'log_format' (as wf sql reads them).
+    /// The log format: auto (detected from the first file's start; combined
+    /// on stdin), combined, common, vcombined, apache:'LogFormat' or
+    /// nginx:'log_format' (as wf sql reads them), e.g.
+    /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent".
     #[arg(long, value_name = "FORMAT", default_value = "auto")]
     format: String,
     /// Write the report to FILE: JSON if it ends in .json, else one
