@@ -218,6 +218,9 @@ fn requests(t: Totals, table: &Table<Box<[u8]>>, max: usize) -> Panel {
     panel(rows, max, true)
 }
 
+/// A group's hits, visitors, bytes and item rows.
+type GroupSum = (u64, u64, u64, Vec<(String, PanelRow)>);
+
 /// A two-level panel of agents: groups, each with its items, visitors from
 /// `visitors` (item key -> count). A visitor has one agent, so its items'
 /// visitors are disjoint and a group's are their sum.
@@ -227,8 +230,7 @@ fn grouped(
     visitors: &HashMap<Box<str>, u64>,
     max: usize,
 ) -> Panel {
-    let mut groups: std::collections::BTreeMap<&str, (u64, u64, u64, Vec<(String, PanelRow)>)> =
-        Default::default();
+    let mut groups: std::collections::BTreeMap<&str, GroupSum> = Default::default();
     for (k, r) in table {
         let (g, i) = k.split_once(PAIR_SEP).unwrap_or((k, ""));
         let v = visitors.get(k).copied().unwrap_or(0);

@@ -262,9 +262,7 @@ fn clf_offset(r: &[u8], utc: i64) -> Option<i64> {
         let Some(start) = slash.checked_sub(2) else {
             continue;
         };
-        let Some(text) = r.get(start..start + 26) else {
-            return None;
-        };
+        let text = r.get(start..start + 26)?;
         if wf_formats::time::parse_clf(text) == Some(utc) {
             return zone_seconds(&text[21..]);
         }
