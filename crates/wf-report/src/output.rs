@@ -234,13 +234,16 @@ fn chart(id: &str, p: &Panel) -> Chart {
     }
 }
 
-/// A bar's label: at most 24 characters.
+/// A bar's label: at most 16 characters, the end of a longer one (the end of
+/// a URL says more than its start; ten labels share the chart's width).
 fn short(s: &str) -> String {
-    if s.chars().count() <= 24 {
+    const MAX: usize = 16;
+    let n = s.chars().count();
+    if n <= MAX {
         return s.to_owned();
     }
-    let mut t: String = s.chars().take(23).collect();
-    t.push('\u{2026}');
+    let mut t = String::from('\u{2026}');
+    t.extend(s.chars().skip(n - (MAX - 1)));
     t
 }
 

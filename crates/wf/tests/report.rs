@@ -74,6 +74,8 @@ struct Plain {
     not_found: u64,
     visitors: HashSet<(String, String, String)>,
     panels: HashMap<&'static str, HashMap<String, PlainRow>>,
+    /// Agents classified once each (a plain memo: the parse takes tens of us).
+    agents: HashMap<String, wf_report::agent::Agent>,
 }
 
 #[derive(Default)]
@@ -347,7 +349,11 @@ impl Plain {
     }
 
     fn agent(&mut self, ua: &str, bytes: u64, v: &Option<(String, String, String)>) {
-        let a = wf_report::agent::parse(ua.as_bytes());
+        let a = self
+            .agents
+            .entry(ua.to_owned())
+            .or_insert_with(|| wf_report::agent::parse(ua.as_bytes()))
+            .clone();
         let (os, browser) = match &a.bot {
             Some(b) => {
                 let kind = wf_report::job::category_label(b.category);
