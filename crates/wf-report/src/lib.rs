@@ -1,5 +1,8 @@
-//! `wf report`'s parts that do not depend on the scan: what a user agent is
-//! (`agent`, `bots`) and the self-contained HTML page (`html`).
+//! `wf report`: the web-log dashboard (issue 38). `job` is the scan job
+//! (records parsed by wf-formats, counted per thread into `acc`, by GoAccess's
+//! `rules`), `report` the finished report (GoAccess's JSON shape), `output`
+//! its text and page; what a user agent is (`agent`, `bots`) and the
+//! self-contained HTML page (`html`) do not depend on the scan.
 //!
 //! Issue 38 asks for GoAccess's dashboard on wf's scan. `DESIGN.md` beside
 //! this crate's `Cargo.toml` holds what was measured of GoAccess 1.7 (its
@@ -9,6 +12,21 @@
 //! `assets/` with their licences, versions and checksums (`assets/README.md`),
 //! and compiled in: the build downloads nothing and the page requests nothing.
 
+pub mod acc;
 pub mod agent;
 pub mod bots;
 pub mod html;
+pub mod job;
+pub mod output;
+pub mod report;
+pub mod rules;
+
+use std::sync::Arc;
+
+pub use job::{BotMode, FormatError, ReportJob};
+pub use report::Report;
+
+/// The format of `--format` (`auto` reads `sample`, the start of the first input).
+pub fn format(spec: &str, sample: &[u8]) -> Result<Arc<dyn wf_formats::Format>, String> {
+    wf_formats::from_spec(spec, &wf_formats::FormatOptions::default(), sample)
+}

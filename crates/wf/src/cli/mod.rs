@@ -17,6 +17,7 @@ mod job;
 mod limits;
 mod output;
 mod pangram;
+mod report;
 #[cfg(feature = "sql")]
 mod sql;
 #[cfg(not(feature = "sql"))]
@@ -34,6 +35,7 @@ use self::feed::FeedArgs;
 use self::gen::GenCmd;
 use self::job::JobCmd;
 use self::pangram::PangramArgs;
+use self::report::ReportArgs;
 use self::sql::SqlArgs;
 use self::wf2::Wf2Args;
 
@@ -97,6 +99,9 @@ Examples:\n  wf pangram books/\n  wf pangram --all --max-letters 100 --json book
         after_help = JOB_EXIT
     )]
     Pangram(PangramArgs),
+    /// The web-log dashboard of GoAccess: visitors, files, 404s, bots, browsers, statuses.
+    #[command(long_about = REPORT_ABOUT, after_help = JOB_EXIT)]
+    Report(ReportArgs),
     /// Feed record-aligned blocks to N worker processes of any command.
     #[command(
         long_about = "Split the inputs into blocks of whole records and feed them to N long-lived \
@@ -133,6 +138,27 @@ wf bench --cache both --threads 1,2,4,8 --runs 5 --plot wf2.svg -- wf2 access.lo
     Gen(GenCmd),
 }
 
+const REPORT_ABOUT: &str = "The report GoAccess draws of a web server's access logs, on every \
+core: the overview (requests, valid and failed lines, unique visitors, files, 404s, bytes, \
+time span), then panels of rows with hits, visitors and bytes: visitors per day, requested \
+files, static files and their extensions, 404 URLs, visitor hosts, operating systems and \
+browsers with versions (uap-core's rules), crawlers and bots each named (GPTBot, ClaudeBot, \
+Googlebot, ...), time of day, status codes (grouped, then each), referring sites and referrer \
+URLs, virtual hosts where the format has them.\n\n\
+A unique visitor is GoAccess's: the same client, day (in the log's own time zone) and user \
+agent, counted over requests that were not answered 4xx; counts are exact, not estimates. \
+Requests are keyed as GoAccess keys them (method, %-decoded URL, protocol), so the totals, \
+status codes, requested files and visitors per day equal `goaccess --no-ip-validation`'s.\n\n\
+Output: the overview and the top --top rows of each panel on stdout; --json the whole report \
+(GoAccess's JSON shape: general, then per panel metadata and data rows of hits, visitors and \
+bytes with count and percent, items under a group); -o FILE.html one self-contained page \
+(charts and sortable, filterable tables; it loads nothing from any host), -o FILE.json the JSON. \
+--stats adds the failed lines and the offsets of the first few.\n\n\
+Examples:\n  wf report access.log\n  wf report -o report.html /var/log/nginx/\n  \
+wf report --bots only --top 20 access.log.gz\n  \
+wf report --format vcombined other_vhosts_access.log\n  \
+wf report --json -j 2 access.log | jq .general";
+
 /// The exit statuses of the scan jobs, in their `--help`.
 const JOB_EXIT: &str =
     "Exit status: 0 on success; 2 if any input could not be read (it is named on \
@@ -146,6 +172,7 @@ impl Cmd {
             Cmd::Count(a) => Some(a),
             Cmd::Wf2(a) => Some(a),
             Cmd::Pangram(a) => Some(a),
+            Cmd::Report(a) => Some(a),
             Cmd::Feed(_) | Cmd::Bench(_) | Cmd::Gen(_) | Cmd::Sql(_) => None,
         }
     }
@@ -169,6 +196,7 @@ pub fn main() -> ExitCode {
         Cmd::Count(a) => job::run(a),
         Cmd::Wf2(a) => job::run(a),
         Cmd::Pangram(a) => job::run(a),
+        Cmd::Report(a) => job::run(a),
         Cmd::Feed(f) => feed::run(f),
         Cmd::Bench(b) => bench::run(b),
         Cmd::Gen(g) => gen::run(g),

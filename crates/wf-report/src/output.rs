@@ -1,0 +1,258 @@
+//! The report as text for a terminal (the top rows of each panel, as `wf
+//! wf2` prints its lists) and as the HTML page's data (`html::Page`): every
+//! number in either is taken from the one [`Report`], so the page's tables
+//! equal `--json`.
+
+use serde_json::json;
+use std::fmt::Write;
+
+use crate::html::{Chart, ChartKind, Column, Page, Panel as HtmlPanel, Series};
+use crate::report::{Panel, PanelRow, Report};
+
+/// Every panel but the overview: (JSON name, title, grouped).
+pub fn panels(r: &Report) -> Vec<(&'static str, &'static str, &Panel)> {
+    let mut v = vec![
+        ("visitors", "Unique visitors per day", &r.visitors),
+        ("requests", "Requested files", &r.requests),
+        ("static_requests", "Static requests", &r.static_requests),
+        (
+            "static_extensions",
+            "Static files by extension",
+            &r.static_extensions,
+        ),
+        ("not_found", "Not found URLs (404)", &r.not_found),
+        ("hosts", "Visitor hosts", &r.hosts),
+        ("os", "Operating systems", &r.os),
+        ("browsers", "Browsers", &r.browsers),
+        ("bots", "Crawlers and bots", &r.bots),
+        ("visit_time", "Time of day", &r.visit_time),
+        ("status_codes", "HTTP status codes", &r.status_codes),
+        ("referring_sites", "Referring sites", &r.referring_sites),
+        ("referrers", "Referrer URLs", &r.referrers),
+    ];
+    if let Some(vh) = &r.vhosts {
+        v.push(("vhosts", "Virtual hosts", vh));
+    }
+    v
+}
+
+/// The overview's figures, in order: (label, JSON name, value).
+pub fn overview(r: &Report) -> Vec<(&'static str, String)> {
+    let g = &r.general;
+    let span = match (&g.first_time, &g.last_time) {
+        (Some(a), Some(b)) => format!("{a} .. {b}"),
+        _ => "-".into(),
+    };
+    vec![
+        ("Total requests", g.total_requests.to_string()),
+        ("Valid requests", g.valid_requests.to_string()),
+        ("Failed requests", g.failed_requests.to_string()),
+        ("Unique visitors", g.unique_visitors.to_string()),
+        ("Requested files", g.unique_files.to_string()),
+        ("Static files", g.unique_static_files.to_string()),
+        ("Not found (404) requests", g.not_found_requests.to_string()),
+        ("Not found URLs", g.unique_not_found.to_string()),
+        ("Human requests", g.human_requests.to_string()),
+        ("Bot requests", g.bot_requests.to_string()),
+        ("Excluded by --bots", g.excluded_hits.to_string()),
+        ("Bytes sent", g.bandwidth.to_string()),
+        ("Log size", g.log_size.to_string()),
+        ("Time span", span),
+    ]
+}
+
+/// The terminal report: the overview, then the top `top` rows of each panel.
+pub fn text(r: &Report, top: usize) -> String {
+    let mut out = String::new();
+    for (label, value) in overview(r) {
+        let _ = writeln!(out, "{label:>26}  {value}");
+    }
+    for (_, title, p) in panels(r) {
+        let rows = p.metadata.data.total.value;
+        let _ = writeln!(out, "\n{title} ({rows} rows)");
+        let _ = writeln!(out, "{:>10} {:>9} {:>14}  ", "hits", "visitors", "bytes");
+        for row in p.data.iter().take(top) {
+            text_row(&mut out, row, "");
+            for item in row.items.iter().take(top) {
+                text_row(&mut out, item, "  ");
+            }
+        }
+    }
+    out
+}
+
+fn text_row(out: &mut String, r: &PanelRow, indent: &str) {
+    let _ = writeln!(
+        out,
+        "{:>10} {:>9} {:>14}  {indent}{}",
+        r.hits.count,
+        r.visitors.count,
+        r.bytes.count,
+        label(r)
+    );
+}
+
+/// A row's key as shown: the request's method and protocol around its URL.
+fn label(r: &PanelRow) -> String {
+    match (&r.method, &r.protocol) {
+        (Some(m), Some(p)) => format!("{m} {} {p}", r.data),
+        _ => r.data.clone(),
+    }
+}
+
+fn col(name: &str, numeric: bool) -> Column {
+    Column {
+        name: name.into(),
+        numeric,
+    }
+}
+
+/// The HTML page's data: the overview as a table, then a chart and a table
+/// per panel (rows of a grouped panel are its items, with their group).
+pub fn page(r: &Report, title: &str) -> Page {
+    let mut panels = vec![HtmlPanel {
+        id: "general".into(),
+        title: "Overview".into(),
+        chart: None,
+        columns: vec![col("Figure", false), col("Value", false)],
+        rows: overview(r)
+            .into_iter()
+            .map(|(l, v)| match v.parse::<u64>() {
+                Ok(n) => vec![json!(l), json!(n)],
+                Err(_) => vec![json!(l), json!(v)],
+            })
+            .collect(),
+    }];
+    for (id, title, p) in panels_of(r) {
+        panels.push(html_panel(id, title, p));
+    }
+    Page {
+        title: title.to_owned(),
+        panels,
+    }
+}
+
+fn panels_of(r: &Report) -> Vec<(&'static str, &'static str, &Panel)> {
+    panels(r)
+}
+
+fn html_panel(id: &str, title: &str, p: &Panel) -> HtmlPanel {
+    let grouped = p.data.iter().any(|r| !r.items.is_empty());
+    let requests = p.data.iter().any(|r| r.method.is_some());
+    let mut columns = Vec::new();
+    if grouped {
+        columns.push(col("Group", false));
+    }
+    columns.push(col(if requests { "URL" } else { "Name" }, false));
+    if requests {
+        columns.push(col("Method", false));
+        columns.push(col("Protocol", false));
+    }
+    for c in [
+        "Hits",
+        "Hits %",
+        "Visitors",
+        "Visitors %",
+        "Bytes",
+        "Bytes %",
+    ] {
+        columns.push(col(c, true));
+    }
+    let mut rows = Vec::new();
+    for r in &p.data {
+        if grouped {
+            for i in &r.items {
+                rows.push(html_row(Some(&r.data), i));
+            }
+        } else {
+            rows.push(html_row(None, r));
+        }
+    }
+    HtmlPanel {
+        id: id.into(),
+        title: title.into(),
+        chart: Some(chart(id, p)),
+        columns,
+        rows,
+    }
+}
+
+fn html_row(group: Option<&str>, r: &PanelRow) -> Vec<serde_json::Value> {
+    let mut v = Vec::new();
+    if let Some(g) = group {
+        v.push(json!(g));
+    }
+    v.push(json!(r.data));
+    if let (Some(m), Some(p)) = (&r.method, &r.protocol) {
+        v.push(json!(m));
+        v.push(json!(p));
+    }
+    for c in [&r.hits, &r.visitors, &r.bytes] {
+        v.push(json!(c.count));
+        v.push(json!(c.percent.parse::<f64>().unwrap_or(0.0)));
+    }
+    v
+}
+
+/// Visitors and hits per day as lines over time; hours and the rest as bars
+/// (the first ten rows).
+fn chart(id: &str, p: &Panel) -> Chart {
+    let series = |rows: &[&PanelRow]| {
+        vec![
+            Series {
+                label: "Hits".into(),
+                values: rows.iter().map(|r| r.hits.count as f64).collect(),
+            },
+            Series {
+                label: "Visitors".into(),
+                values: rows.iter().map(|r| r.visitors.count as f64).collect(),
+            },
+        ]
+    };
+    let days: Vec<f64> = p.data.iter().filter_map(|r| day_seconds(&r.data)).collect();
+    if id == "visitors" && days.len() == p.data.len() && days.len() > 1 {
+        let rows: Vec<&PanelRow> = p.data.iter().collect();
+        return Chart {
+            kind: ChartKind::Lines,
+            x_labels: None,
+            x: days,
+            x_time: true,
+            series: series(&rows),
+        };
+    }
+    let rows: Vec<&PanelRow> = if id == "visit_time" || id == "visitors" {
+        p.data.iter().collect()
+    } else {
+        p.data.iter().take(10).collect()
+    };
+    Chart {
+        kind: ChartKind::Bars,
+        x_labels: Some(rows.iter().map(|r| short(&r.data)).collect()),
+        x: vec![],
+        x_time: false,
+        series: series(&rows),
+    }
+}
+
+/// A bar's label: at most 16 characters, the end of a longer one (the end of
+/// a URL says more than its start; ten labels share the chart's width).
+fn short(s: &str) -> String {
+    const MAX: usize = 16;
+    let n = s.chars().count();
+    if n <= MAX {
+        return s.to_owned();
+    }
+    let mut t = String::from('\u{2026}');
+    t.extend(s.chars().skip(n - (MAX - 1)));
+    t
+}
+
+/// `20070617` as Unix seconds.
+fn day_seconds(s: &str) -> Option<f64> {
+    if s.len() != 8 || !s.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (y, m, d) = (&s[0..4], &s[4..6], &s[6..8]);
+    let days = wf_formats::time::days_from_civil(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    Some(days as f64 * 86_400.0)
+}

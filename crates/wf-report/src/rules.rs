@@ -1,0 +1,348 @@
+//! GoAccess's rules for one request, written out so that the report's numbers
+//! agree with GoAccess 1.7's where the two define a panel the same way
+//! (`DESIGN.md`; each rule was checked against `goaccess --no-ip-validation`
+//! on lines made to test it, see `tests/report.rs` in the `wf` crate).
+//!
+//! - The request line: a known method as a prefix (any case), then the URL up
+//!   to the last space, then a known protocol; a line that starts with no known
+//!   method is its own URL with method and protocol `---`; a known method
+//!   without a known protocol is the URL `-`. The URL is %-decoded once and
+//!   trimmed (`Notes%20` is `Notes`).
+//! - Static files: the URL (no query string) ends in one of the extensions of
+//!   Debian's `goaccess.conf`, in any case.
+//! - The referring site: the host after `//` of the referrer, up to `/` or `?`.
+//! - The day and hour are those written in the log (its own time zone), not
+//!   UTC: the offset is read back from the record's time text.
+
+use std::borrow::Cow;
+
+/// HTTP methods as GoAccess knows them (`src/parser.c`, `http_methods`),
+/// WebDAV's included; matched as prefixes, in this order.
+const METHODS: &[&str] = &[
+    "OPTIONS",
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "DELETE",
+    "TRACE",
+    "CONNECT",
+    "PATCH",
+    "SEARCH",
+    "PROPFIND",
+    "PROPPATCH",
+    "MKCOL",
+    "COPY",
+    "MOVE",
+    "LOCK",
+    "UNLOCK",
+    "VERSION-CONTROL",
+    "REPORT",
+    "CHECKOUT",
+    "CHECKIN",
+    "UNCHECKOUT",
+    "MKWORKSPACE",
+    "UPDATE",
+    "LABEL",
+    "MERGE",
+    "BASELINE-CONTROL",
+    "MKACTIVITY",
+    "ORDERPATCH",
+];
+
+const PROTOCOLS: &[&str] = &["HTTP/1.0", "HTTP/1.1", "HTTP/2", "HTTP/3"];
+
+/// Method and protocol of a request GoAccess could not split.
+pub const NO_METHOD: &str = "---";
+
+/// Static file extensions of Debian's `/etc/goaccess/goaccess.conf` (1.7).
+const STATIC: &[&str] = &[
+    ".css", ".js", ".jpg", ".png", ".gif", ".ico", ".jpeg", ".pdf", ".csv", ".mpeg", ".mpg",
+    ".swf", ".woff", ".woff2", ".xls", ".xlsx", ".doc", ".docx", ".ppt", ".pptx", ".txt", ".zip",
+    ".ogg", ".mp3", ".mp4", ".exe", ".iso", ".gz", ".rar", ".svg", ".bmp", ".tar", ".tgz", ".tiff",
+    ".tif", ".ttf", ".flv", ".dmg", ".xz", ".zst",
+];
+
+/// A request line split as GoAccess splits it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Request<'a> {
+    pub method: &'static str,
+    pub url: Cow<'a, [u8]>,
+    pub protocol: &'static str,
+}
+
+fn prefix_of(s: &[u8], list: &[&'static str]) -> Option<&'static str> {
+    list.iter()
+        .copied()
+        .find(|m| s.len() >= m.len() && s[..m.len()].eq_ignore_ascii_case(m.as_bytes()))
+}
+
+/// GoAccess's `parse_req` (see the module comment).
+pub fn request(line: &[u8]) -> Request<'_> {
+    let whole = |url: &'static [u8]| Request {
+        method: NO_METHOD,
+        url: Cow::Borrowed(url),
+        protocol: NO_METHOD,
+    };
+    let Some(method) = prefix_of(line, METHODS) else {
+        return whole_decoded(line);
+    };
+    let rest = &line[method.len()..];
+    let Some(sp) = rest.iter().rposition(|&c| c == b' ') else {
+        return whole(b"-");
+    };
+    let Some(protocol) = prefix_of(&rest[sp + 1..], PROTOCOLS) else {
+        return whole(b"-");
+    };
+    // GoAccess skips the one byte after the method, whatever it is.
+    if sp < 1 {
+        return whole(b"-");
+    }
+    let url = &rest[1..sp];
+    Request {
+        method,
+        url: decode_url(url),
+        protocol,
+    }
+}
+
+fn whole_decoded(line: &[u8]) -> Request<'_> {
+    Request {
+        method: NO_METHOD,
+        url: decode_url(line),
+        protocol: NO_METHOD,
+    }
+}
+
+/// GoAccess's `decode_url`: %XX decoded once, the C string ends at a decoded
+/// NUL, CR and LF removed, blanks trimmed; an empty result keeps the original.
+/// Most URLs need none of it and are borrowed.
+pub fn decode_url(url: &[u8]) -> Cow<'_, [u8]> {
+    let plain = |c: &u8| !matches!(c, b'%' | 0 | b'\r' | b'\n');
+    let edge = |c: Option<&u8>| c.is_some_and(u8::is_ascii_whitespace);
+    if url.iter().all(plain) && !edge(url.first()) && !edge(url.last()) {
+        return Cow::Borrowed(url);
+    }
+    Cow::Owned(decode_slow(url))
+}
+
+fn decode_slow(url: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(url.len());
+    let mut i = 0;
+    while i < url.len() {
+        let c = url[i];
+        match (c, url.get(i + 1), url.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
+                out.push(hex(h) * 16 + hex(l));
+                i += 3;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    if let Some(nul) = out.iter().position(|&c| c == 0) {
+        out.truncate(nul);
+    }
+    out.retain(|&c| c != b'\r' && c != b'\n');
+    let trimmed = out.trim_ascii();
+    if trimmed.is_empty() {
+        return url.to_vec();
+    }
+    trimmed.to_vec()
+}
+
+fn hex(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}
+
+/// The static extension of `url` (lower case, with its dot), if it is a
+/// static file: no query string, and one of GoAccess's extensions.
+pub fn static_ext(url: &[u8]) -> Option<&'static str> {
+    if url.contains(&b'?') {
+        return None;
+    }
+    STATIC.iter().copied().find(|e| {
+        url.len() >= e.len() && url[url.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes())
+    })
+}
+
+/// The host of a referrer (`http://digg.com/x` -> `digg.com`); none for `-`
+/// or a referrer without `//`.
+pub fn referring_site(referrer: &[u8]) -> Option<&[u8]> {
+    let at = memchr::memmem::find(referrer, b"//")?;
+    let rest = &referrer[at + 2..];
+    let end = rest
+        .iter()
+        .position(|&c| c == b'/' || c == b'?')
+        .unwrap_or(rest.len());
+    (end > 0).then_some(&rest[..end])
+}
+
+/// A status code GoAccess accepts.
+pub fn valid_status(s: i64) -> bool {
+    (100..=599).contains(&s)
+}
+
+/// GoAccess's group of a status code.
+pub fn status_group(code: u16) -> &'static str {
+    match code / 100 {
+        1 => "1xx Informational",
+        2 => "2xx Success",
+        3 => "3xx Redirection",
+        4 => "4xx Client Errors",
+        _ => "5xx Server Errors",
+    }
+}
+
+/// "404 Not Found": the code and its reason phrase (RFC 9110), or the code alone.
+pub fn status_label(code: u16) -> String {
+    let reason = match code {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        429 => "Too Many Requests",
+        444 => "No Response (nginx)",
+        499 => "Client Closed Request (nginx)",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => return code.to_string(),
+    };
+    format!("{code} {reason}")
+}
+
+/// The offset from UTC, in seconds, of the time written in `record` that
+/// parsed to `utc` (microseconds): the first `dd/Mon/yyyy:HH:MM:SS +hhmm`
+/// or ISO 8601 text in the record that parses to exactly that instant. 0
+/// when none does (a time without a zone is UTC anyway).
+pub fn local_offset(record: &[u8], utc: i64) -> i64 {
+    clf_offset(record, utc)
+        .or_else(|| iso_offset(record, utc))
+        .unwrap_or(0)
+}
+
+fn clf_offset(r: &[u8], utc: i64) -> Option<i64> {
+    for slash in memchr::memchr_iter(b'/', r) {
+        let Some(start) = slash.checked_sub(2) else {
+            continue;
+        };
+        let text = r.get(start..start + 26)?;
+        if wf_formats::time::parse_clf(text) == Some(utc) {
+            return zone_seconds(&text[21..]);
+        }
+    }
+    None
+}
+
+fn iso_offset(r: &[u8], utc: i64) -> Option<i64> {
+    for t in memchr::memchr2_iter(b'T', b' ', r) {
+        let Some(start) = t.checked_sub(10) else {
+            continue;
+        };
+        let end = r[t + 1..]
+            .iter()
+            .position(|&c| matches!(c, b'"' | b']' | b' ' | b','))
+            .map_or(r.len(), |e| t + 1 + e);
+        let text = &r[start..end];
+        if wf_formats::time::parse_iso(text) == Some(utc) {
+            return Some(iso_zone(text));
+        }
+    }
+    None
+}
+
+/// `+0700`, `-07:00`: seconds east of UTC.
+fn zone_seconds(z: &[u8]) -> Option<i64> {
+    let digits: Vec<u8> = z[1..].iter().copied().filter(|c| *c != b':').collect();
+    if digits.len() != 4 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = |a: usize| ((digits[a] - b'0') * 10 + digits[a + 1] - b'0') as i64;
+    let s = n(0) * 3600 + n(2) * 60;
+    match z[0] {
+        b'+' => Some(s),
+        b'-' => Some(-s),
+        _ => None,
+    }
+}
+
+/// The zone at the end of an ISO time text (after the seconds), 0 for `Z` or none.
+fn iso_zone(text: &[u8]) -> i64 {
+    let tail = &text[text.len().min(19)..];
+    match tail.iter().position(|&c| c == b'+' || c == b'-') {
+        Some(p) => zone_seconds(&tail[p..]).unwrap_or(0),
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_split_as_goaccess_splits_them() {
+        let r = request(b"GET /a%20b%20 HTTP/1.1");
+        assert_eq!(
+            (r.method, &r.url[..], r.protocol),
+            ("GET", &b"/a b"[..], "HTTP/1.1")
+        );
+        assert_eq!(request(b"get /x http/2.0").protocol, "HTTP/2");
+        assert_eq!(&request(b"GET /c").url[..], b"-");
+        assert_eq!(&request(b"GET /d HTTP/9.9").url[..], b"-");
+        assert_eq!(&request(b"-").url[..], b"-");
+        assert_eq!(&decode_url(b" %41%00b")[..], b"A");
+        assert_eq!(&decode_url(b"%20")[..], b"%20");
+        let r = request(b"FOO /b HTTP/1.1");
+        assert_eq!((r.method, &r.url[..]), (NO_METHOD, &b"FOO /b HTTP/1.1"[..]));
+    }
+
+    #[test]
+    fn static_sites_and_offsets() {
+        assert_eq!(static_ext(b"/a/B.PNG"), Some(".png"));
+        assert_eq!(static_ext(b"/a.png?x=1"), None);
+        assert_eq!(referring_site(b"http://x.org/a?b"), Some(&b"x.org"[..]));
+        assert_eq!(referring_site(b"-"), None);
+        let rec = b"h - - [17/Jun/2007:23:00:00 -0700] \"GET / HTTP/1.1\" 200 1";
+        let t = wf_formats::time::parse_clf(b"17/Jun/2007:23:00:00 -0700").unwrap();
+        assert_eq!(local_offset(rec, t), -7 * 3600);
+        let rec = b"2007-06-17T23:00:00+02:00 h \"GET / HTTP/1.1\" 200";
+        let t = wf_formats::time::parse_iso(b"2007-06-17T23:00:00+02:00").unwrap();
+        assert_eq!(local_offset(rec, t), 2 * 3600);
+    }
+}
