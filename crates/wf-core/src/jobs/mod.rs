@@ -19,6 +19,8 @@ pub mod count;
 pub mod pangram;
 pub mod partial;
 pub mod wf2;
+pub mod time;
+pub mod window;
 
 /// One chunk of one input: whole records, in input order.
 ///

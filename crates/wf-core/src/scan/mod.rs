@@ -16,6 +16,7 @@ pub mod inputs;
 mod plan;
 mod range;
 mod regions;
+pub mod seek;
 mod split;
 pub(crate) mod stream;
 mod worker;
