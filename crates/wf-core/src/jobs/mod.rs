@@ -18,8 +18,8 @@
 pub mod count;
 pub mod pangram;
 pub mod partial;
-pub mod wf2;
 pub mod time;
+pub mod wf2;
 pub mod window;
 
 /// One chunk of one input: whole records, in input order.

@@ -206,7 +206,10 @@ mod tests {
         assert_eq!(TimeFormat::Auto.time(line), Some(T));
         assert_eq!(parse_clf(b"01/Jan/1970:00:00:00 +0000"), Some(0));
         assert_eq!(TimeFormat::Clf.time(b"x [10/Oct/2000:13:55:36 -0700"), None);
-        assert_eq!(TimeFormat::Clf.time(b"x [10/Foo/2000:13:55:36 -0700]"), None);
+        assert_eq!(
+            TimeFormat::Clf.time(b"x [10/Foo/2000:13:55:36 -0700]"),
+            None
+        );
         assert_eq!(TimeFormat::Clf.time(b"no time here\n"), None);
     }
 

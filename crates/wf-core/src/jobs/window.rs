@@ -155,7 +155,14 @@ mod tests {
         let w = window(2, 5);
         let whole = {
             let mut st = w.new_state();
-            w.process(&mut st, &Chunk { input: 0, offset: 0, data });
+            w.process(
+                &mut st,
+                &Chunk {
+                    input: 0,
+                    offset: 0,
+                    data,
+                },
+            );
             st
         };
         let starts: Vec<usize> = std::iter::once(0)
@@ -164,8 +171,22 @@ mod tests {
         for (i, &a) in starts.iter().enumerate() {
             let mut st = w.new_state();
             let mut other = w.new_state();
-            w.process(&mut st, &Chunk { input: 0, offset: 0, data: &data[..a] });
-            w.process(&mut other, &Chunk { input: 0, offset: a as u64, data: &data[a..] });
+            w.process(
+                &mut st,
+                &Chunk {
+                    input: 0,
+                    offset: 0,
+                    data: &data[..a],
+                },
+            );
+            w.process(
+                &mut other,
+                &Chunk {
+                    input: 0,
+                    offset: a as u64,
+                    data: &data[a..],
+                },
+            );
             w.merge(&mut st, other);
             assert_eq!(st.inner, whole.inner, "cut at record {i}");
             assert_eq!((st.outside, st.untimed), (whole.outside, whole.untimed));

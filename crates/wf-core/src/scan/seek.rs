@@ -94,7 +94,10 @@ pub fn seek(
         };
         let found = File::open(path).and_then(|f| p.span(&f, size, w));
         out.probed += p.read;
-        match found.map_err(Whole::Io).and_then(|span| p.check(w.disorder).map(|_| span)) {
+        match found
+            .map_err(Whole::Io)
+            .and_then(|span| p.check(w.disorder).map(|_| span))
+        {
             Ok((a, b)) => {
                 let (a, b) = (a.max(s), b.min(e));
                 inp.span = Some((a, b.max(a)));
@@ -271,15 +274,26 @@ mod tests {
         let text: String = (0..10000).map(|t| format!("{t} some text\n")).collect();
         for (since, until) in [(5000, 5010), (0, 3), (9995, 20000), (-5, 0), (20000, 30000)] {
             let (_f, mut inp) = file(&text);
-            let w = Window { since, until, disorder: 2 };
+            let w = Window {
+                since,
+                until,
+                disorder: 2,
+            };
             let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
             assert!(s.whole.is_empty());
             let got = held(&text, inp.span.unwrap());
             let want: Vec<i64> = (since.max(0)..until.min(10000)).collect();
-            assert!(want.iter().all(|t| got.contains(t)), "{since}..{until}: {got:?}");
+            assert!(
+                want.iter().all(|t| got.contains(t)),
+                "{since}..{until}: {got:?}"
+            );
             // The slack, and the searches' last probe read on each side.
             let near = 4 + 2 * CLOSE_ENOUGH as usize / 14 + 2;
-            assert!(got.len() <= want.len() + near, "{since}..{until}: {}", got.len());
+            assert!(
+                got.len() <= want.len() + near,
+                "{since}..{until}: {}",
+                got.len()
+            );
         }
     }
 
@@ -290,12 +304,23 @@ mod tests {
         let run: String = (0..1000).map(|t| format!("{t} x\n")).collect();
         let text = format!("{run}{run}");
         let (_f, mut inp) = file(&text);
-        let w = Window { since: 900, until: i64::MAX, disorder: 5 };
+        let w = Window {
+            since: 900,
+            until: i64::MAX,
+            disorder: 5,
+        };
         let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
-        assert!(matches!(s.whole[..], [(0, Whole::OutOfOrder { .. })]), "{s:?}");
+        assert!(
+            matches!(s.whole[..], [(0, Whole::OutOfOrder { .. })]),
+            "{s:?}"
+        );
         assert_eq!(inp.span, None);
         // Within the slack, the same file is searched.
-        let w = Window { since: 900, until: i64::MAX, disorder: 1000 };
+        let w = Window {
+            since: 900,
+            until: i64::MAX,
+            disorder: 1000,
+        };
         let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
         assert!(s.whole.is_empty(), "{s:?}");
         assert_eq!(inp.span, Some((0, text.len() as u64)));

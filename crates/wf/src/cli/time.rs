@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 
-use wf_core::jobs::time::{days_from_civil, iso_prefix, TimeFormat};
+use wf_core::jobs::time::{iso_prefix, TimeFormat};
 use wf_core::jobs::window::Window;
 use wf_core::jobs::Job;
 use wf_core::scan::seek::{self, Whole};
@@ -74,7 +74,9 @@ fn parse_format(s: &str) -> Result<TimeFormat, String> {
 }
 
 fn now_us() -> i64 {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     d.as_micros() as i64
 }
 
@@ -238,13 +240,17 @@ fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(String, u64)> {
             "inputs read whole and filtered (streams, compressed)".into(),
             streams,
         ),
-        ("inputs read whole and filtered (out of order)".into(), other),
+        (
+            "inputs read whole and filtered (out of order)".into(),
+            other,
+        ),
     ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wf_core::jobs::time::days_from_civil;
 
     // 2026-11-27T10:30:00Z
     const NOW: i64 = 1_795_775_400 * SEC;
@@ -255,7 +261,10 @@ mod tests {
         assert_eq!(when("2026-11-27T10:30", NOW), Ok(NOW));
         assert_eq!(when("2026-11-27T11:30+01:00", NOW), Ok(NOW));
         assert_eq!(when("2026-11-27 05:30:00-0500", NOW), Ok(NOW));
-        assert_eq!(when("2026-11-27", NOW), Ok(NOW - 10 * 3600 * SEC - 30 * 60 * SEC));
+        assert_eq!(
+            when("2026-11-27", NOW),
+            Ok(NOW - 10 * 3600 * SEC - 30 * 60 * SEC)
+        );
         assert_eq!(when("today", NOW), when("2026-11-27", NOW));
         assert_eq!(when("yesterday", NOW), when("2026-11-26", NOW));
         assert_eq!(when("now", NOW), Ok(NOW));
@@ -266,7 +275,10 @@ mod tests {
         assert!(when("10:30", NOW).is_err());
         assert!(when("-1y", NOW).is_err());
         assert!(when("-", NOW).is_err());
-        assert_eq!(days_from_civil(2026, 11, 27) * DAY, when("today", NOW).unwrap());
+        assert_eq!(
+            days_from_civil(2026, 11, 27) * DAY,
+            when("today", NOW).unwrap()
+        );
     }
 
     #[test]
