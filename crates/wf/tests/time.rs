@@ -189,9 +189,9 @@ fn count_equals_reference_disordered_within_the_slack() {
             let t = naive_clf(line).unwrap() - 240;
             let open = s.find('[').unwrap();
             let close = s.find(']').unwrap();
-            out.extend_from_slice(s[..open].as_bytes());
+            out.extend_from_slice(&s.as_bytes()[..open]);
             out.extend_from_slice(clf(t).as_bytes());
-            out.extend_from_slice(s[close + 1..].as_bytes());
+            out.extend_from_slice(&s.as_bytes()[close + 1..]);
         } else {
             out.extend_from_slice(line);
         }

@@ -30,7 +30,8 @@ pub(crate) struct TimeArgs {
     /// now (`-1h`, `-30m`, `-7d`, `-90s`, `-2w`), `today` or `yesterday`
     /// (midnight UTC). A regular file is searched for the first byte to read,
     /// so a narrow window of a big log reads little of it; records without a
-    /// time are left out (`--stats` counts them). E.g. `wf count --since -1h
+    /// time are left out (`--stats` counts them), and lines are held whole (up
+    /// to --max-record) to read their time. E.g. `wf count --since -1h
     /// access.log`.
     #[arg(long, value_name = "TIME", value_parser = parse_when, allow_hyphen_values = true)]
     since: Option<i64>,
