@@ -18,7 +18,9 @@
 pub mod count;
 pub mod pangram;
 pub mod partial;
+pub mod time;
 pub mod wf2;
+pub mod window;
 
 /// One chunk of one input: whole records, in input order.
 ///

@@ -19,6 +19,7 @@ mod options;
 mod plan;
 mod range;
 mod regions;
+pub mod seek;
 mod shared;
 mod split;
 pub(crate) mod stream;

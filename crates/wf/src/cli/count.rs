@@ -5,13 +5,18 @@ use wf_core::report;
 use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
-use super::job::{self, JobCmd, JobRun};
+use super::job::{JobCmd, JobRun};
+use super::time::{FormatArg, TimeArgs};
 
 // `wf count`: its help is on `Cmd::Count`.
 #[derive(Args)]
 pub(crate) struct CountArgs {
     #[command(flatten)]
     scan: ScanArgs,
+    #[command(flatten)]
+    time: TimeArgs,
+    #[command(flatten)]
+    format: FormatArg,
 }
 
 impl JobCmd for CountArgs {
@@ -20,7 +25,8 @@ impl JobCmd for CountArgs {
     }
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
-        let (out, errors) = job::scan(&Count { sep: opts.sep }, &self.scan, opts, progress);
+        let job = Count { sep: opts.sep };
+        let out = (self.time).scan(job, self.format.format, &self.scan, opts, progress);
         let line = if self.scan.json {
             report::count::json(&out.state, out.files)
         } else {
@@ -28,10 +34,10 @@ impl JobCmd for CountArgs {
         };
         JobRun {
             output: (line + "\n").into_bytes(),
-            errors,
+            errors: out.errors,
             bytes: out.bytes,
             records: Some(out.state.records),
-            extra: vec![],
+            extra: out.extra,
             decoded: out.decoded,
         }
     }

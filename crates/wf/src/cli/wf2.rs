@@ -5,13 +5,17 @@ use wf_core::report;
 use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
-use super::job::{self, JobCmd, JobRun};
+use super::job::{JobCmd, JobRun};
+use super::time::TimeArgs;
+use wf_core::jobs::time::TimeFormat;
 
 // `wf wf2`: its help is on `Cmd::Wf2`.
 #[derive(Args)]
 pub(crate) struct Wf2Args {
     #[command(flatten)]
     scan: ScanArgs,
+    #[command(flatten)]
+    time: TimeArgs,
     /// Length of each top list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
@@ -23,10 +27,9 @@ impl JobCmd for Wf2Args {
     }
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
-        let job = Wf2;
-        let (out, errors) = job::scan(&job, &self.scan, opts, progress);
-        let (bytes, decoded) = (out.bytes, out.decoded);
-        let r = job.finish(out.state, self.top);
+        let out = (self.time).scan(Wf2, TimeFormat::Clf, &self.scan, opts, progress);
+        let (bytes, decoded, errors) = (out.bytes, out.decoded, out.errors);
+        let r = Wf2.finish(out.state, self.top);
         let output = if self.scan.json {
             (report::wf2::json(&r) + "\n").into_bytes()
         } else {
@@ -37,10 +40,13 @@ impl JobCmd for Wf2Args {
             errors,
             bytes,
             records: Some(r.lines),
-            extra: vec![
+            extra: [
                 ("lines not GET".into(), r.not_get),
                 ("lines with too few fields".into(), r.too_few_fields),
-            ],
+            ]
+            .into_iter()
+            .chain(out.extra)
+            .collect(),
             decoded,
         }
     }

@@ -1,0 +1,245 @@
+//! A record's time, to microseconds since the epoch (UTC, the zone offset
+//! applied), for `--since`/`--until` ([`super::window`], `scan::seek`).
+//!
+//! Why here and not in wf-formats (whose `time.rs` parses the same shapes for
+//! `wf sql` columns): wf-core sits below wf-formats and must not depend on it,
+//! and the `wf` binary built without the `sql` feature has no wf-formats at all
+//! (no Arrow), yet `wf count --since` must work there. The shapes are fixed and
+//! few, so a hand-written parser is short and costs a few ns per record: a
+//! general date parser would cost several times more on every record of the
+//! window's edges and of every file read whole.
+
+/// How to find the time in a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeFormat {
+    /// Apache/nginx `%t`: the first `[dd/Mon/yyyy:HH:MM:SS +zzzz]` of the
+    /// line (combined, common, vcombined).
+    Clf,
+    /// JSON lines: the ISO 8601 string of the first key named `time`,
+    /// `timestamp`, `@timestamp` or `ts`.
+    Json,
+    /// An ISO 8601 time at the start of the line (`2026-11-27T10:00:00Z ...`).
+    Iso,
+    /// Each record by its shape: `{` is JSON, else a leading ISO 8601 time,
+    /// else the first `[...]`.
+    Auto,
+}
+
+impl TimeFormat {
+    /// The time of `rec` (one record, with or without its separator).
+    pub fn time(self, rec: &[u8]) -> Option<i64> {
+        match self {
+            TimeFormat::Clf => clf_field(rec),
+            TimeFormat::Json => json_time(rec),
+            TimeFormat::Iso => iso_prefix(rec).map(|(t, _)| t),
+            TimeFormat::Auto => match rec.first()? {
+                b'{' => json_time(rec),
+                _ => iso_prefix(rec).map(|(t, _)| t).or_else(|| clf_field(rec)),
+            },
+        }
+    }
+}
+
+/// Days from 1970-01-01 to the civil date (proleptic Gregorian), after Howard
+/// Hinnant's `days_from_civil`.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn num(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(b.iter().fold(0u32, |n, &d| n * 10 + (d - b'0') as u32))
+}
+
+fn month(b: &[u8]) -> Option<u32> {
+    const NAMES: [&[u8; 3]; 12] = [
+        b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov",
+        b"dec",
+    ];
+    let m = [b[0] | 0x20, b[1] | 0x20, b[2] | 0x20];
+    NAMES.iter().position(|n| **n == m).map(|i| i as u32 + 1)
+}
+
+fn micros(days: i64, (h, mi, s): (u32, u32, u32), frac_us: i64, offset_s: i64) -> Option<i64> {
+    if h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let secs = days * 86400 + (h * 3600 + mi * 60 + s) as i64 - offset_s;
+    Some(secs * 1_000_000 + frac_us)
+}
+
+/// A zone at the start of `b`: `Z`, `+hh:mm`, `+hhmm` or `+hh`, as seconds
+/// east of UTC and the bytes it took.
+fn zone_prefix(b: &[u8]) -> Option<(i64, usize)> {
+    match b {
+        [b'Z' | b'z', ..] => Some((0, 1)),
+        [sign @ (b'+' | b'-'), rest @ ..] => {
+            let two = |x: &[u8]| num(x.get(..2)?).map(|n| n as i64);
+            let h = two(rest)?;
+            let (m, n) = match rest.get(2..) {
+                Some([b':', m @ ..]) => (two(m)?, 6),
+                Some(m) if m.len() >= 2 && m[..2].iter().all(u8::is_ascii_digit) => (two(m)?, 5),
+                _ => (0, 3),
+            };
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let s = (h * 60 + m) * 60;
+            Some((if *sign == b'-' { -s } else { s }, n))
+        }
+        _ => None,
+    }
+}
+
+/// `10/Oct/2000:13:55:36 -0700` (the `%t` of Apache and nginx, brackets removed).
+pub fn parse_clf(b: &[u8]) -> Option<i64> {
+    if b.len() != 26 || b[2] != b'/' || b[6] != b'/' || b[11] != b':' || b[20] != b' ' {
+        return None;
+    }
+    let d = num(&b[0..2])?;
+    let m = month(&b[3..6])?;
+    let y = num(&b[7..11])? as i64;
+    let (h, mi, s) = (num(&b[12..14])?, num(&b[15..17])?, num(&b[18..20])?);
+    if b[14] != b':' || b[17] != b':' || !(1..=31).contains(&d) {
+        return None;
+    }
+    let (off, n) = zone_prefix(&b[21..])?;
+    if n != 5 {
+        return None;
+    }
+    micros(days_from_civil(y, m, d), (h, mi, s), 0, off)
+}
+
+/// The time in the first `[...]` of a record.
+fn clf_field(rec: &[u8]) -> Option<i64> {
+    let open = memchr::memchr(b'[', rec)?;
+    let field = rec.get(open + 1..open + 27)?;
+    if rec.get(open + 27) != Some(&b']') {
+        return None;
+    }
+    parse_clf(field)
+}
+
+/// An ISO 8601 / RFC 3339 time at the start of `b` and the bytes it took:
+/// `2026-11-27`, `2026-11-27T10:00`, `2026-11-27 10:00:00.250+01:00`, ...; a
+/// space may stand for the `T`; no zone is UTC.
+pub fn iso_prefix(b: &[u8]) -> Option<(i64, usize)> {
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (num(&b[0..4])? as i64, num(&b[5..7])?, num(&b[8..10])?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    let timed = b.len() >= 16 && matches!(b[10], b'T' | b't' | b' ') && b[13] == b':';
+    let (h, mi) = match timed {
+        true => (num(&b[11..13]), num(&b[14..16])),
+        false => (None, None),
+    };
+    let (Some(h), Some(mi)) = (h, mi) else {
+        return Some((days * 86_400_000_000, 10));
+    };
+    let mut at = 16;
+    let mut s = 0;
+    if b.get(16) == Some(&b':') {
+        s = num(b.get(17..19)?)?;
+        at = 19;
+    }
+    let mut frac_us = 0i64;
+    if at == 19 && matches!(b.get(19), Some(b'.' | b',')) {
+        let n = b[20..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        let digits = &b[20..20 + n.min(6)];
+        frac_us = num(digits)? as i64 * 10i64.pow(6 - digits.len() as u32);
+        at = 20 + n;
+    }
+    let (off, n) = zone_prefix(&b[at..]).unwrap_or((0, 0));
+    Some((micros(days, (h, mi, s), frac_us, off)?, at + n))
+}
+
+/// A whole string as an ISO 8601 time (nothing after it).
+pub fn parse_iso(b: &[u8]) -> Option<i64> {
+    match iso_prefix(b)? {
+        (t, n) if n == b.len() => Some(t),
+        _ => None,
+    }
+}
+
+/// The ISO 8601 string value of the first time key of a JSON record.
+fn json_time(rec: &[u8]) -> Option<i64> {
+    const KEYS: [&[u8]; 4] = [b"\"time\"", b"\"timestamp\"", b"\"@timestamp\"", b"\"ts\""];
+    KEYS.iter().find_map(|k| {
+        let at = memchr::memmem::find(rec, k)? + k.len();
+        let rest = skip_ws(&rec[at..]).strip_prefix(b":")?;
+        let rest = skip_ws(rest).strip_prefix(b"\"")?;
+        let (t, n) = iso_prefix(rest)?;
+        (rest.get(n) == Some(&b'"')).then_some(t)
+    })
+}
+
+fn skip_ws(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: i64 = 971_211_336_000_000; // 2000-10-10 20:55:36 UTC
+
+    #[test]
+    fn clf_records() {
+        let line = b"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2\n";
+        assert_eq!(TimeFormat::Clf.time(line), Some(T));
+        assert_eq!(TimeFormat::Auto.time(line), Some(T));
+        assert_eq!(parse_clf(b"01/Jan/1970:00:00:00 +0000"), Some(0));
+        assert_eq!(TimeFormat::Clf.time(b"x [10/Oct/2000:13:55:36 -0700"), None);
+        assert_eq!(
+            TimeFormat::Clf.time(b"x [10/Foo/2000:13:55:36 -0700]"),
+            None
+        );
+        assert_eq!(TimeFormat::Clf.time(b"no time here\n"), None);
+    }
+
+    #[test]
+    fn iso_shapes() {
+        assert_eq!(parse_iso(b"2000-10-10T20:55:36Z"), Some(T));
+        assert_eq!(parse_iso(b"2000-10-10T13:55:36-07:00"), Some(T));
+        assert_eq!(parse_iso(b"2000-10-10T13:55:36-0700"), Some(T));
+        assert_eq!(parse_iso(b"2000-10-10T13:55:36-07"), Some(T));
+        assert_eq!(parse_iso(b"2000-10-10 20:55:36.25"), Some(T + 250_000));
+        assert_eq!(parse_iso(b"2000-10-10T20:55"), Some(T - 36_000_000));
+        assert_eq!(parse_iso(b"2000-10-10T21:55+01:00"), Some(T - 36_000_000));
+        assert_eq!(parse_iso(b"1970-01-02"), Some(86_400_000_000));
+        assert_eq!(parse_iso(b"1969-12-31T23:59:59Z"), Some(-1_000_000));
+        assert_eq!(parse_iso(b"2000-13-10T20:55:36Z"), None);
+        assert_eq!(parse_iso(b"2000-10-10T20:55:36Zjunk"), None);
+        assert_eq!(parse_iso(b"2000-10-10T20:55:36."), None);
+    }
+
+    #[test]
+    fn json_and_iso_lines() {
+        let j = br#"{"level":"info", "time" : "2000-10-10T20:55:36Z","msg":"x"}"#;
+        assert_eq!(TimeFormat::Json.time(j), Some(T));
+        assert_eq!(TimeFormat::Auto.time(j), Some(T));
+        let ts = br#"{"@timestamp":"2000-10-10T20:55:36.000Z"}"#;
+        assert_eq!(TimeFormat::Json.time(ts), Some(T));
+        assert_eq!(TimeFormat::Json.time(br#"{"time":12}"#), None);
+        let l = b"2000-10-10T20:55:36Z GET /x\n";
+        assert_eq!(TimeFormat::Iso.time(l), Some(T));
+        assert_eq!(TimeFormat::Auto.time(l), Some(T));
+        assert_eq!(TimeFormat::Iso.time(b"hello\n"), None);
+    }
+}

@@ -1,0 +1,195 @@
+//! `--since`/`--until`: a job wrapped so it sees only the records whose time
+//! lies in `[since, until)`.
+//!
+//! Why a wrapper job: the seek (`scan::seek`) only narrows the bytes read, with
+//! `--disorder` slack on both sides, so the records near the window's edges,
+//! and every record of a file read whole (a stream, a compressed file, a file
+//! out of order), still need their time checked one by one. Doing that in a
+//! [`Job`] keeps the scan engine and the inner job unchanged and the answer
+//! the same at every `-j` and chunk size: each record is judged alone. The
+//! records in range are handed to the inner job as runs of whole records (one
+//! `process` call per run, not per record), so a chunk well inside the window
+//! costs one time parse per record and one call.
+//!
+//! Records are needed whole ([`Job::long_records`] is `None`): a long record's
+//! pieces may arrive on different threads, and only the first holds its time.
+//! Under `--since`/`--until` a record is therefore held up to `--max-record`.
+
+use super::{Chunk, Job};
+
+/// `inner` over the records whose `time` lies in `[since, until)`.
+pub struct Window<J, F> {
+    pub inner: J,
+    pub since: i64,
+    pub until: i64,
+    pub sep: u8,
+    /// A record's time in microseconds since the epoch, if it has one.
+    pub time: F,
+}
+
+/// The inner job's state and the records it was not given.
+#[derive(Debug, Default, Clone)]
+pub struct WindowState<S> {
+    pub inner: S,
+    /// Records with a time outside `[since, until)`.
+    pub outside: u64,
+    /// Records without a parsable time (in no range).
+    pub untimed: u64,
+}
+
+impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Window<J, F> {
+    fn keep(&self, st: &mut WindowState<J::State>, rec: &[u8]) -> bool {
+        match (self.time)(rec) {
+            Some(t) if t >= self.since && t < self.until => true,
+            Some(_) => {
+                st.outside += 1;
+                false
+            }
+            None => {
+                st.untimed += 1;
+                false
+            }
+        }
+    }
+
+    /// Hand `data[from..to]` (whole records) to the inner job.
+    fn run(&self, st: &mut WindowState<J::State>, chunk: &Chunk<'_>, from: usize, to: usize) {
+        if from < to {
+            let sub = Chunk {
+                input: chunk.input,
+                offset: chunk.offset + from as u64,
+                data: &chunk.data[from..to],
+            };
+            self.inner.process(&mut st.inner, &sub);
+        }
+    }
+}
+
+impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
+    type State = WindowState<J::State>;
+
+    fn new_state(&self) -> Self::State {
+        WindowState {
+            inner: self.inner.new_state(),
+            outside: 0,
+            untimed: 0,
+        }
+    }
+
+    /// Runs of records in range go to the inner job; the rest are counted.
+    fn process(&self, st: &mut Self::State, chunk: &Chunk<'_>) {
+        let d = chunk.data;
+        let (mut run_start, mut at) = (0, 0);
+        while at < d.len() {
+            let end = memchr::memchr(self.sep, &d[at..]).map_or(d.len(), |p| at + p + 1);
+            if !self.keep(st, &d[at..end]) {
+                self.run(st, chunk, run_start, at);
+                run_start = end;
+            }
+            at = end;
+        }
+        self.run(st, chunk, run_start, d.len());
+    }
+
+    fn merge(&self, into: &mut Self::State, other: Self::State) {
+        self.inner.merge(&mut into.inner, other.inner);
+        into.outside += other.outside;
+        into.untimed += other.untimed;
+    }
+
+    fn offsets(&self) -> bool {
+        self.inner.offsets()
+    }
+
+    fn stopped(&self) -> bool {
+        self.inner.stopped()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::count::{Count, CountState};
+
+    fn window(since: i64, until: i64) -> Window<Count, impl Fn(&[u8]) -> Option<i64> + Sync> {
+        Window {
+            inner: Count { sep: b'\n' },
+            since,
+            until,
+            sep: b'\n',
+            // "<number> text": the number is the time.
+            time: |r: &[u8]| {
+                let n = r.iter().take_while(|c| c.is_ascii_digit()).count();
+                std::str::from_utf8(&r[..n]).ok()?.parse().ok()
+            },
+        }
+    }
+
+    #[test]
+    fn keeps_only_the_range_in_runs() {
+        let data = b"1 a\n2 b\nx\n3 c\n4 d\n5 e\n2 late\n6";
+        let w = window(2, 5);
+        let mut st = w.new_state();
+        w.process(
+            &mut st,
+            &Chunk {
+                input: 0,
+                offset: 0,
+                data,
+            },
+        );
+        // In range: "2 b", "3 c", "4 d", "2 late" (records are judged alone).
+        assert_eq!(
+            st.inner,
+            CountState {
+                records: 4,
+                bytes: 4 + 4 + 4 + 7
+            }
+        );
+        assert_eq!((st.outside, st.untimed), (3, 1));
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_answer() {
+        let data = b"1 a\n2 b\nx\n3 c\n4 d\n5 e\n2 late\n6";
+        let w = window(2, 5);
+        let whole = {
+            let mut st = w.new_state();
+            w.process(
+                &mut st,
+                &Chunk {
+                    input: 0,
+                    offset: 0,
+                    data,
+                },
+            );
+            st
+        };
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', data).map(|p| p + 1))
+            .collect();
+        for (i, &a) in starts.iter().enumerate() {
+            let mut st = w.new_state();
+            let mut other = w.new_state();
+            w.process(
+                &mut st,
+                &Chunk {
+                    input: 0,
+                    offset: 0,
+                    data: &data[..a],
+                },
+            );
+            w.process(
+                &mut other,
+                &Chunk {
+                    input: 0,
+                    offset: a as u64,
+                    data: &data[a..],
+                },
+            );
+            w.merge(&mut st, other);
+            assert_eq!(st.inner, whole.inner, "cut at record {i}");
+            assert_eq!((st.outside, st.untimed), (whole.outside, whole.untimed));
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! `--since`, `--until`, `--disorder` (and `count --format`): the values, and a
+//! scan job run over a time window.
+//!
+//! Why here: the CLI turns what the user wrote (ISO 8601, `-1h`, `yesterday`)
+//! into microseconds once; wf-core's `scan::seek` narrows each regular file to
+//! the bytes that can hold the window and `jobs::window` filters every record
+//! read. Record times come from wf-core's own small parser (`jobs::time`), not
+//! wf-formats, so the commands work the same in a build without `wf sql`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+
+use wf_core::jobs::time::{iso_prefix, TimeFormat};
+use wf_core::jobs::window::Window;
+use wf_core::jobs::Job;
+use wf_core::scan::seek::{self, Whole};
+use wf_core::scan::{self, Decoded, InputError, Progress, ScanOptions};
+
+use super::args::ScanArgs;
+
+const SEC: i64 = 1_000_000;
+const DAY: i64 = 86_400 * SEC;
+
+/// The time window of a scan job.
+#[derive(Args, Clone)]
+pub(crate) struct TimeArgs {
+    /// Only records at or after TIME (UTC unless it has an offset): ISO 8601
+    /// (`2026-11-27`, `2026-11-27T10:00`, `2026-11-27T10:00:00+01:00`), before
+    /// now (`-1h`, `-30m`, `-7d`, `-90s`, `-2w`), `today` or `yesterday`
+    /// (midnight UTC). A regular file is searched for the first byte to read,
+    /// so a narrow window of a big log reads little of it; records without a
+    /// time are left out (`--stats` counts them), and lines are held whole (up
+    /// to --max-record) to read their time. E.g. `wf count --since -1h
+    /// access.log`.
+    #[arg(long, value_name = "TIME", value_parser = parse_when, allow_hyphen_values = true)]
+    since: Option<i64>,
+    /// Only records before TIME (as --since); reading stops at the first record
+    /// past TIME + --disorder. E.g. `wf wf2 --since yesterday --until today
+    /// access.log`, `wf count --since 2026-11-27T10:00 --until
+    /// 2026-11-27T11:00Z access.log`.
+    #[arg(long, value_name = "TIME", value_parser = parse_when, allow_hyphen_values = true)]
+    until: Option<i64>,
+    /// How much earlier than a record before it a record may be (logs are
+    /// written when requests end): the search for --since/--until reads this
+    /// much more on each side. A file found more out of order than this is
+    /// read whole and filtered (said on stderr). E.g. `--disorder 1h`.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    disorder: i64,
+}
+
+/// `wf count --format`: where a record's time is.
+#[derive(Args, Clone)]
+pub(crate) struct FormatArg {
+    /// Where a line's time is, for --since/--until: combined, common or
+    /// vcombined (the first `[10/Oct/2000:13:55:36 -0700]`), json (the ISO 8601
+    /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line), iso (an ISO
+    /// 8601 time starting the line), or auto: each line by its shape (`{` json,
+    /// else iso, else the first `[...]`). E.g. `wf count --format json --since
+    /// -1d app.jsonl`.
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = parse_format)]
+    pub(crate) format: TimeFormat,
+}
+
+fn parse_format(s: &str) -> Result<TimeFormat, String> {
+    match s {
+        "combined" | "common" | "vcombined" | "clf" => Ok(TimeFormat::Clf),
+        "json" | "jsonl" => Ok(TimeFormat::Json),
+        "iso" => Ok(TimeFormat::Iso),
+        "auto" => Ok(TimeFormat::Auto),
+        _ => Err(format!(
+            "'{s}': expected combined, common, vcombined, json, iso or auto"
+        )),
+    }
+}
+
+fn now_us() -> i64 {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    d.as_micros() as i64
+}
+
+fn parse_when(s: &str) -> Result<i64, String> {
+    when(s, now_us())
+}
+
+/// A point in time (see [`TimeArgs::since`]), relative ones against `now`.
+pub(crate) fn when(s: &str, now: i64) -> Result<i64, String> {
+    let midnight = now.div_euclid(DAY) * DAY;
+    match s.trim() {
+        "now" => Ok(now),
+        "today" => Ok(midnight),
+        "yesterday" => Ok(midnight - DAY),
+        t if t.starts_with('-') => Ok(now - duration(&t[1..])?),
+        t => match iso_prefix(t.as_bytes()) {
+            Some((v, n)) if n == t.len() => Ok(v),
+            _ => Err(format!(
+                "'{s}': expected a time such as 2026-11-27T10:00, 2026-11-27T10:00:00+01:00, \
+                 -1h, -7d, today or yesterday"
+            )),
+        },
+    }
+}
+
+fn parse_duration(s: &str) -> Result<i64, String> {
+    duration(s)
+}
+
+/// A duration: `0`, or numbers with units, `90s`, `5m`, `1h30m`, `7d`, `2w`.
+pub(crate) fn duration(s: &str) -> Result<i64, String> {
+    let bad = || format!("'{s}': expected a duration such as 30s, 5m, 1h30m, 7d or 2w");
+    let t = s.trim();
+    if t == "0" {
+        return Ok(0);
+    }
+    let (mut total, mut rest) = (0i64, t);
+    while !rest.is_empty() {
+        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let v: i64 = rest[..n].parse().map_err(|_| bad())?;
+        let unit = match rest.as_bytes().get(n) {
+            Some(b's') => SEC,
+            Some(b'm') => 60 * SEC,
+            Some(b'h') => 3600 * SEC,
+            Some(b'd') => DAY,
+            Some(b'w') => 7 * DAY,
+            _ => return Err(bad()),
+        };
+        let add = v.checked_mul(unit).ok_or_else(bad)?;
+        total = total.checked_add(add).ok_or_else(bad)?;
+        rest = &rest[n + 1..];
+    }
+    if t.is_empty() {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+/// What a scan produced, with or without a window.
+pub(crate) struct Scanned<S> {
+    pub(crate) state: S,
+    pub(crate) bytes: u64,
+    pub(crate) files: u64,
+    pub(crate) decoded: Decoded,
+    pub(crate) errors: Vec<InputError>,
+    /// `--stats` counters of the window.
+    pub(crate) extra: Vec<(String, u64)>,
+}
+
+impl TimeArgs {
+    fn window(&self) -> Option<seek::Window> {
+        if self.since.is_none() && self.until.is_none() {
+            return None;
+        }
+        Some(seek::Window {
+            since: self.since.unwrap_or(i64::MIN),
+            until: self.until.unwrap_or(i64::MAX),
+            disorder: self.disorder,
+        })
+    }
+
+    /// Scan with `job`: over the records of the window if one is asked for.
+    pub(crate) fn scan<J: Job>(
+        &self,
+        job: J,
+        format: TimeFormat,
+        args: &ScanArgs,
+        opts: &ScanOptions,
+        progress: Option<&Progress>,
+    ) -> Scanned<J::State> {
+        let collected = args.input.collect();
+        let mut errors = collected.errors;
+        let mut inputs = collected.inputs;
+        let Some(w) = self.window() else {
+            let out = scan::run(&job, inputs, opts, progress);
+            errors.extend(out.errors.iter().cloned());
+            return Scanned {
+                state: out.state,
+                bytes: out.bytes,
+                files: out.files,
+                decoded: out.decoded,
+                errors,
+                extra: vec![],
+            };
+        };
+        let time = move |r: &[u8]| format.time(r);
+        let seeked = seek::seek(&mut inputs, &w, opts.sep, &time);
+        let extra = whole_read(&seeked, &inputs);
+        let job = Window {
+            inner: job,
+            since: w.since,
+            until: w.until,
+            sep: opts.sep,
+            time,
+        };
+        let out = scan::run(&job, inputs, opts, progress);
+        errors.extend(out.errors.iter().cloned());
+        let st = out.state;
+        let mut extra_all = vec![
+            ("records outside the time range".into(), st.outside),
+            ("records without a time".into(), st.untimed),
+            ("bytes skipped by the time search".into(), seeked.skipped),
+            ("bytes read by the time search".into(), seeked.probed),
+        ];
+        extra_all.extend(extra);
+        Scanned {
+            state: st.inner,
+            bytes: out.bytes,
+            files: out.files,
+            decoded: out.decoded,
+            errors,
+            extra: extra_all,
+        }
+    }
+}
+
+/// Say on stderr which files are read whole because they are not in order (or
+/// could not be searched); count the inputs read whole for `--stats`.
+fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(String, u64)> {
+    let (mut streams, mut other) = (0, 0);
+    for (i, why) in &s.whole {
+        let name = &inputs[*i].name;
+        match why {
+            Whole::NotSeekable => streams += 1,
+            Whole::OutOfOrder { at, back_us } => {
+                other += 1;
+                wf_core::warn!(
+                    "wf: {name}: not in time order (the record at byte {at} is {:.3} s earlier \
+                     than one before it, more than --disorder): read whole and filtered",
+                    *back_us as f64 / 1e6
+                );
+            }
+            Whole::Io(e) => {
+                other += 1;
+                wf_core::warn!("wf: {name}: cannot search by time ({e}): read whole and filtered");
+            }
+        }
+    }
+    vec![
+        (
+            "inputs read whole and filtered (streams, compressed)".into(),
+            streams,
+        ),
+        (
+            "inputs read whole and filtered (out of order)".into(),
+            other,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wf_core::jobs::time::days_from_civil;
+
+    // 2026-11-27T10:30:00Z
+    const NOW: i64 = 1_795_775_400 * SEC;
+
+    #[test]
+    fn times() {
+        assert_eq!(when("2026-11-27T10:30:00Z", NOW), Ok(NOW));
+        assert_eq!(when("2026-11-27T10:30", NOW), Ok(NOW));
+        assert_eq!(when("2026-11-27T11:30+01:00", NOW), Ok(NOW));
+        assert_eq!(when("2026-11-27 05:30:00-0500", NOW), Ok(NOW));
+        assert_eq!(
+            when("2026-11-27", NOW),
+            Ok(NOW - 10 * 3600 * SEC - 30 * 60 * SEC)
+        );
+        assert_eq!(when("today", NOW), when("2026-11-27", NOW));
+        assert_eq!(when("yesterday", NOW), when("2026-11-26", NOW));
+        assert_eq!(when("now", NOW), Ok(NOW));
+        assert_eq!(when("-1h", NOW), Ok(NOW - 3600 * SEC));
+        assert_eq!(when("-30m", NOW), Ok(NOW - 1800 * SEC));
+        assert_eq!(when("-7d", NOW), when("2026-11-20T10:30Z", NOW));
+        assert!(when("2026-11-27T10:30:00Zx", NOW).is_err());
+        assert!(when("10:30", NOW).is_err());
+        assert!(when("-1y", NOW).is_err());
+        assert!(when("-", NOW).is_err());
+        assert_eq!(
+            days_from_civil(2026, 11, 27) * DAY,
+            when("today", NOW).unwrap()
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("0"), Ok(0));
+        assert_eq!(duration("5m"), Ok(300 * SEC));
+        assert_eq!(duration("1h30m"), Ok(5400 * SEC));
+        assert_eq!(duration("2w"), Ok(14 * DAY));
+        for bad in ["", "5", "m", "5x", "-5m", "99999999999999999d"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! `--since`/`--until` of `wf count` and `wf wf2` against a plain reference:
+//! every line read, its time parsed by a naive parser of this file, kept if in
+//! `[since, until)`. Logs from `wf gen wf2` (about 2 hours in 2 MB, in time
+//! order, with odd lines), also disordered within and beyond the slack, with
+//! lines without a time, read as files, streams and gzip, at several `-j` and
+//! chunk sizes; and `--stats` shows that a narrow window reads a small part.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+/// Days from 1970-01-01, counted naively year by year and month by month.
+fn naive_days(y: i64, m: i64, d: i64) -> i64 {
+    let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let mut days = 0;
+    for yy in 1970..y {
+        days += if leap(yy) { 366 } else { 365 };
+    }
+    let len = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    for mm in 1..m {
+        days += len[mm as usize - 1] + i64::from(mm == 2 && leap(y));
+    }
+    days + d - 1
+}
+
+/// The time (seconds) in the first `[dd/Mon/yyyy:HH:MM:SS +zzzz]` of a line.
+fn naive_clf(line: &[u8]) -> Option<i64> {
+    let open = line.iter().position(|&c| c == b'[')?;
+    if line.get(open + 27) != Some(&b']') {
+        return None;
+    }
+    let s = std::str::from_utf8(line.get(open + 1..open + 27)?).ok()?;
+    let (date, zone) = s.split_once(' ')?;
+    let p: Vec<&str> = date.split(['/', ':']).collect();
+    let months = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let digits = |x: &str, n: usize| x.len() == n && x.bytes().all(|c| c.is_ascii_digit());
+    if p.len() != 6 || !digits(p[0], 2) || !digits(p[2], 4) || !p[3..].iter().all(|x| digits(x, 2))
+    {
+        return None;
+    }
+    let m = months.iter().position(|m| p[1].eq_ignore_ascii_case(m))? as i64 + 1;
+    let n: Vec<i64> = p.iter().map(|x| x.parse().unwrap_or(0)).collect();
+    let (d, y, h, mi, sec) = (n[0], n[2], n[3], n[4], n[5]);
+    let zs = zone.as_bytes();
+    if zs.len() != 5 || !matches!(zs[0], b'+' | b'-') || !digits(&zone[1..], 4) {
+        return None;
+    }
+    let (zh, zm): (i64, i64) = (zone[1..3].parse().ok()?, zone[3..5].parse().ok()?);
+    if !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 || zh > 23 || zm > 59 {
+        return None;
+    }
+    let off = (zh * 60 + zm) * 60 * if zs[0] == b'-' { -1 } else { 1 };
+    Some(naive_days(y, m, d) * 86400 + h * 3600 + mi * 60 + sec - off)
+}
+
+/// The lines of `data` whose time (seconds) is in `[since, until)`.
+fn reference(data: &[u8], since: i64, until: i64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in data.split_inclusive(|&c| c == b'\n') {
+        if naive_clf(line).is_some_and(|t| t >= since && t < until) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// An ISO 8601 UTC time for the command line.
+fn iso(t: i64) -> String {
+    let (days, s) = (t.div_euclid(86400), t.rem_euclid(86400));
+    let mut y = 1970;
+    let mut d = days;
+    while d >= naive_days(y + 1, 1, 1) - naive_days(y, 1, 1) {
+        d -= naive_days(y + 1, 1, 1) - naive_days(y, 1, 1);
+        y += 1;
+    }
+    let mut m = 1;
+    while m < 12 && d >= naive_days(y, m + 1, 1) - naive_days(y, m, 1) {
+        d -= naive_days(y, m + 1, 1) - naive_days(y, m, 1);
+        m += 1;
+    }
+    format!(
+        "{y:04}-{m:02}-{:02}T{:02}:{:02}:{:02}Z",
+        d + 1,
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+fn gen(dir: &Path, name: &str, size: &str, odd: &str) -> PathBuf {
+    let p = dir.join(name);
+    let mut c = wf();
+    c.args(["gen", "wf2", "--size", size, "--odd-lines", odd, "-o"])
+        .arg(&p);
+    ok(c);
+    p
+}
+
+/// Times of the lines that have one, in file order.
+fn times(data: &[u8]) -> Vec<i64> {
+    data.split(|&c| c == b'\n').filter_map(naive_clf).collect()
+}
+
+fn count(args: &[&str], path: &Path, stdin: Option<&[u8]>) -> (serde_json::Value, String) {
+    let mut c = wf();
+    c.args(["count", "--json", "--stats", "--no-progress"])
+        .args(args);
+    if stdin.is_none() {
+        c.arg(path);
+    }
+    let o = run(c, stdin);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{args:?}: {err}");
+    (serde_json::from_slice(&o.stdout).unwrap(), err)
+}
+
+/// A `--stats` figure by its name.
+fn stat(err: &str, name: &str) -> u64 {
+    let line = err
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("{name}: {err}"));
+    line[name.len()..]
+        .trim_start_matches(':')
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `wf count --since --until` equals the reference at several windows, -j and
+/// chunk sizes (down to 100 bytes).
+fn check_count(path: &Path, windows: &[(i64, i64)], extra: &[&str]) {
+    let data = std::fs::read(path).unwrap();
+    let runs = [("1", "8M"), ("2", "4K"), ("3", "64K"), ("2", "100")];
+    for (k, &(since, until)) in windows.iter().enumerate() {
+        let want = reference(&data, since, until);
+        let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
+        // Two of the settings per window, each setting on every other window.
+        for &(j, chunk) in [runs[k % 4], runs[(k + 1) % 4]].iter() {
+            let (s, u) = (iso(since), iso(until));
+            let mut args = vec!["-j", j, "--chunk-size", chunk, "--since", &s, "--until", &u];
+            args.extend_from_slice(extra);
+            let (v, err) = count(&args, path, None);
+            let what = format!("{path:?} {args:?}");
+            assert_eq!(v["records"], recs, "{what}\n{err}");
+            assert_eq!(v["bytes"], want.len() as u64, "{what}");
+        }
+    }
+}
+
+/// Windows at the edges and inside of a log whose times are `t`.
+fn windows(t: &[i64]) -> Vec<(i64, i64)> {
+    let (first, last) = (*t.iter().min().unwrap(), *t.iter().max().unwrap());
+    let mid = t[t.len() / 2];
+    vec![
+        (first - 3600, first + 60),            // since before the first record
+        (last - 600, last + 3600),             // until after the last
+        (first - 7200, first - 3600),          // empty: before everything
+        (last + 1, last + 3600),               // empty: after everything
+        (mid, mid),                            // empty: since == until
+        (mid + 10, mid),                       // empty: since > until
+        (mid, mid + 120),                      // since == a record's exact time
+        (t[t.len() / 3] - 30, t[t.len() / 3]), // until == a record's time
+    ]
+}
+
+#[test]
+fn count_equals_reference_in_order_and_odd() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "a.log", "1M", "0.02");
+    let t = times(&std::fs::read(&p).unwrap());
+    check_count(&p, &windows(&t), &[]);
+    check_count(&p, &windows(&t)[6..7], &["--format", "combined"]);
+}
+
+/// Every 7th line moved 4 minutes back (within the default slack of 5), and
+/// lines without a time in between.
+#[test]
+fn count_equals_reference_disordered_within_the_slack() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read(gen(dir.path(), "src.log", "1M", "0")).unwrap();
+    let mut out = Vec::new();
+    for (i, line) in src.split_inclusive(|&c| c == b'\n').enumerate() {
+        let s = String::from_utf8_lossy(line).into_owned();
+        if i % 7 == 3 {
+            let t = naive_clf(line).unwrap() - 240;
+            let open = s.find('[').unwrap();
+            let close = s.find(']').unwrap();
+            out.extend_from_slice(&s.as_bytes()[..open]);
+            out.extend_from_slice(clf(t).as_bytes());
+            out.extend_from_slice(&s.as_bytes()[close + 1..]);
+        } else {
+            out.extend_from_slice(line);
+        }
+        if i % 50 == 0 {
+            out.extend_from_slice(b"no time on this line\n[not a time either]\n");
+        }
+    }
+    let p = dir.path().join("b.log");
+    std::fs::write(&p, &out).unwrap();
+    let t = times(&out);
+    check_count(&p, &windows(&t), &[]);
+    // With no slack the answer may differ; with it, untimed lines are counted.
+    let w = windows(&t)[6];
+    let (_, err) = count(&["--since", &iso(w.0), "--until", &iso(w.1)], &p, None);
+    assert!(stat(&err, "records without a time") > 0, "{err}");
+}
+
+/// `[dd/Mon/yyyy:HH:MM:SS -0700]` of a time in seconds.
+fn clf(t: i64) -> String {
+    let u = iso(t - 7 * 3600); // "yyyy-mm-ddTHH:MM:SSZ", local to -0700
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m: usize = u[5..7].parse().unwrap();
+    format!(
+        "[{}/{}/{}:{} -0700]",
+        &u[8..10],
+        months[m - 1],
+        &u[..4],
+        &u[11..19]
+    )
+}
+
+/// Two runs joined out of order (a later hour before an earlier one): the
+/// probes see time go back by more than the slack, the file is read whole,
+/// stderr says so, and the answer is still the reference's.
+#[test]
+fn out_of_order_file_is_read_whole_and_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read(gen(dir.path(), "src.log", "1M", "0")).unwrap();
+    let half = src.len() / 2;
+    let cut = half + src[half..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    let joined = [&src[cut..], &src[..cut]].concat();
+    let p = dir.path().join("c.log");
+    std::fs::write(&p, &joined).unwrap();
+    let t = times(&src);
+    // A window in the first run, which the search in the second would miss.
+    let w = (t[t.len() / 4], t[t.len() / 4] + 300);
+    check_count(&p, &[w], &[]);
+    let (_, err) = count(&["--since", &iso(w.0), "--until", &iso(w.1)], &p, None);
+    assert!(err.contains("not in time order"), "{err}");
+    assert_eq!(
+        stat(&err, "inputs read whole and filtered (out of order)"),
+        1
+    );
+    assert_eq!(stat(&err, "bytes"), joined.len() as u64);
+}
+
+/// A narrow window reads a small part of the file (`--stats` bytes), and at
+/// least the bytes of its records; a stream and a gzip file are read whole
+/// and give the same answer.
+#[test]
+fn narrow_window_reads_little_and_streams_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "d.log", "2M", "0.01");
+    let data = std::fs::read(&p).unwrap();
+    let t = times(&data);
+    let w = (t[t.len() / 2], t[t.len() / 2] + 60);
+    let want = reference(&data, w.0, w.1);
+    let (s, u) = (iso(w.0), iso(w.1));
+    let args = ["--since", s.as_str(), "--until", u.as_str()];
+    let (v, err) = count(&args, &p, None);
+    assert_eq!(v["bytes"], want.len() as u64);
+    let read = stat(&err, "bytes");
+    // One minute and 5 minutes of slack on each side of a 2-hour log: about
+    // a tenth; the whole file without the search.
+    assert!(read >= want.len() as u64, "{err}");
+    assert!(
+        read < data.len() as u64 / 6,
+        "read {read} of {}: {err}",
+        data.len()
+    );
+    assert!(stat(&err, "bytes skipped by the time search") > data.len() as u64 / 2);
+    let (v2, err2) = count(&args, &p, Some(&data));
+    assert_eq!(v2["bytes"], v["bytes"]);
+    assert_eq!(v2["records"], v["records"]);
+    assert_eq!(stat(&err2, "bytes"), data.len() as u64);
+    assert_eq!(
+        stat(
+            &err2,
+            "inputs read whole and filtered (streams, compressed)"
+        ),
+        1
+    );
+    let gz = dir.path().join("d.log.gz");
+    let mut c = wf();
+    c.args(["gen", "wf2", "--size", "2M", "--odd-lines", "0.01", "-o"])
+        .arg(&gz);
+    ok(c);
+    let (v3, err3) = count(&args, &gz, None);
+    assert_eq!(v3["records"], v["records"], "{err3}");
+    assert_eq!(
+        stat(
+            &err3,
+            "inputs read whole and filtered (streams, compressed)"
+        ),
+        1
+    );
+}
+
+/// `wf wf2 --since --until` equals `wf wf2` over the reference's lines.
+#[test]
+fn wf2_equals_wf2_over_the_reference_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "e.log", "1M", "0.02");
+    let data = std::fs::read(&p).unwrap();
+    let t = times(&data);
+    for w in [
+        windows(&t)[0],
+        windows(&t)[6],
+        (t[t.len() / 3], t[2 * t.len() / 3]),
+    ] {
+        let want_file = dir.path().join("want.log");
+        std::fs::write(&want_file, reference(&data, w.0, w.1)).unwrap();
+        let mut c = wf();
+        c.args(["wf2", "--json"]).arg(&want_file);
+        let want = ok(c);
+        for (j, chunk) in [("1", "8M"), ("2", "4K"), ("3", "300")] {
+            let mut c = wf();
+            c.args(["wf2", "--json", "-j", j, "--chunk-size", chunk])
+                .args(["--since", &iso(w.0), "--until", &iso(w.1)])
+                .arg(&p);
+            assert_eq!(ok(c), want, "{w:?} -j {j} --chunk-size {chunk}");
+        }
+    }
+}
+
+/// JSON lines and lines starting with an ISO 8601 time, by `--format` and by
+/// shape (auto).
+#[test]
+fn json_and_iso_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = naive_days(2026, 11, 27) * 86400;
+    let mut json = String::new();
+    let mut plain = String::new();
+    for i in 0..5000 {
+        let t = iso(t0 + i * 9);
+        json.push_str(&format!(
+            "{{\"level\":\"info\",\"time\":\"{t}\",\"n\":{i}}}\n"
+        ));
+        plain.push_str(&format!("{} GET /x/{i}\n", &t[..19]));
+        if i % 100 == 0 {
+            json.push_str("{\"msg\":\"no time\"}\n");
+        }
+    }
+    let (pj, pi) = (dir.path().join("a.jsonl"), dir.path().join("b.log"));
+    std::fs::write(&pj, &json).unwrap();
+    std::fs::write(&pi, &plain).unwrap();
+    // [10:00, 10:30) holds i with t0 + 36000 <= t0 + 9i < t0 + 37800.
+    let want = (36000..37800).filter(|s| s % 9 == 0).count() as u64;
+    let args = [
+        "--since",
+        "2026-11-27T10:00",
+        "--until",
+        "2026-11-27T11:30+01:00",
+    ];
+    for (p, fmt) in [(&pj, "json"), (&pj, "auto"), (&pi, "iso"), (&pi, "auto")] {
+        let mut a = args.to_vec();
+        a.extend(["--format", fmt, "--chunk-size", "4K", "-j", "2"]);
+        let (v, err) = count(&a, p, None);
+        assert_eq!(v["records"], want, "{p:?} {fmt}: {err}");
+    }
+    // The search skips most of the 50 lines without a time.
+    let (_, err) = count(&args, &pj, None);
+    let untimed = stat(&err, "records without a time");
+    assert!(untimed > 0 && untimed < 10, "{err}");
+}
+
+/// Bad values are refused with a message, exit 2.
+#[test]
+fn bad_times_are_refused() {
+    for args in [
+        ["--since", "10:00"],
+        ["--until", "-1y"],
+        ["--disorder", "5"],
+        ["--format", "csv"],
+    ] {
+        let mut c = wf();
+        c.arg("count").args(args).arg("/dev/null");
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(args[1]),
+            "{args:?}"
+        );
+    }
+}
