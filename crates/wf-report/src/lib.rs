@@ -27,6 +27,9 @@ pub use job::{BotMode, FormatError, ReportJob};
 pub use report::Report;
 
 /// The format of `--format` (`auto` reads `sample`, the start of the first input).
-pub fn format(spec: &str, sample: &[u8]) -> Result<Arc<dyn wf_formats::Format>, String> {
+pub fn format(
+    spec: &str,
+    sample: &[u8],
+) -> Result<Arc<dyn wf_formats::Format>, wf_formats::FormatError> {
     wf_formats::from_spec(spec, &wf_formats::FormatOptions::default(), sample)
 }

@@ -21,10 +21,10 @@ use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::error::DataFusionError;
 
 use super::problem::{line_at, schema_hint, ProblemKind, RecordError};
-use wf_formats::bytemap::ByteMap;
-use wf_formats::{Columns, Format, Kind, Parser};
 use wf_core::jobs::{Chunk, Job};
 use wf_core::scan::{Input, Source};
+use wf_formats::bytemap::ByteMap;
+use wf_formats::{Columns, Format, Kind, Parser};
 
 /// What a batch channel carries.
 pub type BatchResult = Result<RecordBatch, DataFusionError>;

@@ -44,10 +44,10 @@ use futures::StreamExt;
 use super::job::{BatchJob, BatchResult, BatchState, Out, ParseStats, Reader, Virtual, SHOW_BAD};
 use super::share::Shared;
 use super::stream::{Resolved, Streams};
-use wf_formats::csv::Quoting;
-use wf_formats::{self, Format};
 use wf_core::jobs::{Chunk, Job};
 use wf_core::scan::{self, Input, InputError, Progress, ScanOptions, Source};
+use wf_formats::csv::Quoting;
+use wf_formats::{self, Format};
 
 /// What the scans of a table found, for `--stats`, `--strict` and the exit status.
 #[derive(Debug, Default)]

@@ -126,7 +126,7 @@ impl ReportArgs {
             (s, _) => s,
         };
         let sample = sample.unwrap_or_default();
-        let format = wf_report::format(spec, &sample)?;
+        let format = wf_report::format(spec, &sample).map_err(|e| e.to_string())?;
         let bots = match self.bots {
             Bots::Include => BotMode::Include,
             Bots::Exclude => BotMode::Exclude,
