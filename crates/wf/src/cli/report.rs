@@ -103,10 +103,7 @@ impl JobCmd for ReportArgs {
 }
 
 fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
-    errors.push(InputError {
-        name: name.into(),
-        message,
-    });
+    errors.push(InputError::new(name, message));
     JobRun {
         output: Vec::new(),
         errors,
@@ -151,10 +148,7 @@ impl ReportArgs {
             let title = format!("wf report: {}", paths.join(", "));
             wf_report::html::render(&wf_report::output::page(r, &title))
         };
-        std::fs::write(path, body).map_err(|e| InputError {
-            name: path.display().to_string(),
-            message: scan::io_message(&e),
-        })?;
+        std::fs::write(path, body).map_err(|e| InputError::io(path.display().to_string(), &e))?;
         Ok(Vec::new())
     }
 }
