@@ -90,8 +90,9 @@ pub(crate) struct ScanArgs {
     /// The longest record (line) held whole where the whole record is needed
     /// (`wf sql`): a longer one is an error naming its input and byte offset,
     /// and is skipped; the rest is still read (exit status 2). `count`, `wf2`
-    /// and `pangram` read longer records in pieces and never hold them. E.g.
-    /// `--max-record 16M`.
+    /// and `pangram` read longer records in pieces and never hold them, except
+    /// under `--since`/`--until`, where a record is held whole to read its
+    /// time. E.g. `--max-record 16M`.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = scan::parse_size)]
     max_record: u64,
     /// Show a progress bar on stderr even when it is not a terminal.
