@@ -229,7 +229,6 @@ mod tests {
     /// default parser, without `float_roundtrip`, was a unit in the last place
     /// off on such numbers and called the first one out of range, losing the row).
     #[test]
-    #[ignore = "fails until serde_json's float_roundtrip is on (see Cargo.toml)"]
     fn floats_are_read_correctly_rounded() {
         let nums = [
             "1.7976931348623157999e308",
