@@ -299,6 +299,8 @@ impl Planner<'_> {
             sep: self.sep,
             long: None,
             whole_only: true,
+
+            ends: None,
         };
         let (end, given) = stream::read_cut(&mut src, cut, &pool, |b| {
             if ctl.planner_stop() {

@@ -39,7 +39,7 @@ pub use inputs::{
     input_path, parse_size, Collected, Input, InputError, InputSpec, SizeError, Source,
 };
 pub use range::record_start_at;
-pub use stream::open_stream;
+pub use stream::{open_stream, RecordEnds};
 
 /// The file system type (`statfs`'s `f_type` magic number) of the file system
 /// holding `path`, or `None` when `statfs` fails.

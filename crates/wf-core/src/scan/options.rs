@@ -44,6 +44,9 @@ pub struct ScanOptions {
     /// for a moment, not only in full blocks (`wf sql`: a LIMIT over a FIFO
     /// that stays open needs the lines written so far; see `stream.rs`).
     pub eager_streams: bool,
+    /// Cut streams at these record ends, not at every separator (`wf sql` on
+    /// CSV, whose quoted fields may hold line breaks; see `stream.rs`).
+    pub record_ends: Option<std::sync::Arc<dyn super::stream::RecordEnds>>,
 }
 
 impl Default for ScanOptions {
@@ -63,6 +66,7 @@ impl Default for ScanOptions {
             spool_streams: false,
             max_record: DEFAULT_MAX_RECORD,
             eager_streams: false,
+            record_ends: None,
         }
     }
 }

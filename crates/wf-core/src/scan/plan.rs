@@ -381,6 +381,7 @@ impl Planner<'_> {
             sep: self.opts.sep,
             long: Some(self.shared.long.limit),
             whole_only: true,
+            ends: self.opts.record_ends.clone(),
         };
         let (end, at) = read_cut(&mut src, cut, pool, |b| {
             let (offset, buf, len, piece) = (b.offset, b.buf, b.len, b.piece);

@@ -82,8 +82,20 @@ pub(crate) struct Block {
     pub piece: Option<(bool, bool)>,
 }
 
+/// Where records end in a format whose records may hold the separator (a CSV
+/// field in quotes may hold a line break). A stream is read front to back, so
+/// its blocks can be cut at record ends found by following the quotes from
+/// the stream's start: this is how `wf sql` reads a CSV stream as it comes
+/// (a file is cut by a pass of its own, see `wf_sql`'s table).
+pub trait RecordEnds: Send + Sync + std::fmt::Debug {
+    /// The separator that ends the record starting at `data[start]`, or `None`
+    /// when bytes after `data` could still change where it ends (it runs past
+    /// the data, or a quote in it is still open).
+    fn record_end(&self, data: &[u8], start: usize) -> Option<usize>;
+}
+
 /// How [`read_cut`] cuts a stream.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Cut {
     /// Nominal block size.
     pub size: usize,
@@ -94,6 +106,9 @@ pub(crate) struct Cut {
     /// On a read error, withhold the record it cut short (else it goes out as
     /// the last block, as if the stream had ended there).
     pub whole_only: bool,
+    /// Cut at these record ends, not at every separator (see [`RecordEnds`]);
+    /// a record longer than `long` then ends the stream with an error.
+    pub ends: Option<Arc<dyn RecordEnds>>,
 }
 
 /// A consumer's refusal of a block: stop reading.
@@ -125,6 +140,7 @@ pub(crate) fn read_blocks(
         sep,
         long: None,
         whole_only: false,
+        ends: None,
     };
     read_cut(src, cut, pool, block).0
 }
@@ -147,6 +163,7 @@ pub(crate) fn read_cut(
         sep: cut.sep,
         long: cut.long,
         whole_only: cut.whole_only,
+        ends: cut.ends,
         carry: Vec::new(),
         eof: false,
         error: None,
@@ -194,6 +211,7 @@ struct Cutter<'a> {
     sep: u8,
     long: Option<usize>,
     whole_only: bool,
+    ends: Option<Arc<dyn RecordEnds>>,
     /// Bytes read past the last cut: the start of the next block.
     carry: Vec<u8>,
     eof: bool,
@@ -235,6 +253,8 @@ impl Cutter<'_> {
             (filled, Some((true, false)), filled)
         } else if self.within {
             self.piece_cut(buf, filled)?
+        } else if let Some(ends) = self.ends.clone() {
+            self.ends_cut(buf, filled, &*ends)?
         } else {
             self.records_cut(buf, filled)?
         };
@@ -296,6 +316,52 @@ impl Cutter<'_> {
             // A quiet stream: the whole records read so far go out now.
             if std::mem::take(&mut self.quiet) && rec > 0 {
                 return Ok((rec, None, filled));
+            }
+        }
+    }
+
+    /// [`Cutter::records_cut`] at the record ends `ends` finds: after the
+    /// first record that ends at or after byte `want - 1`, or after the whole
+    /// records read so far when the stream goes quiet. The bytes after the last
+    /// record end at the end of the stream go out as they are (the consumer
+    /// cuts them by the same rule, which then knows they are all there). A
+    /// record longer than the bound ends the stream: its end cannot be found
+    /// in pieces, and what follows it cannot be cut without it.
+    fn ends_cut(
+        &mut self,
+        buf: &mut Vec<u8>,
+        mut filled: usize,
+        ends: &dyn RecordEnds,
+    ) -> Result<Filled, Stopped> {
+        // `rec`: the start of the first record not known to be whole.
+        let mut rec = 0;
+        loop {
+            while let Some(e) = ends.record_end(&buf[..filled], rec) {
+                rec = e + 1;
+                if rec >= self.want {
+                    return Ok((rec, None, filled));
+                }
+            }
+            if self.eof {
+                if self.error.is_some() && self.whole_only {
+                    return Ok((rec, None, rec)); // the cut record is dropped
+                }
+                return Ok((filled, None, filled));
+            }
+            if std::mem::take(&mut self.quiet) && rec > 0 {
+                return Ok((rec, None, filled));
+            }
+            if let Some(limit) = self.long.filter(|&l| filled - rec > l) {
+                let msg = format!("a record longer than {limit} bytes (--max-record)");
+                self.error = Some(io::Error::new(io::ErrorKind::InvalidData, msg));
+                self.eof = true;
+                return Ok((rec, None, rec));
+            }
+            // Read at least as much as the unfinished record holds, so that
+            // following its quotes again from its start stays linear.
+            let old = filled;
+            while filled - old < (old - rec).max(1) && !self.eof && !self.quiet {
+                filled += self.read_more(buf, filled, false)?;
             }
         }
     }
@@ -627,6 +693,8 @@ mod tests {
             sep: b'\n',
             long: Some(long),
             whole_only: true,
+
+            ends: None,
         };
         let (end, at) = read_cut(src, cut, &pool, |b| {
             most = most.max(b.buf.len());
@@ -731,5 +799,81 @@ mod tests {
                 assert_eq!(at, bytes.len() as u64, "fail at {fail_at}");
             }
         }
+    }
+
+    /// Records that end at a newline outside double quotes (CSV's rule,
+    /// without its details), as the test's [`RecordEnds`].
+    #[derive(Debug)]
+    struct Quotes;
+
+    impl RecordEnds for Quotes {
+        fn record_end(&self, data: &[u8], start: usize) -> Option<usize> {
+            let mut open = false;
+            for (i, &b) in data.iter().enumerate().skip(start) {
+                match b {
+                    b'"' => open = !open,
+                    b'\n' if !open => return Some(i),
+                    _ => {}
+                }
+            }
+            None
+        }
+    }
+
+    fn quoted_blocks(data: &[u8], size: usize, most: usize, long: usize) -> (Vec<Vec<u8>>, End) {
+        let (pool_tx, pool) = chan::unbounded();
+        let mut src = Trickle { data, most, fail_at: None, at: 0 };
+        let cut = Cut {
+            size,
+            sep: b'\n',
+            long: Some(long),
+            whole_only: true,
+            ends: Some(Arc::new(Quotes)),
+        };
+        let mut out = Vec::new();
+        let (end, _) = read_cut(&mut src, cut, &pool, |b| {
+            out.push(b.buf[..b.len].to_vec());
+            pool_tx.send(b.buf).unwrap();
+            Ok(())
+        });
+        (out, end)
+    }
+
+    /// With record ends, a stream's blocks are cut only where a record ends
+    /// (never at a line break inside quotes), and hold every byte once.
+    #[test]
+    fn blocks_cut_at_record_ends_keep_quoted_line_breaks() {
+        let data = b"a,\"x\ny\"\nb\n\"\n\n\n\",c\nd,\"e\"\n\"open\nend";
+        let ends: Vec<usize> = {
+            let (mut v, mut at) = (vec![0], 0);
+            while let Some(e) = Quotes.record_end(data, at) {
+                at = e + 1;
+                v.push(at);
+            }
+            v
+        };
+        for size in [1, 2, 5, 100] {
+            for most in [1, 3, usize::MAX] {
+                let (blocks, end) = quoted_blocks(data, size, most, 1 << 20);
+                assert!(matches!(end, End::Done));
+                assert_eq!(blocks.concat(), data, "size {size}, most {most}");
+                let mut at = 0;
+                for b in &blocks[..blocks.len() - 1] {
+                    at += b.len();
+                    assert!(ends.contains(&at), "cut at {at}: size {size}, most {most}");
+                }
+            }
+        }
+    }
+
+    /// A record past the bound ends the stream (its end cannot be found in
+    /// pieces): the whole records before it go out, and the error says why.
+    #[test]
+    fn a_quoted_record_past_the_bound_ends_the_stream() {
+        let data = format!("a\nb\n\"{}\"\nc\n", "x\n".repeat(1000));
+        let (blocks, end) = quoted_blocks(data.as_bytes(), 1, 64, 100);
+        assert_eq!(blocks.concat(), b"a\nb\n");
+        let End::Failed(e) = end else { panic!("not failed") };
+        assert!(e.to_string().contains("longer than 100 bytes"), "{e}");
     }
 }
