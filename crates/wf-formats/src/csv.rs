@@ -262,20 +262,41 @@ impl Quoting {
     /// The record that starts at `start`: where it ends, and whether it spans
     /// lines.
     pub fn cut(self, data: &[u8], start: usize) -> Cut {
+        self.cut_open(data, start).0
+    }
+
+    /// The separator ending the record that starts at `start` of a stream's
+    /// bytes so far, `None` when later bytes could change it: the record
+    /// runs past `data`, or a quote in it has no closing quote yet (at the
+    /// end of the input such a quote is data, see [`Quoting::cut`]).
+    pub fn stream_end(self, data: &[u8], start: usize) -> Option<usize> {
+        let (c, open) = self.cut_open(data, start);
+        (c.end < data.len() && !open).then_some(c.end)
+    }
+
+    /// [`Quoting::cut`], and whether the cut was made at a quote that has no
+    /// closing quote in `data`.
+    fn cut_open(self, data: &[u8], start: usize) -> (Cut, bool) {
         let line_end =
             |from: usize| memchr::memchr(b'\n', &data[from..]).map_or(data.len(), |i| from + i);
         let mut pos = start;
         let mut multiline = false;
+        // A file's byte-order mark is not part of its first field: a quote
+        // right after it opens a quoted field (else that field's line breaks
+        // would cut the record).
+        let start = if start == 0 && data.starts_with(b"\xef\xbb\xbf") {
+            3
+        } else {
+            start
+        };
         loop {
             let Some(i) = memchr::memchr2(b'"', b'\n', &data[pos..]) else {
-                return Cut {
-                    end: data.len(),
-                    multiline,
-                };
+                let end = data.len();
+                return (Cut { end, multiline }, false);
             };
             let at = pos + i;
             if data[at] == b'\n' {
-                return Cut { end: at, multiline };
+                return (Cut { end: at, multiline }, false);
             }
             if at != start && data[at - 1] != self.delim {
                 pos = at + 1; // a quote inside an unquoted field: data
@@ -294,10 +315,8 @@ impl Quoting {
                 // No quoted field after all: the record ends with the line
                 // this quote is on.
                 _ => {
-                    return Cut {
-                        end: line_end(at),
-                        multiline,
-                    }
+                    let end = line_end(at);
+                    return (Cut { end, multiline }, close.is_none());
                 }
             }
         }
@@ -849,6 +868,36 @@ mod tests {
                 .map(|f| f.map(|x| String::from_utf8_lossy(&x).into_owned()))
                 .collect()
         })
+    }
+
+    /// A stream's record ends: only where no later byte can move them.
+    #[test]
+    fn stream_ends_wait_for_a_closing_quote() {
+        let q = Quoting { delim: b',' };
+        assert_eq!(q.stream_end(b"a,b\nc", 0), Some(3));
+        assert_eq!(q.stream_end(b"a,b", 0), None);
+        assert_eq!(q.stream_end(b"a,\"b\nc", 0), None); // open quote
+        assert_eq!(q.cut(b"a,\"b\nc", 0).end, 4); // at the end: data
+        assert_eq!(q.stream_end(b"a,\"b\nc\"\nd", 0), Some(7));
+        assert_eq!(q.stream_end(b"a,\"b\nc\"", 0), None);
+        assert_eq!(q.stream_end(b"a,x\"b\nc", 0), Some(5)); // a quote inside a field
+    }
+
+    /// A byte-order mark before a quoted first field: the field's line break
+    /// is inside the record (it was cut there, the quote taken as data).
+    #[test]
+    fn a_quoted_field_after_a_byte_order_mark_spans_lines() {
+        let q = Quoting { delim: b',' };
+        let data = b"\xef\xbb\xbf\"a\nb\",1\nc,2\n";
+        assert_eq!(
+            q.cut(data, 0),
+            Cut {
+                end: 10,
+                multiline: true
+            }
+        );
+        assert!(q.has_quoted_newline(data));
+        assert_eq!(q.record_start_from(data, 0, 1), 11);
     }
 
     #[test]

@@ -46,6 +46,20 @@ pub fn split(r: &[u8]) -> impl Iterator<Item = &[u8]> {
     r.split(|&c| is_space(c)).filter(|f| !f.is_empty())
 }
 
+/// The number of fields `split` gives, counted without building slices: one
+/// pass of a byte test, which the compiler vectorises (format inference over
+/// one 64 MiB line spent 9% of `wf sql`'s CPU in `split`).
+fn count_fields(r: &[u8]) -> usize {
+    let mut n = 0;
+    let mut prev_space = true;
+    for &c in r {
+        let space = is_space(c);
+        n += usize::from(prev_space && !space);
+        prev_space = space;
+    }
+    n
+}
+
 impl Fields {
     pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
@@ -53,7 +67,7 @@ impl Fields {
         }
         let n = super::sample_lines(sample, 1000)
             .iter()
-            .map(|l| split(l).count())
+            .map(|l| count_fields(l))
             .max()
             .unwrap_or(1)
             .max(1);
@@ -252,4 +266,25 @@ fn split_spans(
     }
     // SAFETY: `reserve` made room for `plan.len()` spans, all written above.
     unsafe { spans.set_len(filled) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_fields_equals_split() {
+        for r in [
+            &b""[..],
+            b" ",
+            b"a",
+            b" a",
+            b"a ",
+            b"a b",
+            b"  a \t\x0b b\x0c\rc  ",
+            b"\xef\xbb\xbf x",
+        ] {
+            assert_eq!(count_fields(r), split(r).count(), "{r:?}");
+        }
+    }
 }

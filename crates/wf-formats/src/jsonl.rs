@@ -29,6 +29,64 @@ fn beyond_float(n: &serde_json::Number) -> bool {
     n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT)
 }
 
+/// serde_json (without `arbitrary_precision`) reads an integer beyond the
+/// 64-bit range as a float, losing its text. The integer literals in the
+/// record's text whose float value is `n`'s: at least 20 digits (2^63 has 19)
+/// with no fraction or exponent after them, in the order they appear. A
+/// string holding such digits may be taken for one, which only ever turns a
+/// rounded float into a refusal or an exact decimal.
+fn big_literals<'a>(record: &'a [u8], n: &serde_json::Number) -> Vec<&'a [u8]> {
+    let Some(f) = n
+        .as_f64()
+        .filter(|f| !n.is_i64() && !n.is_u64() && f.fract() == 0.0)
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < record.len() {
+        let len = record[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if len == 0 {
+            i += 1;
+            continue;
+        }
+        let (start, end) = (i - usize::from(i > 0 && record[i - 1] == b'-'), i + len);
+        let before = i.checked_sub(1).map(|j| record[j]);
+        let after = record.get(end).copied();
+        let whole = before != Some(b'.') && !matches!(after, Some(b'.' | b'e' | b'E'));
+        let text = &record[start..end];
+        if len >= 20 && whole && parse_f64(text) == Some(f) {
+            found.push(text);
+        }
+        i = end;
+    }
+    found
+}
+
+fn parse_f64(text: &[u8]) -> Option<f64> {
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// The one literal `big_literals` finds for `n` (None when none, or several
+/// different texts: then which one is `n` cannot be told).
+fn big_literal<'a>(record: &'a [u8], n: &serde_json::Number) -> Option<&'a [u8]> {
+    let found = big_literals(record, n);
+    let first = *found.first()?;
+    found.iter().all(|t| *t == first).then_some(first)
+}
+
+/// A number's JSON text: its literal when serde_json read an integer beyond
+/// 64 bits as a float (the float's text would lose digits).
+fn number_text(n: &serde_json::Number, record: &[u8]) -> String {
+    match big_literal(record, n) {
+        Some(t) => String::from_utf8_lossy(t).into_owned(),
+        None => n.to_string(),
+    }
+}
+
 impl JsonLines {
     pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
@@ -58,8 +116,9 @@ impl JsonLines {
                 };
                 kinds[i] = widen(kinds[i], v);
                 if let Value::Number(n) = v {
-                    big[i].0 |= beyond_float(n);
-                    big[i].1 |= !(n.is_i64() || n.is_u64() || is_minus_zero(n));
+                    let huge = !big_literals(line, n).is_empty();
+                    big[i].0 |= beyond_float(n) || huge;
+                    big[i].1 |= !(n.is_i64() || n.is_u64() || is_minus_zero(n) || huge);
                 }
             }
         }
@@ -165,7 +224,7 @@ impl Parser for JsonParser {
             return false;
         };
         for (o, name) in self.names.iter().enumerate() {
-            append(out, o, obj.get(name), self.inferred);
+            append(out, o, obj.get(name), self.inferred, record);
         }
         out.end_row();
         true
@@ -175,7 +234,7 @@ impl Parser for JsonParser {
 /// Append `v` to column `o`; a value that does not convert to the column's
 /// kind (a string in an int column, say; with inferred types, an integer a
 /// float column would round) is NULL and counted.
-fn append(out: &mut Columns, o: usize, v: Option<&Value>, inferred: bool) {
+fn append(out: &mut Columns, o: usize, v: Option<&Value>, inferred: bool, record: &[u8]) {
     let v = match v {
         None | Some(Value::Null) => return out.null(o),
         Some(v) => v,
@@ -184,6 +243,7 @@ fn append(out: &mut Columns, o: usize, v: Option<&Value>, inferred: bool) {
         Kind::Str => {
             match v {
                 Value::String(s) => out.str(o, s.as_bytes()),
+                Value::Number(n) => out.str(o, number_text(n, record).as_bytes()),
                 other => out.str(o, other.to_string().as_bytes()),
             }
             true
@@ -193,13 +253,17 @@ fn append(out: &mut Columns, o: usize, v: Option<&Value>, inferred: bool) {
             _ => out.put(o, v.as_i64(), Columns::int),
         },
         Kind::Float => match v {
-            Value::Number(n) if inferred && beyond_float(n) => out.put(o, None, Columns::float),
+            Value::Number(n)
+                if inferred && (beyond_float(n) || !big_literals(record, n).is_empty()) =>
+            {
+                out.put(o, None, Columns::float)
+            }
             _ => out.put(o, v.as_f64(), Columns::float),
         },
         Kind::Decimal { precision, scale } => {
             let text = match v {
                 Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
+                Value::Number(n) => number_text(n, record),
                 _ => String::new(),
             };
             let x = columns::parse_decimal(text.as_bytes(), precision, scale);
@@ -258,5 +322,98 @@ mod tests {
             let want: f64 = n.parse().unwrap();
             assert_eq!(got.value(i).to_bits(), want.to_bits(), "{n}");
         }
+    }
+
+    /// Parse `lines` with the types inferred from them; the column's kind and
+    /// its values as text.
+    fn infer_and_read(lines: &[&str]) -> (Kind, Vec<Option<String>>, u64) {
+        let sample = lines.join("\n") + "\n";
+        let f = JsonLines::new(&FormatOptions::default(), sample.as_bytes()).unwrap();
+        let kind = f.fields()[0].kind;
+        let mut p = f.parser(&[0]);
+        let mut cols = Columns::new(&[kind]);
+        for l in lines {
+            assert!(p.parse(l.as_bytes(), &mut cols), "{l}: malformed");
+        }
+        let bad = cols.bad_values;
+        let (arrays, _) = cols.take();
+        let a = &arrays[0];
+        let text = (0..a.len())
+            .map(|i| (!a.is_null(i)).then(|| arrow_cast_text(a, i)))
+            .collect();
+        (kind, text, bad)
+    }
+
+    fn arrow_cast_text(a: &arrow_array::ArrayRef, i: usize) -> String {
+        use arrow_array::{Array, Decimal128Array, StringViewArray};
+        if let Some(d) = a.as_any().downcast_ref::<Decimal128Array>() {
+            return d.value(i).to_string();
+        }
+        a.as_any()
+            .downcast_ref::<StringViewArray>()
+            .unwrap()
+            .value(i)
+            .to_string()
+    }
+
+    /// Integers beyond 64 bits (which serde_json reads as floats, text lost)
+    /// are typed exactly and keep every digit, as those beyond 2^53 do.
+    #[test]
+    fn integers_beyond_64_bits_keep_their_digits() {
+        let (kind, got, _) = infer_and_read(&[
+            r#"{"x":123456789012345678901}"#,
+            r#"{"x":-99999999999999999999999}"#,
+            r#"{"x":7}"#,
+        ]);
+        let dec = Kind::Decimal {
+            precision: 38,
+            scale: 0,
+        };
+        assert_eq!(kind, dec);
+        let want = ["123456789012345678901", "-99999999999999999999999", "7"];
+        assert_eq!(got, want.map(|w| Some(w.to_string())));
+        // With a fraction in the column too: text, each value's own JSON text.
+        let (kind, got, _) = infer_and_read(&[
+            r#"{"x":123456789012345678901, "s":"123456789012345678901"}"#,
+            r#"{"x":1.5}"#,
+        ]);
+        assert_eq!(kind, Kind::Str);
+        assert_eq!(
+            got,
+            [Some("123456789012345678901".into()), Some("1.5".into())]
+        );
+    }
+
+    /// A float column (inferred from the sample) meeting such an integer
+    /// later: not a rounded float but a value that does not fit (it stops
+    /// the query, as one beyond 2^53 does).
+    #[test]
+    fn a_later_integer_beyond_64_bits_does_not_fit_a_float_column() {
+        let f = JsonLines::new(&FormatOptions::default(), b"{\"x\":1.5}\n").unwrap();
+        assert_eq!(f.fields()[0].kind, Kind::Float);
+        let mut p = f.parser(&[0]);
+        let mut cols = Columns::new(&[Kind::Float]);
+        for l in [
+            r#"{"x":123456789012345678901}"#,
+            r#"{"x":1e21}"#,
+            r#"{"x":2.5}"#,
+        ] {
+            assert!(p.parse(l.as_bytes(), &mut cols));
+        }
+        assert_eq!(cols.bad_values, 1);
+        let (arrays, _) = cols.take();
+        assert_eq!(arrays[0].null_count(), 1);
+    }
+
+    #[test]
+    fn big_literals_are_whole_integers_only() {
+        let n = |t: &str| serde_json::from_str::<serde_json::Number>(t).unwrap();
+        let rec = br#"{"a":123456789012345678901,"b":123456789012345678901.0,"c":"x"}"#;
+        assert_eq!(
+            big_literals(rec, &n("123456789012345678901")),
+            [&b"123456789012345678901"[..]]
+        );
+        assert!(big_literals(br#"{"a":1e21}"#, &n("1e21")).is_empty());
+        assert!(big_literals(br#"{"a":7}"#, &n("7")).is_empty());
     }
 }

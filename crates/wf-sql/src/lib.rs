@@ -190,7 +190,7 @@ fn run_into(
         let meter = Arc::new(wf_core::scan::decompress::Meter::default());
         let (opened, spool_errors) = open_streams(&mut t.inputs, &meter);
         let format = table_format(&t, &opened, &opts.format)?;
-        let streams = Arc::new(stream::Streams::new(opened));
+        let streams = Arc::new(stream::Streams::new(opened, format.quoting()));
         if t.format == "auto" {
             notes(format!("{}: format {} (detected)", t.name, format.name()));
         }

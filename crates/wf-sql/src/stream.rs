@@ -16,7 +16,7 @@
 //!   scan's channel), the pipe is closed and the scan ends whatever the stream
 //!   does: `LIMIT 3` over a FIFO whose writer never closes returns.
 //! - A query that scans the table more than once (a self-join, shared scans,
-//!   `_line`, CSV whose quoted fields may hold line breaks) needs the bytes
+//!   `_line`) needs the bytes
 //!   again, so the stream is copied to an unlinked temporary file, once, by the
 //!   first scan that starts (the others wait for it), and every scan reads it.
 //!   Before this module every stream was read that way, to its end, before the
@@ -37,6 +37,7 @@ use crossbeam_channel as chan;
 
 use wf_core::scan::decompress::Meter;
 use wf_core::scan::{io_message, Decompress, Input, InputError, Source};
+use wf_formats::csv::Quoting;
 
 /// How long a stream may send nothing before its sample is what came so far.
 pub const QUIET: Duration = Duration::from_millis(250);
@@ -130,10 +131,11 @@ impl Stream {
     }
 
     /// Write the stream to `out` until it ends, fails or `stop` says stop.
-    fn drain<W: Write>(self, out: W, sep: u8, stop: &dyn Fn() -> bool) -> Drained {
+    fn drain<W: Write>(self, out: W, cut: Cuts, stop: &dyn Fn() -> bool) -> Drained {
         let mut h = Hold {
             w: out,
-            sep,
+            sep: cut.sep,
+            quoting: cut.quoting,
             tail: Vec::new(),
             written: 0,
         };
@@ -177,7 +179,7 @@ impl Stream {
 
     /// Hand the stream to one scan through a pipe: the scan reads `input`
     /// (a stream of this name); [`Piped::run`] feeds it.
-    fn pipe(self, sep: u8) -> io::Result<(Piped, Input, File)> {
+    fn pipe(self, cut: Cuts) -> io::Result<(Piped, Input, File)> {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -199,17 +201,17 @@ impl Stream {
         let piped = Piped {
             stream: self,
             w: File::from(w),
-            sep,
+            cut,
         };
         Ok((piped, input, File::from(r)))
     }
 
     /// Copy the stream to an unlinked temporary file, to its end; the error
     /// that ended it early goes to `errors`.
-    fn spool(self, sep: u8, errors: &Mutex<Vec<InputError>>) -> io::Result<(File, u64)> {
+    fn spool(self, cut: Cuts, errors: &Mutex<Vec<InputError>>) -> io::Result<(File, u64)> {
         let name = self.name.clone();
         let mut f = tempfile::tempfile()?;
-        let d = self.drain(io::BufWriter::with_capacity(1 << 20, &mut f), sep, &|| {
+        let d = self.drain(io::BufWriter::with_capacity(1 << 20, &mut f), cut, &|| {
             false
         });
         if d.write_failed {
@@ -275,17 +277,31 @@ impl Drained {
     }
 }
 
-/// A writer of whole records: the bytes after the last separator are held
+/// How a stream's records end: at a separator, or (CSV) where the quotes say.
+#[derive(Debug, Clone, Copy)]
+struct Cuts {
+    sep: u8,
+    quoting: Option<Quoting>,
+}
+
+/// A writer of whole records: the bytes after the last record's end are held
 /// until the next one comes (or the stream ends), up to [`HOLD`] bytes.
 struct Hold<W: Write> {
     w: W,
     sep: u8,
+    /// Records end where these quotes say (a CSV record may hold line
+    /// breaks); `None` once a partial record longer than [`HOLD`] went on
+    /// (the quote state of what follows is then not known here).
+    quoting: Option<Quoting>,
     tail: Vec<u8>,
     written: u64,
 }
 
 impl<W: Write> Hold<W> {
     fn put(&mut self, data: &[u8]) -> io::Result<()> {
+        if let Some(q) = self.quoting {
+            return self.put_quoted(q, data);
+        }
         match memchr::memrchr(self.sep, data) {
             Some(p) => {
                 self.flush_tail()?;
@@ -303,6 +319,25 @@ impl<W: Write> Hold<W> {
         Ok(())
     }
 
+    /// [`Hold::put`] for records cut quote-aware: the held bytes are searched
+    /// from the start of their first record (at most [`HOLD`] of them, so the
+    /// repeated search stays bounded).
+    fn put_quoted(&mut self, q: Quoting, data: &[u8]) -> io::Result<()> {
+        self.tail.extend_from_slice(data);
+        let mut end = 0;
+        while let Some(e) = q.stream_end(&self.tail, end) {
+            end = e + 1;
+        }
+        self.w.write_all(&self.tail[..end])?;
+        self.written += end as u64;
+        self.tail.drain(..end);
+        if self.tail.len() > HOLD {
+            self.quoting = None;
+            self.flush_tail()?;
+        }
+        Ok(())
+    }
+
     fn flush_tail(&mut self) -> io::Result<()> {
         self.w.write_all(&self.tail)?;
         self.written += self.tail.len() as u64;
@@ -315,7 +350,7 @@ impl<W: Write> Hold<W> {
 pub struct Piped {
     stream: Stream,
     w: File,
-    sep: u8,
+    cut: Cuts,
 }
 
 impl Piped {
@@ -339,6 +374,8 @@ enum Slot {
 #[derive(Default)]
 pub struct Streams {
     slots: Mutex<Vec<(usize, Slot)>>,
+    /// The table's CSV quoting, if any (see [`Hold`]).
+    quoting: Option<Quoting>,
     errors: Mutex<Vec<InputError>>,
 }
 
@@ -358,13 +395,14 @@ pub struct Resolved {
 }
 
 impl Streams {
-    pub fn new(streams: Vec<(usize, Stream)>) -> Self {
+    pub fn new(streams: Vec<(usize, Stream)>, quoting: Option<Quoting>) -> Self {
         let slots = streams
             .into_iter()
             .map(|(i, s)| (i, Slot::Waiting(s)))
             .collect();
         Streams {
             slots: Mutex::new(slots),
+            quoting,
             errors: Mutex::default(),
         }
     }
@@ -373,7 +411,7 @@ impl Streams {
     /// `stop` says stop; then close it, which ends the scan's reading of it.
     pub fn feed(&self, p: Piped, stop: &dyn Fn() -> bool) {
         let name = p.stream.name.clone();
-        p.stream.drain(p.w, p.sep, stop).report(&name, &self.errors);
+        p.stream.drain(p.w, p.cut, stop).report(&name, &self.errors);
     }
 
     /// No thread could be started to feed the pipe of stream `name`.
@@ -399,7 +437,11 @@ impl Streams {
         let mut slots = self.slots.lock().unwrap();
         for (i, slot) in slots.iter_mut() {
             let name = inputs[*i].name.clone();
-            match self.take(slot, direct, sep) {
+            let cut = Cuts {
+                sep,
+                quoting: self.quoting,
+            };
+            match self.take(slot, direct, cut) {
                 Ok(Taken::File(path, size)) => out.inputs[*i].source = Source::File { path, size },
                 Ok(Taken::Pipe(p, input, r)) => {
                     out.inputs[*i] = input;
@@ -420,16 +462,16 @@ impl Streams {
         out
     }
 
-    fn take(&self, slot: &mut Slot, direct: bool, sep: u8) -> Result<Taken, String> {
+    fn take(&self, slot: &mut Slot, direct: bool, cut: Cuts) -> Result<Taken, String> {
         let fd_path = |f: &File| PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()));
         match std::mem::replace(slot, Slot::Taken) {
             Slot::Waiting(s) if direct => {
-                let (p, input, r) = s.pipe(sep).map_err(|e| io_message(&e))?;
+                let (p, input, r) = s.pipe(cut).map_err(|e| io_message(&e))?;
                 Ok(Taken::Pipe(p, input, r))
             }
             Slot::Waiting(s) => {
                 let (f, size) = s
-                    .spool(sep, &self.errors)
+                    .spool(cut, &self.errors)
                     .map_err(|e| format!("copying it to a temporary file: {}", io_message(&e)))?;
                 let path = fd_path(&f);
                 *slot = Slot::Spooled(f, size);

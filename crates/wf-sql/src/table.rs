@@ -353,7 +353,7 @@ impl ScanExec {
             cols: None,
             schema,
         }];
-        let direct = self.sole && streams_direct(&self.table);
+        let direct = self.sole;
         let (table, projection, rows) =
             (self.table.clone(), self.projection.clone(), self.batch_rows);
         spawn_scan(&self.table, move || {
@@ -364,13 +364,6 @@ impl ScanExec {
         });
         r
     }
-}
-
-/// May a scan read the table's streams as they come? Not where records are
-/// cut quote-aware (CSV: a quoted field may hold a line break, found by a pass
-/// over a file): those scans read a copy (see `sql::stream`).
-fn streams_direct(table: &TableInner) -> bool {
-    table.format.quoting().is_none()
 }
 
 /// Batches a reader's channel holds: two per thread, the back-pressure that
@@ -490,12 +483,18 @@ fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<bool> {
     let files: Vec<usize> = (0..inputs.len())
         .filter(|&i| matches!(inputs[i].source, Source::File { .. }))
         .collect();
+    // A stream is read front to back, so its records can be cut quote-aware
+    // as they come (`CsvEnds`) rather than after a pass of its own.
+    let streams = (0..inputs.len()).filter(|&i| matches!(inputs[i].source, Source::Stream { .. }));
     let mut opts = opts.clone();
     opts.chunk_size = opts.chunk_size.max(1 << 20);
     let mine = files.iter().map(|&i| inputs[i].clone()).collect();
     // Unreadable files are reported by the query's own scan.
     let found = scan::run(&AnyQuote, mine, &opts, None).state;
     let mut flags = vec![false; inputs.len()];
+    for i in streams {
+        flags[i] = true;
+    }
     for k in found {
         flags[files[k]] = has_quoted_newline(&inputs[files[k]], q);
     }
@@ -524,6 +523,17 @@ impl Job for AnyQuote {
 
     fn offsets(&self) -> bool {
         false
+    }
+}
+
+/// A CSV stream's record ends, for the scan to cut its blocks at (never at a
+/// line break inside quotes).
+#[derive(Debug)]
+struct CsvEnds(Quoting);
+
+impl wf_core::scan::RecordEnds for CsvEnds {
+    fn record_end(&self, data: &[u8], start: usize) -> Option<usize> {
+        self.0.stream_end(data, start)
     }
 }
 
@@ -595,6 +605,8 @@ fn scan_one(table: &TableInner, job: &BatchJob, inputs: &[Input], mine: &mut Sca
     if job.quoted {
         opts.chunk_size = u64::MAX;
         opts.mmap = true;
+        let q = job.format.quoting().expect("a format with quoted records");
+        opts.record_ends = Some(Arc::new(CsvEnds(q)));
     }
     if job.virtuals.contains(&Virtual::Line) {
         // Each file one chunk: read front to back by one worker, which
@@ -627,7 +639,10 @@ fn scan_one(table: &TableInner, job: &BatchJob, inputs: &[Input], mine: &mut Sca
     mine.first_bad.truncate(SHOW_BAD);
     mine.stats.merge(stats);
     if job.quoted {
-        mine.serial_files.extend(names);
+        // Streams are cut quote-aware as they come, by blocks on every core.
+        let files = inputs.iter().zip(names);
+        let files = files.filter(|(i, _)| matches!(i.source, Source::File { .. }));
+        mine.serial_files.extend(files.map(|(_, n)| n));
     }
 }
 

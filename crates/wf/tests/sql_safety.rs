@@ -553,6 +553,50 @@ fn limit_over_a_fifo_that_stays_open_returns() {
     drop(w);
 }
 
+/// The same for CSV whose quoted fields hold line breaks (its streams were
+/// copied whole first, so that their records could be cut quote-aware: the
+/// query waited for an end that never came). The rows are the file's, line
+/// breaks in quotes kept.
+#[test]
+fn limit_over_a_csv_fifo_that_stays_open_returns() {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("live.csv");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut w = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let sent = "id,note\n1,\"a\nb\"\n2,plain\n3,\"c,\nd\n\"\n4,e\n";
+    w.write_all(sent.as_bytes()).unwrap();
+    let q = "SELECT id, note FROM logs LIMIT 3";
+    let child = sql(&["--format", "csv", "--json", "--no-progress", q])
+        .arg(&fifo)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = output_within_20s(child, "LIMIT 3 over an open CSV FIFO");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows = [
+        r#"{"id":1,"note":"a\nb"}"#,
+        r#"{"id":2,"note":"plain"}"#,
+        r#"{"id":3,"note":"c,\nd\n"}"#,
+        r#"{"id":4,"note":"e"}"#,
+    ];
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got.len(), 3, "{out}");
+    assert!(got.iter().all(|r| rows.contains(r)), "{out}");
+    drop(w);
+}
+
 /// The same through standard input, a pipe the test keeps open; `--stats`
 /// then says the counts are of what was read.
 #[test]

@@ -822,7 +822,12 @@ mod tests {
 
     fn quoted_blocks(data: &[u8], size: usize, most: usize, long: usize) -> (Vec<Vec<u8>>, End) {
         let (pool_tx, pool) = chan::unbounded();
-        let mut src = Trickle { data, most, fail_at: None, at: 0 };
+        let mut src = Trickle {
+            data,
+            most,
+            fail_at: None,
+            at: 0,
+        };
         let cut = Cut {
             size,
             sep: b'\n',
@@ -873,7 +878,9 @@ mod tests {
         let data = format!("a\nb\n\"{}\"\nc\n", "x\n".repeat(1000));
         let (blocks, end) = quoted_blocks(data.as_bytes(), 1, 64, 100);
         assert_eq!(blocks.concat(), b"a\nb\n");
-        let End::Failed(e) = end else { panic!("not failed") };
+        let End::Failed(e) = end else {
+            panic!("not failed")
+        };
         assert!(e.to_string().contains("longer than 100 bytes"), "{e}");
     }
 }
