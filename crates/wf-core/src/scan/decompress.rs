@@ -2,7 +2,7 @@
 //! by their names) and the streaming decoders that read them.
 //!
 //! A compressed file is read front to back through its decoder, as a stream:
-//! the planner's stream path (`stream::read_blocks`) cuts the decoded bytes into
+//! the planner's stream path (`stream::read_cut`) cuts the decoded bytes into
 //! record-aligned blocks that the workers parse, so parsing runs beside the
 //! decoder and the decoder is the only serial part. Memory stays at the stream
 //! path's block buffers whatever the ratio (a decompression bomb is read like

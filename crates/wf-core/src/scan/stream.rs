@@ -1,7 +1,7 @@
 //! Streams: bytes that can be read only front to back (stdin, FIFOs, `<(...)`),
 //! and the one place where they become record-aligned blocks. The scan planner
 //! hands the blocks out like chunks; `wf feed`'s planner hands them to worker
-//! processes. Both read through [`read_blocks`].
+//! processes. Both read through [`read_cut`].
 //!
 //! - A block is cut like a file's chunk: after the first separator at or after
 //!   its nominal size (so a stream's blocks are the blocks the same bytes would
@@ -127,8 +127,10 @@ pub(crate) enum End {
 
 /// Read `src` to its end in blocks of whole records of about `size` bytes cut
 /// at `sep` (see the module comment), in buffers taken from `pool` (or new), and
-/// pass each to `block` in stream order.
-pub(crate) fn read_blocks(
+/// pass each to `block` in stream order: [`read_cut`] with records held whole,
+/// as the tests use it.
+#[cfg(test)]
+fn read_blocks(
     src: &mut dyn Read,
     size: usize,
     sep: u8,
@@ -145,7 +147,9 @@ pub(crate) fn read_blocks(
     read_cut(src, cut, pool, block).0
 }
 
-/// [`read_blocks`] as `cut` says; also returns the stream offset up to which
+/// Read `src` to its end in blocks of whole records cut as `cut` says (see
+/// the module comment), in buffers taken from `pool` (or new), and pass each
+/// to `block` in stream order; also returns the stream offset up to which
 /// bytes were handed out.
 pub(crate) fn read_cut(
     src: &mut dyn Read,
@@ -203,7 +207,7 @@ pub(crate) fn read_cut(
     }
 }
 
-/// The state of [`read_blocks`] between blocks.
+/// The state of [`read_cut`] between blocks.
 struct Cutter<'a> {
     src: &'a mut dyn Read,
     want: usize,
@@ -435,7 +439,7 @@ impl Cutter<'_> {
 }
 
 /// A stream read with `poll(2)` first, waking every 100 ms to ask `stop`: once
-/// it says stop, reads fail with an error [`read_blocks`] takes for
+/// it says stop, reads fail with an error [`read_cut`] takes for
 /// [`End::Stopped`]. So a reader blocked on a quiet pipe notices a stop within
 /// 100 ms.
 pub(crate) struct Polled<'a, F: AsFd> {
