@@ -18,19 +18,9 @@ use wf_fuzz::drive::{self, How, V};
 const DENSE: &[u8; 16] = b"  \"\"[]\\-/:+0a\t\xff\x00";
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&c0, rest)) = input.split_first() else {
+    let Some((c0, data)) = drive::dense_input(input, DENSE) else {
         return;
     };
-    let data: Vec<u8> = rest
-        .iter()
-        .map(|&b| {
-            if b >= 0xc0 {
-                DENSE[(b & 15) as usize]
-            } else {
-                b
-            }
-        })
-        .collect();
     let all = formats();
     let (spec, items) = &all[c0 as usize % all.len()];
     let f = wf_formats::from_spec(spec, &FormatOptions::default(), &data).expect(spec);

@@ -92,26 +92,6 @@ fn run_runs(
     (cols.take().0, bad)
 }
 
-/// Records as the scan cuts them: at the separator, a trailing `\r` removed,
-/// blank lines skipped.
-fn records(data: &[u8], sep: u8) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < data.len() {
-        let end = memchr::memchr(sep, &data[pos..]).map_or(data.len(), |i| pos + i);
-        let e = if end > pos && data[end - 1] == b'\r' {
-            end - 1
-        } else {
-            end
-        };
-        if e > pos {
-            out.push((pos, e));
-        }
-        pos = end + 1;
-    }
-    out
-}
-
 fuzz_target!(|input: &[u8]| {
     let (seed, data) = input.split_at(input.len().min(4));
     let mut rng = Rng::new(seed);
@@ -127,7 +107,7 @@ fuzz_target!(|input: &[u8]| {
     };
     let n = f.fields().len();
     let all: Vec<usize> = (0..n).collect();
-    let recs = records(data, f.separator());
+    let recs = wf_fuzz::drive::line_records(data, f.separator(), 0);
     let (plain, bad) = run(&f, &all, data, &recs, false);
     let (fast, bad_fast) = run(&f, &all, data, &recs, true);
     assert_eq!(bad, bad_fast, "{spec}: malformed records differ");

@@ -20,19 +20,9 @@ use wf_fuzz::logfmt_ref::{get, pairs, sample_lines};
 const DENSE: &[u8; 16] = b"=\"\" \t\\abcdnt1.-\xff";
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&c0, rest)) = input.split_first() else {
+    let Some((c0, data)) = drive::dense_input(input, DENSE) else {
         return;
     };
-    let data: Vec<u8> = rest
-        .iter()
-        .map(|&b| {
-            if b >= 0xc0 {
-                DENSE[(b & 15) as usize]
-            } else {
-                b
-            }
-        })
-        .collect();
     let inferred = c0 & 1 == 1;
     let opts = FormatOptions {
         schema: (!inferred).then(|| parse_schema("a:string,b:int,c:float,d:bool").unwrap()),

@@ -162,3 +162,21 @@ pub fn parse_agreeing(
     }
     first
 }
+
+/// A target's input: byte 0 (its choices) and the records, each byte of 0xc0
+/// and up standing for one of `dense`, the bytes the format cares about (so
+/// that random bytes hit them often). `None` for an empty input.
+pub fn dense_input(input: &[u8], dense: &[u8; 16]) -> Option<(u8, Vec<u8>)> {
+    let (&c0, rest) = input.split_first()?;
+    let data = rest
+        .iter()
+        .map(|&b| {
+            if b >= 0xc0 {
+                dense[(b & 15) as usize]
+            } else {
+                b
+            }
+        })
+        .collect();
+    Some((c0, data))
+}

@@ -7,9 +7,9 @@
 //! recursion limit of 128); a lone UTF-16 surrogate in a `\u` escape is an
 //! error; a number too large for a float is an error; a repeated key keeps
 //! its first place and takes its last value; an integer that fits neither
-//! `i64` nor `u64` is read as a float (serde_json keeps no number's text),
-//! which is where wf's promise that integers beyond 2^53 never go through a
-//! float is not kept (see the target).
+//! `i64` nor `u64` is read as a float (serde_json keeps no number's text):
+//! wf finds such an integer's text again in the record ([`Num::Big`]; see
+//! the target).
 
 /// A JSON value; numbers keep their text.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,11 +22,13 @@ pub enum J {
     Obj(Vec<(String, J)>),
 }
 
-/// A number as serde_json holds it: an integer (of `i64` or `u64`) or a float.
+/// A number as serde_json holds it: an integer (of `i64` or `u64`) or a float;
+/// `Big` is an integer beyond both, which serde_json holds as a float.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
     Int(i128),
     Float(f64),
+    Big(f64),
 }
 
 impl Num {
@@ -41,7 +43,16 @@ impl Num {
                     Num::Int(n)
                 }
             }
+            _ if integer => Num::Big(text.parse().expect("a JSON number")),
             _ => Num::Float(text.parse().expect("a JSON number")),
+        }
+    }
+
+    /// The float serde_json holds, for `Float` and `Big`.
+    pub fn float(self) -> Option<f64> {
+        match self {
+            Num::Float(x) | Num::Big(x) => Some(x),
+            Num::Int(_) => None,
         }
     }
 
@@ -49,8 +60,8 @@ impl Num {
     pub fn same(self, other: Num) -> bool {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => a == b,
-            (Num::Float(a), Num::Float(b)) => a.to_bits() == b.to_bits(),
-            _ => false,
+            (Num::Int(_), _) | (_, Num::Int(_)) => false,
+            (a, b) => a.float().map(f64::to_bits) == b.float().map(f64::to_bits),
         }
     }
 }
@@ -71,6 +82,8 @@ struct P<'a> {
     s: &'a [u8],
     i: usize,
     depth: usize,
+    /// Every number's text, in order (a repeated key's earlier values too).
+    nums: Vec<String>,
 }
 
 /// A record that is one JSON object (whitespace around it allowed): its
@@ -84,15 +97,21 @@ pub fn object(r: &[u8]) -> Option<Vec<(String, J)>> {
 
 /// Any JSON text (whitespace around it allowed).
 pub fn value_of(r: &[u8]) -> Option<J> {
+    parsed(r).map(|(v, _)| v)
+}
+
+/// [`value_of`], and the text of every number in it, in order.
+fn parsed(r: &[u8]) -> Option<(J, Vec<String>)> {
     let mut p = P {
         s: r,
         i: 0,
         depth: 0,
+        nums: Vec::new(),
     };
     p.ws();
     let v = p.value()?;
     p.ws();
-    (p.i == r.len()).then_some(v)
+    (p.i == r.len()).then_some((v, p.nums))
 }
 
 impl P<'_> {
@@ -267,6 +286,24 @@ impl P<'_> {
         }
         let text = std::str::from_utf8(&self.s[start..self.i]).ok()?;
         let x: f64 = text.parse().ok()?;
+        self.nums.push(text.to_string());
         x.is_finite().then(|| J::Num(text.to_string()))
     }
+}
+
+/// The texts of the integers beyond 64 bits in the record `r` (a repeated
+/// key's earlier values too) whose float is `x`, in order: where wf looks
+/// for a `Big` number's text.
+pub fn big_texts(r: &[u8], x: f64) -> Vec<String> {
+    let nums = parsed(r).map(|(_, n)| n).unwrap_or_default();
+    nums.into_iter()
+        .filter(|t| Num::of(t) == Num::Big(x))
+        .collect()
+}
+
+/// The one text [`big_texts`] finds (`None`: none, or several that differ).
+pub fn big_text(r: &[u8], x: f64) -> Option<String> {
+    let found = big_texts(r, x);
+    let first = found.first()?.clone();
+    found.iter().all(|t| *t == first).then_some(first)
 }

@@ -30,11 +30,10 @@ fn beyond_float(n: &serde_json::Number) -> bool {
 }
 
 /// serde_json (without `arbitrary_precision`) reads an integer beyond the
-/// 64-bit range as a float, losing its text. The integer literals in the
-/// record's text whose float value is `n`'s: at least 20 digits (2^63 has 19)
-/// with no fraction or exponent after them, in the order they appear. A
-/// string holding such digits may be taken for one, which only ever turns a
-/// rounded float into a refusal or an exact decimal.
+/// 64-bit range as a float, losing its text. The integer literals of the
+/// record (number tokens, not text in strings) whose float value is `n`'s: a
+/// sign and at least 19 digits (i64::MIN has 19), no fraction or exponent, in
+/// the order they appear.
 fn big_literals<'a>(record: &'a [u8], n: &serde_json::Number) -> Vec<&'a [u8]> {
     let Some(f) = n
         .as_f64()
@@ -45,25 +44,43 @@ fn big_literals<'a>(record: &'a [u8], n: &serde_json::Number) -> Vec<&'a [u8]> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < record.len() {
-        let len = record[i..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if len == 0 {
-            i += 1;
-            continue;
+        match record[i] {
+            b'"' => i = string_end(record, i + 1),
+            b'-' | b'0'..=b'9' => {
+                let digits = usize::from(record[i] == b'-');
+                let len = record[i + digits..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                let end = i + digits + len;
+                let whole = !matches!(record.get(end), Some(b'.' | b'e' | b'E'));
+                let token = i == 0
+                    || matches!(
+                        record[i - 1],
+                        b' ' | b'\t' | b'\r' | b'\n' | b':' | b'[' | b','
+                    );
+                let text = &record[i..end];
+                if len >= 19 && whole && token && parse_f64(text) == Some(f) {
+                    found.push(text);
+                }
+                i = end.max(i + 1);
+            }
+            _ => i += 1,
         }
-        let (start, end) = (i - usize::from(i > 0 && record[i - 1] == b'-'), i + len);
-        let before = i.checked_sub(1).map(|j| record[j]);
-        let after = record.get(end).copied();
-        let whole = before != Some(b'.') && !matches!(after, Some(b'.' | b'e' | b'E'));
-        let text = &record[start..end];
-        if len >= 20 && whole && parse_f64(text) == Some(f) {
-            found.push(text);
-        }
-        i = end;
     }
     found
+}
+
+/// Where the string whose text starts at `i` ends (after its closing quote).
+fn string_end(r: &[u8], mut i: usize) -> usize {
+    while i < r.len() {
+        match r[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    r.len()
 }
 
 fn parse_f64(text: &[u8]) -> Option<f64> {
@@ -415,5 +432,11 @@ mod tests {
         );
         assert!(big_literals(br#"{"a":1e21}"#, &n("1e21")).is_empty());
         assert!(big_literals(br#"{"a":7}"#, &n("7")).is_empty());
+        // Below i64::MIN with 19 digits; digits in strings are text, not numbers.
+        let low = "-9223372036854775809";
+        let rec = format!(r#"{{"s":"{low}","a":{low}}}"#);
+        assert_eq!(big_literals(rec.as_bytes(), &n(low)), [low.as_bytes()]);
+        let rec = br#"{"s":"123456789012345678901","a":1.23456789012345678901e20}"#;
+        assert!(big_literals(rec, &n("1.23456789012345678901e20")).is_empty());
     }
 }
