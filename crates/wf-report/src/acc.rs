@@ -28,9 +28,10 @@
 
 use std::hash::BuildHasher;
 
-use hashbrown::{DefaultHashBuilder, HashMap, HashSet, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::intern::Keyed;
+use crate::pairs::Pairs;
 
 /// Hits and bytes of a row.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -162,14 +163,14 @@ pub struct ReqHits {
 /// Rows keyed by interned raw strings, with their (row, visitor) pairs.
 pub struct Rows<T> {
     pub keyed: Keyed<T>,
-    pub pairs: HashSet<u64>,
+    pub pairs: Pairs,
 }
 
 impl<T: Default> Default for Rows<T> {
     fn default() -> Self {
         Rows {
             keyed: Keyed::default(),
-            pairs: HashSet::new(),
+            pairs: Pairs::default(),
         }
     }
 }
@@ -177,7 +178,7 @@ impl<T: Default> Default for Rows<T> {
 impl<T: Default> Rows<T> {
     fn merge(&mut self, o: Rows<T>, vmap: &[u32], add: impl Fn(&mut T, T)) {
         let remap = self.keyed.merge(o.keyed, add);
-        self.pairs.extend(o.pairs.into_iter().map(|p| {
+        self.pairs.extend(o.pairs.into_vec().into_iter().map(|p| {
             let (r, v) = unpair(p);
             pair(remap[r as usize], vmap[v as usize])
         }));
@@ -192,12 +193,15 @@ pub struct Panels {
     pub agents: Keyed<AgentHits>,
     pub visitors: Visitors,
     /// By local hour since the epoch (`i64::MIN` for a format without time):
-    /// days, hours of the day and the hourly chart.
+    /// days, hours of the day and the hourly chart. The hour of the last
+    /// lines is counted in `hour_run` until another comes (lines come in
+    /// time order mostly: one map lookup per hour, not per line).
     pub hourly: HashMap<i64, Hb>,
+    pub hour_run: Option<(i64, Hb)>,
     /// By status code (100..=599).
     pub status: Vec<Hb>,
     /// (code, visitor) for codes not in [`SLOTTED`].
-    pub status_pairs: HashSet<u64>,
+    pub status_pairs: Pairs,
     /// Raw request lines; pairs only for the requests not answered 404.
     pub requests: Rows<ReqHits>,
     /// Raw referrers.
@@ -212,8 +216,9 @@ impl Default for Panels {
             agents: Keyed::default(),
             visitors: Visitors::default(),
             hourly: HashMap::new(),
+            hour_run: None,
             status: vec![Hb::default(); 600],
-            status_pairs: HashSet::new(),
+            status_pairs: Pairs::default(),
             requests: Rows::default(),
             referrers: Rows::default(),
             vhosts: Rows::default(),
@@ -256,7 +261,17 @@ impl Panels {
         if agent.1 {
             self.agents.values[agent.0 as usize].kept.add(b);
         }
-        self.hourly.entry(l.hour).or_default().add(b);
+        match &mut self.hour_run {
+            Some((h, hb)) if *h == l.hour => hb.add(b),
+            run => {
+                if let Some((h, hb)) = run.take() {
+                    self.hourly.entry(h).or_default().plus(hb);
+                }
+                let mut hb = Hb::default();
+                hb.add(b);
+                *run = Some((l.hour, hb));
+            }
+        }
         self.status[l.status as usize].add(b);
         // GoAccess's visitor: same day, client and agent, over requests not 4xx.
         let v = (l.status / 100 != 4).then(|| {
@@ -296,7 +311,25 @@ impl Panels {
         }
     }
 
+    /// Sorts the (row, visitor) pairs for reading ([`Pairs::compact`]).
+    pub fn finish(&mut self) {
+        self.status_pairs.compact();
+        self.requests.pairs.compact();
+        self.referrers.pairs.compact();
+        self.vhosts.pairs.compact();
+    }
+
+    /// Hits and bytes by local hour ([`Panels::hourly`] with the run).
+    pub fn hours(&self) -> HashMap<i64, Hb> {
+        let mut all = self.hourly.clone();
+        if let Some((h, hb)) = self.hour_run {
+            all.entry(h).or_default().plus(hb);
+        }
+        all
+    }
+
     fn merge(&mut self, o: Panels) {
+        let hours = o.hours();
         let cmap = self.clients.merge(o.clients, Hb::plus);
         let amap = self.agents.merge(o.agents, |a, b| {
             a.all += b.all;
@@ -316,14 +349,14 @@ impl Panels {
                 id
             })
             .collect();
-        for (h, hb) in o.hourly {
+        for (h, hb) in hours {
             self.hourly.entry(h).or_default().plus(hb);
         }
         for (a, b) in self.status.iter_mut().zip(o.status) {
             a.plus(b);
         }
         self.status_pairs
-            .extend(o.status_pairs.into_iter().map(|p| {
+            .extend(o.status_pairs.into_vec().into_iter().map(|p| {
                 let (code, v) = unpair(p);
                 pair(code, vmap[v as usize])
             }));
@@ -459,6 +492,7 @@ mod tests {
         }
         a.fail(0, 1);
         a.merge(b);
+        a.panels.finish();
         let p = &a.panels;
         assert_eq!(p.visitors.len(), 2);
         let x = &p.visitors.list[0];

@@ -18,7 +18,10 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 /// Distinct byte strings and their ids, `0..len()` in order of first sight.
 #[derive(Default)]
 pub struct Interner {
-    table: HashTable<u32>,
+    /// Per key: where it starts in `bytes`, its length and its id, in the
+    /// table itself, so that a lookup reads the table, then the key's bytes
+    /// (an id alone took one more dependent load, of `ends`).
+    table: HashTable<Entry>,
     hashes: Vec<u64>,
     /// End of each key in `bytes` (the key before ends where it starts).
     ends: Vec<usize>,
@@ -26,22 +29,33 @@ pub struct Interner {
     hasher: DefaultHashBuilder,
 }
 
+#[derive(Clone, Copy)]
+struct Entry {
+    start: usize,
+    len: u32,
+    id: u32,
+}
+
 impl Interner {
     /// The id of `key`, and whether it is new.
     #[inline]
     pub fn id(&mut self, key: &[u8]) -> (u32, bool) {
         let hash = self.hasher.hash_one(key);
-        let (ends, bytes, hashes) = (&self.ends, &self.bytes, &self.hashes);
-        let at = |id: u32| {
-            let i = id as usize;
-            let start = if i == 0 { 0 } else { ends[i - 1] };
-            &bytes[start..ends[i]]
-        };
-        if let Some(&id) = self.table.find(hash, |&id| at(id) == key) {
-            return (id, false);
+        let bytes = &self.bytes;
+        let same =
+            |e: &Entry| e.len as usize == key.len() && &bytes[e.start..e.start + key.len()] == key;
+        if let Some(e) = self.table.find(hash, same) {
+            return (e.id, false);
         }
         let id = self.ends.len() as u32;
-        self.table.insert_unique(hash, id, |&i| hashes[i as usize]);
+        let hashes = &self.hashes;
+        let entry = Entry {
+            start: self.bytes.len(),
+            len: key.len() as u32,
+            id,
+        };
+        self.table
+            .insert_unique(hash, entry, |e| hashes[e.id as usize]);
         self.bytes.extend_from_slice(key);
         self.ends.push(self.bytes.len());
         self.hashes.push(hash);

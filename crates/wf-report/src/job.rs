@@ -160,6 +160,10 @@ impl Job for ReportJob {
     fn process(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let sep = self.format.separator();
         let data = chunk.data;
+        // One UTF-8 check of the chunk instead of one per text value (as
+        // `wf sql` does); a chunk that fails it is checked value by value.
+        st.columns.utf8_checked =
+            self.format.ascii_boundaries() && simdutf8::basic::from_utf8(data).is_ok();
         let mut start = 0;
         while start < data.len() {
             let end = memchr::memchr(sep, &data[start..]).map_or(data.len(), |e| start + e);

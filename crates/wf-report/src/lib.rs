@@ -20,6 +20,7 @@ pub mod intern;
 pub mod job;
 pub mod mapped;
 pub mod output;
+pub mod pairs;
 pub mod report;
 pub mod rules;
 pub mod run;

@@ -376,7 +376,9 @@ pub struct Meta {
 }
 
 /// The report of merged counts.
-pub fn build(a: &Acc, meta: &Meta) -> Report {
+pub fn build(a: &mut Acc, meta: &Meta) -> Report {
+    a.panels.finish();
+    let a = &*a;
     let tl = tally::tally(a);
     let t = Totals {
         hits: a.hits,

@@ -105,8 +105,8 @@ pub fn run(
         max_rows: settings.max_rows,
         has_vhosts: job.has_vhosts(),
     };
-    let (state, out) = out.into_parts();
-    let report = report::build(&state.acc, &meta);
+    let (mut state, out) = out.into_parts();
+    let report = report::build(&mut state.acc, &meta);
     Ok(Done {
         report,
         acc: state.acc,

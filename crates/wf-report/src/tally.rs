@@ -14,6 +14,7 @@ use crate::acc::{self, Acc, Hb, Rows, NO_TIME, SLOTTED};
 use crate::agent::AgentCache;
 use crate::intern::Keyed;
 use crate::job::{agent_rows, AgentRows};
+use crate::pairs::Pairs;
 use crate::rules;
 
 /// One row: its key, hits and bytes, and distinct visitors.
@@ -69,14 +70,14 @@ const NONE: u32 = u32::MAX;
 /// Distinct visitors per new row of the pairs (row, visitor) with rows
 /// mapped by `map` (old row -> new row or [`NONE`]): a new row that only one
 /// old row maps to has its pairs' count; others go through a set.
-pub fn project(pairs: &HashSet<u64>, map: &[u32], rows: usize) -> Vec<u64> {
+pub fn project(pairs: &Pairs, map: &[u32], rows: usize) -> Vec<u64> {
     let mut many = vec![0u32; rows];
     for &m in map.iter().filter(|&&m| m != NONE) {
         many[m as usize] += 1;
     }
     let mut counts = vec![0u64; rows];
     let mut seen = HashSet::new();
-    for &p in pairs {
+    for p in pairs.iter() {
         let (r, v) = acc::unpair(p);
         let m = map[r as usize];
         if m != NONE && (many[m as usize] == 1 || seen.insert(acc::pair(m, v))) {
@@ -90,7 +91,7 @@ pub fn project(pairs: &HashSet<u64>, map: &[u32], rows: usize) -> Vec<u64> {
 pub fn tally(a: &Acc) -> Tallies<'_> {
     let p = &a.panels;
     let per = PerVisitor::of(a);
-    let (days, hourly, hours) = times(&p.hourly, &per);
+    let (days, hourly, hours) = times(&p.hours(), &per);
     let req = requests(&p.requests);
     let (referrers, referring_sites) = referrers(&p.referrers);
     let agents = agents(&p.agents, &per.agents);
@@ -371,7 +372,7 @@ fn referrers(raw: &Rows<Hb>) -> (Vec<Tally<Vec<u8>>>, Vec<Tally<Vec<u8>>>) {
 /// Rows keyed by the raw strings themselves (virtual hosts).
 fn by_raw(raw: &Rows<Hb>) -> Vec<Tally<&[u8]>> {
     let mut visitors = vec![0u64; raw.keyed.len()];
-    for &p in &raw.pairs {
+    for p in raw.pairs.iter() {
         visitors[acc::unpair(p).0 as usize] += 1;
     }
     raw.keyed
@@ -446,7 +447,7 @@ fn status(a: &Acc) -> (Vec<Tally<u16>>, HashMap<&'static str, u64>) {
         slot_groups[i] = group_bit(c);
     }
     let mut groups = [0u64; 8];
-    for &pr in &p.status_pairs {
+    for pr in p.status_pairs.iter() {
         let (code, v) = acc::unpair(pr);
         by_code[code as usize] += 1;
         *group_of_visitor.entry(v).or_default() |= group_bit(code as u16);
@@ -487,10 +488,13 @@ mod tests {
 
     #[test]
     fn projection_counts_distinct_pairs_of_merged_rows() {
-        let pairs: HashSet<u64> = [(0, 1), (1, 1), (1, 2), (2, 3), (3, 4)]
-            .into_iter()
-            .map(|(r, v)| acc::pair(r, v))
-            .collect();
+        let mut pairs = Pairs::default();
+        pairs.extend(
+            [(0, 1), (1, 1), (1, 2), (2, 3), (3, 4)]
+                .into_iter()
+                .map(|(r, v)| acc::pair(r, v)),
+        );
+        pairs.compact();
         // rows 0 and 1 become row 0; row 2 row 1; row 3 is left out.
         assert_eq!(project(&pairs, &[0, 0, 1, NONE], 2), vec![2, 1]);
     }
