@@ -9,11 +9,13 @@
 //! request reaches the right rows with the right visitors.
 
 mod common;
+// Headless Chromium, shared with wf-report's page tests.
+#[path = "../../wf-report/tests/chromium/mod.rs"]
+mod chromium;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::{generated_log, ok, run, wf};
 use serde_json::Value;
@@ -1013,63 +1015,6 @@ fn totals_statuses_files_and_days_equal_goaccess() {
 // ---------------------------------------------------------------------------
 // The page in headless Chromium.
 
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
-/// The DOM after the page's scripts ran, and its console messages.
-fn load(chromium: &Path, page: &Path) -> (String, Vec<String>) {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--enable-logging=stderr", "--v=0"])
-        .args([
-            "--virtual-time-budget=5000",
-            "--window-size=1200,900",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", page.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("chromium did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let console = err.join().unwrap();
-    let console = console
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(str::to_owned)
-        .collect();
-    (out.join().unwrap(), console)
-}
-
-fn reader(mut from: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        from.read_to_end(&mut bytes).unwrap();
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
 /// Writes every table's rows (cell texts) into the DOM as JSON.
 const DUMP: &str = r##"<script>
 (function () {
@@ -1097,7 +1042,7 @@ fn unescape(s: &str) -> String {
 
 #[test]
 fn page_loads_in_chromium_and_its_tables_equal_the_json() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium::chromium() else {
         eprintln!("skipping: chromium absent (apt-get install chromium)");
         return;
     };
@@ -1113,11 +1058,15 @@ fn page_loads_in_chromium_and_its_tables_equal_the_json() {
         assert_eq!(ok(c), "", "-o writes nothing to stdout");
     }
     let j: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // WF_REPORT_SCREENSHOT=FILE.png keeps a picture of the page to look at.
+    if let Some(png) = std::env::var_os("WF_REPORT_SCREENSHOT") {
+        chromium::screenshot(&chromium, &page, Path::new(&png), 3000);
+    }
     let html = std::fs::read_to_string(&page)
         .unwrap()
         .replace("</body>", DUMP);
     std::fs::write(&page, html).unwrap();
-    let (dom, console) = load(&chromium, &page);
+    let chromium::Loaded { dom, console } = chromium::load(&chromium, &page);
     assert!(console.is_empty(), "console messages: {console:#?}");
     assert!(
         dom.contains("data-ready=\"1\""),
