@@ -17,7 +17,12 @@ pub(crate) struct ReportArgs {
     /// The log format: auto (detected from the first file's start; combined
     /// on stdin), combined, common, vcombined, apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
-    /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent".
+    /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent";
+    /// or JSON lines: caddy (Caddy's JSON access log), traefik (Traefik's), or
+    /// json:NAME=PATH,... mapping keys (dot-separated paths, alternatives
+    /// with |) to client, time, request (or method, uri, protocol), status,
+    /// bytes, referrer, user_agent, vhost, e.g.
+    /// --format 'json:client=remote_addr,time=ts,request=req,status=code,bytes=size'.
     #[arg(long, value_name = "FORMAT", default_value = "auto")]
     format: String,
     /// Write the report to FILE: JSON if it ends in .json, else one
