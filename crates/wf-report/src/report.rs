@@ -414,6 +414,7 @@ pub fn build(a: &mut Acc, meta: &Meta) -> Report {
     fn bytes<'a>(k: &'a &[u8]) -> Cow<'a, str> {
         String::from_utf8_lossy(k)
     }
+    #[allow(clippy::ptr_arg)] // the name of a panel keyed by Vec<u8>
     fn owned(k: &Vec<u8>) -> Cow<'_, str> {
         String::from_utf8_lossy(k)
     }

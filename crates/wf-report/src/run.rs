@@ -96,7 +96,7 @@ pub fn run(
     if job.has_agents() {
         // The agents' rules compile (0.4-0.8 s) while the scan runs: they
         // are needed once it ends.
-        std::thread::spawn(|| crate::agent::parsers());
+        std::thread::spawn(crate::agent::parsers);
     }
     let out = scan::run(&job, inputs, opts, progress);
     let meta = Meta {

@@ -333,8 +333,11 @@ fn extensions(
         .collect()
 }
 
+/// Rows keyed by decoded text.
+type Decoded = Vec<Tally<Vec<u8>>>;
+
 /// Referrers, decoded once each, and their sites.
-fn referrers(raw: &Rows<Hb>) -> (Vec<Tally<Vec<u8>>>, Vec<Tally<Vec<u8>>>) {
+fn referrers(raw: &Rows<Hb>) -> (Decoded, Decoded) {
     let mut decoded: Keyed<Hb> = Keyed::default();
     let mut sites: Keyed<Hb> = Keyed::default();
     let mut to_ref = Vec::with_capacity(raw.keyed.len());
