@@ -15,6 +15,7 @@ use wf_core::jobs::{Chunk, Job};
 use wf_formats::arrow_array::cast::AsArray;
 use wf_formats::arrow_array::types::{Int64Type, TimestampMicrosecondType};
 use wf_formats::arrow_array::{Array, ArrayRef};
+use wf_formats::bytemap::ByteMap;
 use wf_formats::{Columns, Format, Kind, Parser};
 
 use crate::acc::{Acc, Line, NO_TIME};
@@ -134,6 +135,8 @@ impl ReportJob {
 pub struct ReportState {
     parser: Box<dyn Parser>,
     columns: Columns,
+    /// The chunk's separators and the parser's needles (`parse_run`).
+    map: ByteMap,
     /// Start and end, in the chunk, of each record parsed into `columns`.
     spans: Vec<(usize, usize)>,
     /// Per agent id under `--bots exclude|only`: 0 not classified yet, 1 a
@@ -150,6 +153,7 @@ impl Job for ReportJob {
         ReportState {
             parser: self.format.parser(&self.projection),
             columns: Columns::new(&self.kinds),
+            map: wf_formats::byte_map(self.format.as_ref()),
             spans: Vec::with_capacity(BATCH),
             bot_of: Vec::new(),
             agents: None,
@@ -164,26 +168,28 @@ impl Job for ReportJob {
         // `wf sql` does); a chunk that fails it is checked value by value.
         st.columns.utf8_checked =
             self.format.ascii_boundaries() && simdutf8::basic::from_utf8(data).is_ok();
+        let runs = st.parser.has_runs();
+        if runs {
+            st.map.build(data);
+        }
+        // Records to read one by one before a run is tried again (after a
+        // run that took none, as `wf sql` does).
+        let mut wait = 0u32;
         let mut start = 0;
         while start < data.len() {
-            let end = memchr::memchr(sep, &data[start..]).map_or(data.len(), |e| start + e);
-            let mut rec = &data[start..end];
-            if rec.last() == Some(&b'\r') {
-                rec = &rec[..rec.len() - 1];
-            }
-            if rec.is_empty() || rec[0] == b'#' {
-                st.acc.skipped += 1;
-            } else {
-                st.acc.lines += 1;
-                if st.parser.parse(rec, &mut st.columns) {
-                    st.spans.push((start, start + rec.len()));
-                    if st.spans.len() == BATCH {
-                        self.flush(st, chunk);
-                    }
-                } else {
-                    st.acc.fail(chunk.input, chunk.offset + start as u64);
+            if runs && wait == 0 && (start > 0 || chunk.offset > 0) {
+                let (next, took) = self.runs(st, chunk, start);
+                start = next;
+                if !took {
+                    wait = 32;
+                }
+                if start >= data.len() {
+                    break;
                 }
             }
+            wait = wait.saturating_sub(1);
+            let end = memchr::memchr(sep, &data[start..]).map_or(data.len(), |e| start + e);
+            self.record(st, chunk, start, end);
             start = end + 1;
         }
         self.flush(st, chunk);
@@ -230,6 +236,59 @@ struct Hit<'a> {
 }
 
 impl ReportJob {
+    /// The record `chunk.data[start..end]`, read on its own: blank lines and
+    /// `#` comments skipped, a record the parser rejects failed.
+    fn record(&self, st: &mut ReportState, chunk: &Chunk<'_>, start: usize, end: usize) {
+        let mut rec = &chunk.data[start..end];
+        if rec.last() == Some(&b'\r') {
+            rec = &rec[..rec.len() - 1];
+        }
+        if rec.is_empty() || rec[0] == b'#' {
+            st.acc.skipped += 1;
+        } else {
+            st.acc.lines += 1;
+            if st.parser.parse(rec, &mut st.columns) {
+                st.spans.push((start, start + rec.len()));
+                if st.spans.len() == BATCH {
+                    self.flush(st, chunk);
+                }
+            } else {
+                st.acc.fail(chunk.input, chunk.offset + start as u64);
+            }
+        }
+    }
+
+    /// Runs of plain records from `pos`, parsed in one call each (the
+    /// format's `parse_run`, through the chunk's byte map: 20% less time
+    /// than a call per record in `wf sql`); returns where the runs stopped
+    /// (at a record to read on its own) and whether they took any. A record
+    /// of a run that is a `#` comment is skipped at the flush.
+    fn runs(&self, st: &mut ReportState, chunk: &Chunk<'_>, mut pos: usize) -> (usize, bool) {
+        let data = chunk.data;
+        let mut took = false;
+        loop {
+            let room = BATCH - st.spans.len();
+            let (next, n) = st
+                .parser
+                .parse_run(data, &st.map, pos, room, &mut st.columns);
+            let mut p = pos;
+            for _ in 0..n {
+                let end = st.map.next(0, p, data.len()).unwrap_or(data.len());
+                st.spans.push((p, end));
+                p = end + 1;
+            }
+            st.acc.lines += n as u64;
+            took |= n > 0;
+            pos = next;
+            if st.spans.len() == BATCH {
+                self.flush(st, chunk);
+            }
+            if n < room || pos >= data.len() {
+                return (pos, took);
+            }
+        }
+    }
+
     /// Counts the rows parsed so far.
     fn flush(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let (arrays, rows) = st.columns.take();
@@ -239,6 +298,11 @@ impl ReportJob {
         };
         let mut spans = std::mem::take(&mut st.spans);
         for (row, &(s, e)) in spans.iter().enumerate().take(rows) {
+            if chunk.data[s] == b'#' {
+                st.acc.lines -= 1;
+                st.acc.skipped += 1;
+                continue;
+            }
             let Some(hit) = self.hit(&batch, row, &chunk.data[s..e]) else {
                 st.acc.fail(chunk.input, chunk.offset + s as u64);
                 continue;

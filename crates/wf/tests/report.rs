@@ -497,10 +497,13 @@ fn every_panel_equals_a_plain_count() {
 fn odd_lines_counted_as_a_plain_count_counts_them() {
     let d = dir();
     let odd = generated_log(d.path(), "2M", "0.05", 3);
-    // Lines GoAccess reads its own way: unknown methods, no protocol,
+    // Lines GoAccess reads its own way: a comment that is a valid line
+    // otherwise (skipped, also in a run of records parsed at once), unknown
+    // methods, no protocol,
     // %-encoding, bad dates and statuses, comments, another zone, a 404 with
     // a visitor that must not count.
     let extra = "\
+# - - [17/Jun/2007:10:00:00 -0700] \"GET /hash HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"-\" 400 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"FOO /b HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"GET /c\" 200 10 \"-\" \"Mozilla/5.0\"
