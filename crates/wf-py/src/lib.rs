@@ -39,6 +39,8 @@ use wf_core::jobs::Job;
 use wf_core::scan::{self, Input, InputError, InputSpec, Outcome, ScanOptions, Source};
 use wf_sql::{SqlOptions, TableSpec};
 
+mod report;
+
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
@@ -639,5 +641,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(finish, m)?)?;
     m.add_function(wrap_pyfunction!(inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(report::report, m)?)?;
     Ok(())
 }

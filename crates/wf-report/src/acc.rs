@@ -1,120 +1,377 @@
 //! The report's counts, one [`Acc`] per worker thread, merged at the end.
 //!
-//! Unique visitors are exact: a visitor is the bytes of (day, client, agent)
-//! (GoAccess's rule), interned per thread to a `u32`, and every panel row keeps
-//! the set of its visitors' ids. Ids are a thread's own, so [`Acc::merge`]
-//! first interns the other thread's visitor keys into this one and renumbers
-//! the other's sets: the merge is a union of sets of the keys themselves,
-//! associative and the same whatever the thread count or chunk size. Nothing
-//! is an estimate; the price is memory (every distinct visitor key once per
-//! thread, and four bytes per (row, visitor) pair): spilling, as the issue asks
-//! for logs of tens of millions of clients, is not done yet.
+//! Unique visitors are exact. A visitor is GoAccess's (day, client, agent);
+//! clients and agents are interned per thread (`intern`), so a visitor is a
+//! 16-byte key interned in its turn to a `u32`. What a line adds is counted
+//! by id, in vectors: a client's, an agent's, a request's hits and bytes.
+//! Per-row visitors are found the cheapest exact way for each panel:
+//!
+//! - days, hosts, OS, browsers and bots: a visitor key holds its day, client
+//!   and agent, so their visitors are counted from the keys at the end;
+//! - hours of the day, and status codes: bits of the visitor (`hours`,
+//!   `status`: one bit per hour, per common status code), ORed in; a code
+//!   without a bit goes into a set of (code, visitor) pairs;
+//! - requests, referrers, virtual hosts: a set of (row id, visitor id) pairs
+//!   as `u64`s per panel; the panel's rows (a request's decoded URL, a
+//!   referrer's site, a static file's extension) are made once per distinct
+//!   raw string at the end (`tally`), not once a line.
+//!
+//! So a line costs about five hashes of its strings and two insertions of a
+//! `u64` (perf: the first counter hashed each long key several times and
+//! made seven set insertions a line). Ids are a thread's own: [`Acc::merge`]
+//! interns the other thread's keys into this one's and renumbers its ids and
+//! pairs, a union of the keys themselves, the same whatever the thread count
+//! or chunk size. Nothing is an estimate; the price is memory (every
+//! distinct string and visitor once per thread, 8 bytes per distinct
+//! (row, visitor) pair): spilling, as the issue asks for logs of tens of
+//! millions of clients, is not done yet.
 
-use hashbrown::{HashMap, HashSet};
-use std::hash::Hash;
+use std::hash::BuildHasher;
 
-/// The hits, bytes and visitors of one panel row.
-#[derive(Debug, Default, Clone)]
-pub struct Row {
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+
+use crate::intern::Keyed;
+use crate::pairs::Pairs;
+
+/// Hits and bytes of a row.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Hb {
     pub hits: u64,
     pub bytes: u64,
-    pub visitors: HashSet<u32>,
 }
 
-impl Row {
-    fn add(&mut self, bytes: u64, visitor: Option<u32>) {
+impl Hb {
+    #[inline]
+    pub fn add(&mut self, bytes: u64) {
         self.hits += 1;
         self.bytes += bytes;
-        if let Some(v) = visitor {
-            self.visitors.insert(v);
+    }
+
+    #[inline]
+    pub fn plus(&mut self, o: Hb) {
+        self.hits += o.hits;
+        self.bytes += o.bytes;
+    }
+}
+
+/// One visitor (GoAccess's: the same day, client and agent) and what the
+/// report keeps per visitor.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Visitor {
+    /// Days since 1970-01-01 in the log's own zone; `i64::MIN` without a time.
+    pub day: i64,
+    pub client: u32,
+    pub agent: u32,
+    /// Bit `h`: a request in hour `h` of the day.
+    pub hours: u32,
+    /// Bit `i`: a request answered `SLOTTED[i]`.
+    pub status: u64,
+}
+
+/// Visitors interned to ids.
+#[derive(Default)]
+pub struct Visitors {
+    table: HashTable<u32>,
+    pub list: Vec<Visitor>,
+    hasher: DefaultHashBuilder,
+}
+
+impl Visitors {
+    /// The id of the visitor (day, client, agent).
+    #[inline]
+    pub fn id(&mut self, day: i64, client: u32, agent: u32) -> u32 {
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one((day, client, agent));
+        let list = &self.list;
+        let same = |&id: &u32| {
+            let v = &list[id as usize];
+            v.day == day && v.client == client && v.agent == agent
+        };
+        if let Some(&id) = self.table.find(hash, same) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.table.insert_unique(hash, id, |&i| {
+            let v = &list[i as usize];
+            hasher.hash_one((v.day, v.client, v.agent))
+        });
+        self.list.push(Visitor {
+            day,
+            client,
+            agent,
+            ..Visitor::default()
+        });
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// Status codes that are a bit of [`Visitor::status`]: the registered codes
+/// that can have visitors (4xx never do), 34 of 64 bits.
+pub const SLOTTED: [u16; 34] = [
+    100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304,
+    305, 306, 307, 308, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
+];
+
+const NO_SLOT: u8 = u8::MAX;
+
+/// `SLOT[code]`: the bit of `code` in [`Visitor::status`], or `NO_SLOT`.
+const SLOT: [u8; 600] = {
+    let mut t = [NO_SLOT; 600];
+    let mut i = 0;
+    while i < SLOTTED.len() {
+        t[SLOTTED[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// A (row, visitor) pair as one `u64`.
+#[inline]
+pub fn pair(row: u32, visitor: u32) -> u64 {
+    (row as u64) << 32 | visitor as u64
+}
+
+/// (row, visitor) of a [`pair`].
+#[inline]
+pub fn unpair(p: u64) -> (u32, u32) {
+    ((p >> 32) as u32, p as u32)
+}
+
+/// An agent's requests: all valid ones (also those `--bots` leaves out),
+/// and those counted in the panels.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AgentHits {
+    pub all: u64,
+    pub kept: Hb,
+}
+
+/// A raw request line's hits: answered 404, and otherwise.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReqHits {
+    pub ok: Hb,
+    pub not_found: Hb,
+}
+
+/// Rows keyed by interned raw strings, with their (row, visitor) pairs.
+pub struct Rows<T> {
+    pub keyed: Keyed<T>,
+    pub pairs: Pairs,
+}
+
+impl<T: Default> Default for Rows<T> {
+    fn default() -> Self {
+        Rows {
+            keyed: Keyed::default(),
+            pairs: Pairs::default(),
         }
     }
 }
 
-/// A panel: rows by key.
-pub type Table<K> = HashMap<K, Row>;
-
-/// A request's key: method, protocol and URL as [`req_key`] writes them.
-pub type ReqKey = Box<[u8]>;
-
-/// A two-level panel's key (OS family and version, bot kind and name): the
-/// two joined by [`PAIR_SEP`], so that a row is found with a reused buffer.
-pub type Pair = Box<str>;
-
-pub const PAIR_SEP: char = '\u{1}';
-
-/// Writes a request's key into `buf`: method, NUL, protocol, NUL, URL.
-pub fn req_key(buf: &mut Vec<u8>, method: &str, protocol: &str, url: &[u8]) {
-    buf.clear();
-    buf.extend_from_slice(method.as_bytes());
-    buf.push(0);
-    buf.extend_from_slice(protocol.as_bytes());
-    buf.push(0);
-    buf.extend_from_slice(url);
+impl<T: Default> Rows<T> {
+    fn merge(&mut self, o: Rows<T>, vmap: &[u32], add: impl Fn(&mut T, T)) {
+        let remap = self.keyed.merge(o.keyed, add);
+        self.pairs.extend(o.pairs.into_vec().into_iter().map(|p| {
+            let (r, v) = unpair(p);
+            pair(remap[r as usize], vmap[v as usize])
+        }));
+    }
 }
 
-/// (method, protocol, URL) of a [`req_key`].
-pub fn split_req_key(k: &[u8]) -> (&[u8], &[u8], &[u8]) {
-    let mut it = k.splitn(3, |&c| c == 0);
-    let m = it.next().unwrap_or(b"");
-    let p = it.next().unwrap_or(b"");
-    (m, p, it.next().unwrap_or(b""))
-}
-
-/// Writes a visitor's key into `buf`: the day, the client's length and
-/// bytes, the agent's bytes.
-pub fn visitor_key(buf: &mut Vec<u8>, day: i64, client: &[u8], agent: &[u8]) {
-    buf.clear();
-    buf.extend_from_slice(&day.to_le_bytes());
-    buf.extend_from_slice(&(client.len() as u32).to_le_bytes());
-    buf.extend_from_slice(client);
-    buf.extend_from_slice(agent);
-}
-
-/// (day, client, agent) of a [`visitor_key`].
-pub fn split_visitor_key(k: &[u8]) -> (i64, &[u8], &[u8]) {
-    let day = i64::from_le_bytes(k[..8].try_into().expect("8 bytes"));
-    let n = u32::from_le_bytes(k[8..12].try_into().expect("4 bytes")) as usize;
-    (day, &k[12..12 + n], &k[12 + n..])
-}
-
-/// Writes a [`Pair`] into `buf`.
-pub fn pair(buf: &mut String, group: &str, item: &str) {
-    buf.clear();
-    buf.push_str(group);
-    buf.push(PAIR_SEP);
-    buf.push_str(item);
-}
-
-/// Every panel of the report. The rows of `days`, `hosts`, `os`, `browsers`
-/// and `bots` keep no visitor sets: a visitor key holds its day, client and
-/// agent, so their visitors are counted from the keys once at the end
-/// (`report::Derived`), which saved five set insertions per line.
-#[derive(Debug, Default)]
+/// Every panel's counts by id.
 pub struct Panels {
-    /// Day number (days since 1970-01-01, in the log's own zone); `i64::MIN`
-    /// for a format without time.
-    pub days: Table<i64>,
-    pub hours: Table<u8>,
-    pub requests: Table<ReqKey>,
-    pub static_requests: Table<ReqKey>,
-    pub not_found: Table<ReqKey>,
-    pub extensions: Table<&'static str>,
-    pub hosts: Table<Box<[u8]>>,
-    pub os: Table<Pair>,
-    pub browsers: Table<Pair>,
-    pub bots: Table<Pair>,
-    pub status: Table<u16>,
-    pub referring_sites: Table<Box<[u8]>>,
-    pub referrers: Table<Box<[u8]>>,
-    pub vhosts: Table<Box<[u8]>>,
+    /// Clients (the hosts panel).
+    pub clients: Keyed<Hb>,
+    /// User agents; a format without them has only "" (every visitor's agent).
+    pub agents: Keyed<AgentHits>,
+    pub visitors: Visitors,
+    /// By local hour since the epoch (`i64::MIN` for a format without time):
+    /// days, hours of the day and the hourly chart. The hour of the last
+    /// lines is counted in `hour_run` until another comes (lines come in
+    /// time order mostly: one map lookup per hour, not per line).
+    pub hourly: HashMap<i64, Hb>,
+    pub hour_run: Option<(i64, Hb)>,
+    /// By status code (100..=599).
+    pub status: Vec<Hb>,
+    /// (code, visitor) for codes not in [`SLOTTED`].
+    pub status_pairs: Pairs,
+    /// Raw request lines; pairs only for the requests not answered 404.
+    pub requests: Rows<ReqHits>,
+    /// Raw referrers.
+    pub referrers: Rows<Hb>,
+    pub vhosts: Rows<Hb>,
+}
+
+impl Default for Panels {
+    fn default() -> Self {
+        Panels {
+            clients: Keyed::default(),
+            agents: Keyed::default(),
+            visitors: Visitors::default(),
+            hourly: HashMap::new(),
+            hour_run: None,
+            status: vec![Hb::default(); 600],
+            status_pairs: Pairs::default(),
+            requests: Rows::default(),
+            referrers: Rows::default(),
+            vhosts: Rows::default(),
+        }
+    }
+}
+
+/// The local hour since the epoch of a line without a time.
+pub const NO_TIME: i64 = i64::MIN;
+
+/// One valid request, as counted. Texts are the raw bytes of the line.
+pub struct Line<'a> {
+    pub client: &'a [u8],
+    pub request: &'a [u8],
+    pub status: u16,
+    pub bytes: u64,
+    /// Local hour since the epoch, or [`NO_TIME`].
+    pub hour: i64,
+    pub referrer: Option<&'a [u8]>,
+    pub vhost: Option<&'a [u8]>,
+}
+
+/// The day of a local hour since the epoch.
+pub fn day_of_hour(h: i64) -> i64 {
+    if h == NO_TIME {
+        NO_TIME
+    } else {
+        h.div_euclid(24)
+    }
+}
+
+impl Panels {
+    /// Counts one kept request whose agent has the id `agent.0` (`agent.1`:
+    /// the line has an agent; else the id is that of "").
+    #[inline]
+    pub fn count(&mut self, l: &Line<'_>, agent: (u32, bool)) {
+        let b = l.bytes;
+        let (client, hb) = self.clients.slot(l.client);
+        hb.add(b);
+        if agent.1 {
+            self.agents.values[agent.0 as usize].kept.add(b);
+        }
+        match &mut self.hour_run {
+            Some((h, hb)) if *h == l.hour => hb.add(b),
+            run => {
+                if let Some((h, hb)) = run.take() {
+                    self.hourly.entry(h).or_default().plus(hb);
+                }
+                let mut hb = Hb::default();
+                hb.add(b);
+                *run = Some((l.hour, hb));
+            }
+        }
+        self.status[l.status as usize].add(b);
+        // GoAccess's visitor: same day, client and agent, over requests not 4xx.
+        let v = (l.status / 100 != 4).then(|| {
+            let v = self.visitors.id(day_of_hour(l.hour), client, agent.0);
+            let s = &mut self.visitors.list[v as usize];
+            if l.hour != NO_TIME {
+                s.hours |= 1 << l.hour.rem_euclid(24);
+            }
+            match SLOT[l.status as usize] {
+                NO_SLOT => {
+                    self.status_pairs.insert(pair(l.status as u32, v));
+                }
+                bit => s.status |= 1 << bit,
+            }
+            v
+        });
+        let (r, hits) = self.requests.keyed.slot(l.request);
+        if l.status == 404 {
+            hits.not_found.add(b);
+        } else {
+            hits.ok.add(b);
+            if let Some(v) = v {
+                self.requests.pairs.insert(pair(r, v));
+            }
+        }
+        for (text, rows) in [
+            (l.referrer, &mut self.referrers),
+            (l.vhost, &mut self.vhosts),
+        ] {
+            if let Some(t) = text {
+                let (r, hits) = rows.keyed.slot(t);
+                hits.add(b);
+                if let Some(v) = v {
+                    rows.pairs.insert(pair(r, v));
+                }
+            }
+        }
+    }
+
+    /// Sorts the (row, visitor) pairs for reading ([`Pairs::compact`]).
+    pub fn finish(&mut self) {
+        self.status_pairs.compact();
+        self.requests.pairs.compact();
+        self.referrers.pairs.compact();
+        self.vhosts.pairs.compact();
+    }
+
+    /// Hits and bytes by local hour ([`Panels::hourly`] with the run).
+    pub fn hours(&self) -> HashMap<i64, Hb> {
+        let mut all = self.hourly.clone();
+        if let Some((h, hb)) = self.hour_run {
+            all.entry(h).or_default().plus(hb);
+        }
+        all
+    }
+
+    fn merge(&mut self, o: Panels) {
+        let hours = o.hours();
+        let cmap = self.clients.merge(o.clients, Hb::plus);
+        let amap = self.agents.merge(o.agents, |a, b| {
+            a.all += b.all;
+            a.kept.plus(b.kept);
+        });
+        let vmap: Vec<u32> = o
+            .visitors
+            .list
+            .iter()
+            .map(|v| {
+                let id = self
+                    .visitors
+                    .id(v.day, cmap[v.client as usize], amap[v.agent as usize]);
+                let s = &mut self.visitors.list[id as usize];
+                s.hours |= v.hours;
+                s.status |= v.status;
+                id
+            })
+            .collect();
+        for (h, hb) in hours {
+            self.hourly.entry(h).or_default().plus(hb);
+        }
+        for (a, b) in self.status.iter_mut().zip(o.status) {
+            a.plus(b);
+        }
+        self.status_pairs
+            .extend(o.status_pairs.into_vec().into_iter().map(|p| {
+                let (code, v) = unpair(p);
+                pair(code, vmap[v as usize])
+            }));
+        self.requests.merge(o.requests, &vmap, |a, b| {
+            a.ok.plus(b.ok);
+            a.not_found.plus(b.not_found);
+        });
+        self.referrers.merge(o.referrers, &vmap, Hb::plus);
+        self.vhosts.merge(o.vhosts, &vmap, Hb::plus);
+    }
 }
 
 /// The counts of one thread, or of all once merged.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Acc {
-    /// Visitor key -> this Acc's id for it.
-    pub visitors: HashMap<Box<[u8]>, u32>,
     /// Records read (not blank, not `#` comments).
     pub lines: u64,
     /// Records the format could not read, or without a valid time or status.
@@ -123,8 +380,6 @@ pub struct Acc {
     pub skipped: u64,
     /// Valid requests left out by `--bots`.
     pub excluded: u64,
-    pub human: u64,
-    pub bot: u64,
     /// Valid requests counted in the panels.
     pub hits: u64,
     pub bytes: u64,
@@ -143,17 +398,12 @@ pub struct Acc {
 pub const FAILED_SHOWN: usize = 5;
 
 impl Acc {
-    /// The id of a visitor key, interned.
-    pub fn visitor(&mut self, key: &[u8]) -> u32 {
-        let next = self.visitors.len() as u32;
-        *self.visitors.entry_ref(key).or_insert(next)
-    }
-
     pub fn fail(&mut self, input: usize, offset: u64) {
         self.failed += 1;
         note_failed(&mut self.failed_at, (input, offset));
     }
 
+    #[inline]
     pub fn time(&mut self, utc: i64, offset: i64) {
         if self.first.is_none_or(|(t, _)| utc < t) {
             self.first = Some((utc, offset));
@@ -165,16 +415,10 @@ impl Acc {
 
     /// Fold `other` into `self` (see the module comment).
     pub fn merge(&mut self, other: Acc) {
-        let mut remap = vec![0u32; other.visitors.len()];
-        for (key, id) in other.visitors {
-            remap[id as usize] = self.visitor(&key);
-        }
         self.lines += other.lines;
         self.failed += other.failed;
         self.skipped += other.skipped;
         self.excluded += other.excluded;
-        self.human += other.human;
-        self.bot += other.bot;
         self.hits += other.hits;
         self.bytes += other.bytes;
         self.not_found_hits += other.not_found_hits;
@@ -184,7 +428,7 @@ impl Acc {
         for at in other.failed_at {
             note_failed(&mut self.failed_at, at);
         }
-        self.panels.merge(other.panels, &remap);
+        self.panels.merge(other.panels);
     }
 }
 
@@ -198,72 +442,66 @@ fn note_failed(list: &mut Vec<(usize, u64)>, at: (usize, u64)) {
     list.truncate(FAILED_SHOWN);
 }
 
-impl Panels {
-    fn merge(&mut self, o: Panels, remap: &[u32]) {
-        merge_table(&mut self.days, o.days, remap);
-        merge_table(&mut self.hours, o.hours, remap);
-        merge_table(&mut self.requests, o.requests, remap);
-        merge_table(&mut self.static_requests, o.static_requests, remap);
-        merge_table(&mut self.not_found, o.not_found, remap);
-        merge_table(&mut self.extensions, o.extensions, remap);
-        merge_table(&mut self.hosts, o.hosts, remap);
-        merge_table(&mut self.os, o.os, remap);
-        merge_table(&mut self.browsers, o.browsers, remap);
-        merge_table(&mut self.bots, o.bots, remap);
-        merge_table(&mut self.status, o.status, remap);
-        merge_table(&mut self.referring_sites, o.referring_sites, remap);
-        merge_table(&mut self.referrers, o.referrers, remap);
-        merge_table(&mut self.vhosts, o.vhosts, remap);
-    }
-}
-
-fn merge_table<K: Hash + Eq>(into: &mut Table<K>, other: Table<K>, remap: &[u32]) {
-    for (k, row) in other {
-        let r = into.entry(k).or_default();
-        r.hits += row.hits;
-        r.bytes += row.bytes;
-        r.visitors
-            .extend(row.visitors.into_iter().map(|v| remap[v as usize]));
-    }
-}
-
-/// Adds one hit to the row `key` of `table`.
-pub fn add<K: Hash + Eq>(table: &mut Table<K>, key: K, bytes: u64, visitor: Option<u32>) {
-    table.entry(key).or_default().add(bytes, visitor);
-}
-
-/// As [`add`] for a borrowed byte key, copied only when the row is new.
-pub fn add_bytes(table: &mut Table<Box<[u8]>>, key: &[u8], bytes: u64, visitor: Option<u32>) {
-    table.entry_ref(key).or_default().add(bytes, visitor);
-}
-
-/// As [`add_bytes`] for a text key.
-pub fn add_str(table: &mut Table<Box<str>>, key: &str, bytes: u64, visitor: Option<u32>) {
-    table.entry_ref(key).or_default().add(bytes, visitor);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn line<'a>(client: &'a [u8], request: &'a [u8], status: u16, hour: i64) -> Line<'a> {
+        Line {
+            client,
+            request,
+            status,
+            bytes: 10,
+            hour,
+            referrer: Some(b"-"),
+            vhost: None,
+        }
+    }
+
+    fn count(a: &mut Acc, l: &Line<'_>, agent: &[u8]) {
+        let (g, _) = a.panels.agents.slot(agent);
+        a.panels.count(l, (g, true));
+    }
+
     #[test]
     fn merge_renumbers_visitors_and_keeps_the_first_failures() {
         let mut a = Acc::default();
-        let va = a.visitor(b"x");
-        add(&mut a.panels.hours, 1, 10, Some(va));
+        count(
+            &mut a,
+            &line(b"x", b"GET / HTTP/1.1", 200, 24 * 100 + 3),
+            b"ua",
+        );
         let mut b = Acc::default();
-        let vb = b.visitor(b"y");
-        let vx = b.visitor(b"x");
-        add(&mut b.panels.hours, 1, 5, Some(vb));
-        add(&mut b.panels.hours, 1, 5, Some(vx));
+        count(
+            &mut b,
+            &line(b"y", b"GET / HTTP/1.1", 200, 24 * 100 + 3),
+            b"ua",
+        );
+        count(
+            &mut b,
+            &line(b"x", b"GET / HTTP/1.1", 299, 24 * 100 + 5),
+            b"ua",
+        );
+        count(
+            &mut b,
+            &line(b"x", b"GET /a HTTP/1.1", 404, 24 * 100 + 5),
+            b"ua",
+        );
         for i in 0..7 {
             b.fail(0, 100 - i);
         }
         a.fail(0, 1);
         a.merge(b);
-        let row = &a.panels.hours[&1];
-        assert_eq!((row.hits, row.bytes, row.visitors.len()), (3, 20, 2));
-        assert_eq!(a.visitors.len(), 2);
+        a.panels.finish();
+        let p = &a.panels;
+        assert_eq!(p.visitors.len(), 2);
+        let x = &p.visitors.list[0];
+        assert_eq!((x.hours, x.status), (1 << 3 | 1 << 5, 1 << 4));
+        assert_eq!(p.status_pairs.len(), 1);
+        assert_eq!(p.requests.keyed.len(), 2);
+        assert_eq!(p.requests.pairs.len(), 2);
+        assert_eq!(p.referrers.pairs.len(), 2);
+        assert_eq!(p.clients.values[0].hits, 3);
         assert_eq!(a.failed, 8);
         assert_eq!(
             a.failed_at,

@@ -15,14 +15,14 @@ use wf_core::jobs::{Chunk, Job};
 use wf_formats::arrow_array::cast::AsArray;
 use wf_formats::arrow_array::types::{Int64Type, TimestampMicrosecondType};
 use wf_formats::arrow_array::{Array, ArrayRef};
+use wf_formats::bytemap::ByteMap;
 use wf_formats::{Columns, Format, Kind, Parser};
 
-use hashbrown::HashMap;
-
-use crate::acc::{self, Acc};
+use crate::acc::{Acc, Line, NO_TIME};
 use crate::agent::AgentCache;
 use crate::bots::BotCategory;
 use crate::rules;
+use crate::tally::Pair;
 
 /// Which requests `--bots` keeps in the panels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -135,17 +135,15 @@ impl ReportJob {
 pub struct ReportState {
     parser: Box<dyn Parser>,
     columns: Columns,
-    labels: Labels,
+    /// The chunk's separators and the parser's needles (`parse_run`).
+    map: ByteMap,
     /// Start and end, in the chunk, of each record parsed into `columns`.
     spans: Vec<(usize, usize)>,
-    scratch: Scratch,
+    /// Per agent id under `--bots exclude|only`: 0 not classified yet, 1 a
+    /// human, 2 a bot (one classification per distinct agent and thread).
+    bot_of: Vec<u8>,
+    agents: Option<AgentCache>,
     pub acc: Acc,
-}
-
-/// A buffer reused for every row's keys.
-#[derive(Default)]
-struct Scratch {
-    key: Vec<u8>,
 }
 
 impl Job for ReportJob {
@@ -155,9 +153,10 @@ impl Job for ReportJob {
         ReportState {
             parser: self.format.parser(&self.projection),
             columns: Columns::new(&self.kinds),
-            labels: Labels::new(),
+            map: wf_formats::byte_map(self.format.as_ref()),
             spans: Vec::with_capacity(BATCH),
-            scratch: Scratch::default(),
+            bot_of: Vec::new(),
+            agents: None,
             acc: Acc::default(),
         }
     }
@@ -165,26 +164,32 @@ impl Job for ReportJob {
     fn process(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let sep = self.format.separator();
         let data = chunk.data;
+        // One UTF-8 check of the chunk instead of one per text value (as
+        // `wf sql` does); a chunk that fails it is checked value by value.
+        st.columns.utf8_checked =
+            self.format.ascii_boundaries() && simdutf8::basic::from_utf8(data).is_ok();
+        let runs = st.parser.has_runs();
+        if runs {
+            st.map.build(data);
+        }
+        // Records to read one by one before a run is tried again (after a
+        // run that took none, as `wf sql` does).
+        let mut wait = 0u32;
         let mut start = 0;
         while start < data.len() {
-            let end = memchr::memchr(sep, &data[start..]).map_or(data.len(), |e| start + e);
-            let mut rec = &data[start..end];
-            if rec.last() == Some(&b'\r') {
-                rec = &rec[..rec.len() - 1];
-            }
-            if rec.is_empty() || rec[0] == b'#' {
-                st.acc.skipped += 1;
-            } else {
-                st.acc.lines += 1;
-                if st.parser.parse(rec, &mut st.columns) {
-                    st.spans.push((start, start + rec.len()));
-                    if st.spans.len() == BATCH {
-                        self.flush(st, chunk);
-                    }
-                } else {
-                    st.acc.fail(chunk.input, chunk.offset + start as u64);
+            if runs && wait == 0 && (start > 0 || chunk.offset > 0) {
+                let (next, took) = self.runs(st, chunk, start);
+                start = next;
+                if !took {
+                    wait = 32;
+                }
+                if start >= data.len() {
+                    break;
                 }
             }
+            wait = wait.saturating_sub(1);
+            let end = memchr::memchr(sep, &data[start..]).map_or(data.len(), |e| start + e);
+            self.record(st, chunk, start, end);
             start = end + 1;
         }
         self.flush(st, chunk);
@@ -224,18 +229,66 @@ impl Batch<'_> {
 
 /// One valid request, as read from a row.
 struct Hit<'a> {
-    client: &'a [u8],
-    request: &'a [u8],
-    status: u16,
-    bytes: u64,
-    /// Local time: (UTC microseconds, offset seconds).
+    line: Line<'a>,
+    /// (UTC microseconds, offset seconds), when the format has a time.
     time: Option<(i64, i64)>,
-    referrer: Option<&'a [u8]>,
     agent: Option<&'a [u8]>,
-    vhost: Option<&'a [u8]>,
 }
 
 impl ReportJob {
+    /// The record `chunk.data[start..end]`, read on its own: blank lines and
+    /// `#` comments skipped, a record the parser rejects failed.
+    fn record(&self, st: &mut ReportState, chunk: &Chunk<'_>, start: usize, end: usize) {
+        let mut rec = &chunk.data[start..end];
+        if rec.last() == Some(&b'\r') {
+            rec = &rec[..rec.len() - 1];
+        }
+        if rec.is_empty() || rec[0] == b'#' {
+            st.acc.skipped += 1;
+        } else {
+            st.acc.lines += 1;
+            if st.parser.parse(rec, &mut st.columns) {
+                st.spans.push((start, start + rec.len()));
+                if st.spans.len() == BATCH {
+                    self.flush(st, chunk);
+                }
+            } else {
+                st.acc.fail(chunk.input, chunk.offset + start as u64);
+            }
+        }
+    }
+
+    /// Runs of plain records from `pos`, parsed in one call each (the
+    /// format's `parse_run`, through the chunk's byte map: 20% less time
+    /// than a call per record in `wf sql`); returns where the runs stopped
+    /// (at a record to read on its own) and whether they took any. A record
+    /// of a run that is a `#` comment is skipped at the flush.
+    fn runs(&self, st: &mut ReportState, chunk: &Chunk<'_>, mut pos: usize) -> (usize, bool) {
+        let data = chunk.data;
+        let mut took = false;
+        loop {
+            let room = BATCH - st.spans.len();
+            let (next, n) = st
+                .parser
+                .parse_run(data, &st.map, pos, room, &mut st.columns);
+            let mut p = pos;
+            for _ in 0..n {
+                let end = st.map.next(0, p, data.len()).unwrap_or(data.len());
+                st.spans.push((p, end));
+                p = end + 1;
+            }
+            st.acc.lines += n as u64;
+            took |= n > 0;
+            pos = next;
+            if st.spans.len() == BATCH {
+                self.flush(st, chunk);
+            }
+            if n < room || pos >= data.len() {
+                return (pos, took);
+            }
+        }
+    }
+
     /// Counts the rows parsed so far.
     fn flush(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let (arrays, rows) = st.columns.take();
@@ -243,19 +296,21 @@ impl ReportJob {
             arrays: &arrays,
             cols: self.cols,
         };
-        for (row, &(s, e)) in st.spans.iter().enumerate().take(rows) {
+        let mut spans = std::mem::take(&mut st.spans);
+        for (row, &(s, e)) in spans.iter().enumerate().take(rows) {
+            if chunk.data[s] == b'#' {
+                st.acc.lines -= 1;
+                st.acc.skipped += 1;
+                continue;
+            }
             let Some(hit) = self.hit(&batch, row, &chunk.data[s..e]) else {
                 st.acc.fail(chunk.input, chunk.offset + s as u64);
                 continue;
             };
-            let rows = hit.agent.map(|ua| st.labels.get(ua));
-            let parts = Parts {
-                acc: &mut st.acc,
-                scratch: &mut st.scratch,
-            };
-            count(parts, rows, &hit, self.bots);
+            count(st, &hit, self.bots);
         }
-        st.spans.clear();
+        spans.clear();
+        st.spans = spans;
     }
 
     /// The row's request, or `None` for a line GoAccess calls failed (no
@@ -270,66 +325,37 @@ impl ReportJob {
             }
             None => None,
         };
+        let hour = match time {
+            Some((utc, off)) => (utc + off * 1_000_000).div_euclid(MICROS_PER_HOUR),
+            None => NO_TIME,
+        };
         Some(Hit {
-            client: b.text(c.client, row).unwrap_or(b"-"),
-            request: b.text(c.request, row).unwrap_or(b"-"),
-            status,
-            bytes: c.bytes.and_then(|x| b.int(x, row)).unwrap_or(0).max(0) as u64,
+            line: Line {
+                client: b.text(c.client, row).unwrap_or(b"-"),
+                request: b.text(c.request, row).unwrap_or(b"-"),
+                status,
+                bytes: c.bytes.and_then(|x| b.int(x, row)).unwrap_or(0).max(0) as u64,
+                hour,
+                referrer: b.opt_text(c.referrer, row),
+                vhost: b.opt_text(c.vhost, row),
+            },
             time,
-            referrer: b.opt_text(c.referrer, row),
             agent: b.opt_text(c.agent, row),
-            vhost: b.opt_text(c.vhost, row),
         })
     }
 }
 
-struct Parts<'a> {
-    acc: &'a mut Acc,
-    scratch: &'a mut Scratch,
-}
-
-/// The rows an agent adds to in the OS, browser and bot panels, as their
-/// keys ([`acc::pair`]), made once per distinct agent.
+/// The rows an agent adds to in the OS, browser and bot panels, as
+/// (group, item) keys.
 pub(crate) struct AgentRows {
-    pub(crate) os: Box<str>,
-    pub(crate) browser: Box<str>,
-    pub(crate) bot: Option<Box<str>>,
+    pub(crate) os: Pair,
+    pub(crate) browser: Pair,
+    pub(crate) bot: Option<Pair>,
 }
 
-/// A thread's agents by their bytes: [`AgentCache`] classifies, this keeps
-/// the panel keys made of the classification, so that a line costs one hash
-/// lookup and no allocation. Bounded as `AgentCache` is.
-pub(crate) struct Labels {
-    agents: AgentCache,
-    rows: HashMap<Box<[u8]>, AgentRows>,
-}
-
-impl Labels {
-    pub(crate) fn new() -> Self {
-        Labels {
-            agents: AgentCache::new(),
-            rows: HashMap::new(),
-        }
-    }
-
-    pub(crate) fn get(&mut self, ua: &[u8]) -> &AgentRows {
-        if self.rows.len() >= AgentCache::DEFAULT_LIMIT && !self.rows.contains_key(ua) {
-            self.rows.clear();
-        }
-        let agents = &mut self.agents;
-        self.rows
-            .entry_ref(ua)
-            .or_insert_with(|| agent_rows(agents, ua))
-    }
-}
-
-fn agent_rows(cache: &mut AgentCache, ua: &[u8]) -> AgentRows {
+pub(crate) fn agent_rows(cache: &mut AgentCache, ua: &[u8]) -> AgentRows {
     let a = cache.get(ua);
-    let key = |g: &str, i: &str| {
-        let mut s = String::new();
-        acc::pair(&mut s, g, i);
-        s.into_boxed_str()
-    };
+    let key = |g: &str, i: &str| (g.to_owned(), i.to_owned());
     match &a.bot {
         Some(bot) => AgentRows {
             os: key("Crawlers", &bot.name),
@@ -352,81 +378,45 @@ pub fn category_label(c: BotCategory) -> &'static str {
     }
 }
 
-const MICROS_PER_DAY: i64 = 86_400_000_000;
+const MICROS_PER_HOUR: i64 = 3_600_000_000;
 
-/// Counts one valid request into every panel (see `rules` for GoAccess's rules).
-fn count(p: Parts<'_>, rows: Option<&AgentRows>, h: &Hit<'_>, mode: BotMode) {
-    let is_bot = rows.as_ref().is_some_and(|r| r.bot.is_some());
-    let acc = p.acc;
-    if is_bot {
-        acc.bot += 1;
-    } else {
-        acc.human += 1;
+/// Whether the agent `id` (bytes `ua`) is a bot, classified once per thread.
+fn is_bot(st: &mut ReportState, id: u32, ua: &[u8]) -> bool {
+    let i = id as usize;
+    if st.bot_of.len() <= i {
+        st.bot_of.resize(i + 1, 0);
+    }
+    if st.bot_of[i] == 0 {
+        let cache = st.agents.get_or_insert_with(AgentCache::new);
+        st.bot_of[i] = 1 + cache.get(ua).bot.is_some() as u8;
+    }
+    st.bot_of[i] == 2
+}
+
+/// Counts one valid request (see `acc` for what each panel keeps).
+fn count(st: &mut ReportState, h: &Hit<'_>, mode: BotMode) {
+    let ua = h.agent.unwrap_or(b"");
+    let (agent, hits) = st.acc.panels.agents.slot(ua);
+    if h.agent.is_some() {
+        hits.all += 1;
     }
     let keep = match mode {
         BotMode::Include => true,
-        BotMode::Exclude => !is_bot,
-        BotMode::Only => is_bot,
+        BotMode::Exclude => !is_bot(st, agent, ua),
+        BotMode::Only => is_bot(st, agent, ua),
     };
+    let acc = &mut st.acc;
     if !keep {
         acc.excluded += 1;
         return;
     }
     acc.hits += 1;
-    acc.bytes += h.bytes;
-    if h.status == 404 {
+    acc.bytes += h.line.bytes;
+    if h.line.status == 404 {
         acc.not_found_hits += 1;
     }
-    let (day, hour) = match h.time {
-        Some((utc, off)) => {
-            acc.time(utc, off);
-            let local = utc + off * 1_000_000;
-            let day = local.div_euclid(MICROS_PER_DAY);
-            let hour = (local.rem_euclid(MICROS_PER_DAY) / 3_600_000_000) as u8;
-            (day, Some(hour))
-        }
-        None => (i64::MIN, None),
-    };
-    // GoAccess's visitor: same day, client and agent, over requests not 4xx.
-    let visitor = (h.status / 100 != 4).then(|| {
-        let k = &mut p.scratch.key;
-        acc::visitor_key(k, day, h.client, h.agent.unwrap_or(b""));
-        acc.visitor(k)
-    });
-    let (b, v, pn) = (h.bytes, visitor, &mut acc.panels);
-    // Days, hosts and agents: visitors counted from the keys (`Panels`).
-    acc::add(&mut pn.days, day, b, None);
-    if let Some(hour) = hour {
-        acc::add(&mut pn.hours, hour, b, v);
+    if let Some((utc, off)) = h.time {
+        acc.time(utc, off);
     }
-    let req = rules::request(h.request);
-    acc::req_key(&mut p.scratch.key, req.method, req.protocol, &req.url);
-    let key = &p.scratch.key[..];
-    if h.status == 404 {
-        acc::add_bytes(&mut pn.not_found, key, b, v);
-    } else if let Some(ext) = rules::static_ext(&req.url) {
-        acc::add_bytes(&mut pn.static_requests, key, b, v);
-        acc::add(&mut pn.extensions, ext, b, v);
-    } else {
-        acc::add_bytes(&mut pn.requests, key, b, v);
-    }
-    acc::add_bytes(&mut pn.hosts, h.client, b, None);
-    acc::add(&mut pn.status, h.status, b, v);
-    if let Some(r) = rows {
-        acc::add_str(&mut pn.os, &r.os, b, None);
-        acc::add_str(&mut pn.browsers, &r.browser, b, None);
-        if let Some(bot) = &r.bot {
-            acc::add_str(&mut pn.bots, bot, b, None);
-        }
-    }
-    if let Some(r) = h.referrer {
-        let r = rules::decode_url(r);
-        acc::add_bytes(&mut pn.referrers, &r, b, v);
-        if let Some(site) = rules::referring_site(&r) {
-            acc::add_bytes(&mut pn.referring_sites, site, b, v);
-        }
-    }
-    if let Some(vh) = h.vhost {
-        acc::add_bytes(&mut pn.vhosts, vh, b, v);
-    }
+    acc.panels.count(&h.line, (agent, h.agent.is_some()));
 }

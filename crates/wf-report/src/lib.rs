@@ -16,20 +16,34 @@ pub mod acc;
 pub mod agent;
 pub mod bots;
 pub mod html;
+pub mod intern;
 pub mod job;
+pub mod mapped;
 pub mod output;
+pub mod pairs;
 pub mod report;
 pub mod rules;
+pub mod run;
+pub mod tally;
 
 use std::sync::Arc;
 
 pub use job::{BotMode, FormatError, ReportJob};
 pub use report::Report;
+pub use run::SetupError;
 
-/// The format of `--format` (`auto` reads `sample`, the start of the first input).
-pub fn format(
-    spec: &str,
-    sample: &[u8],
-) -> Result<Arc<dyn wf_formats::Format>, wf_formats::FormatError> {
+/// The format of `--format` (`auto` reads `sample`, the start of the first
+/// input): `wf sql`'s formats, and JSON lines with a field mapping
+/// (`caddy`, `traefik`, `json:name=path,...`: `mapped`).
+pub fn format(spec: &str, sample: &[u8]) -> Result<Arc<dyn wf_formats::Format>, SetupError> {
+    if let Some(m) = mapped::Mapped::from_spec(spec) {
+        return Ok(Arc::new(m.map_err(SetupError::Mapping)?));
+    }
+    if spec == "auto" {
+        if let Some(m) = mapped::Mapped::detect(sample) {
+            return Ok(Arc::new(m));
+        }
+    }
     wf_formats::from_spec(spec, &wf_formats::FormatOptions::default(), sample)
+        .map_err(SetupError::Format)
 }

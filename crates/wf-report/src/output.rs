@@ -11,8 +11,11 @@ use crate::report::{Panel, PanelRow, Report};
 
 /// Every panel but the overview: (JSON name, title, grouped).
 pub fn panels(r: &Report) -> Vec<(&'static str, &'static str, &Panel)> {
-    let mut v = vec![
-        ("visitors", "Unique visitors per day", &r.visitors),
+    let mut v = vec![("visitors", "Unique visitors per day", &r.visitors)];
+    if let Some(h) = &r.visitors_per_hour {
+        v.push(("visitors_per_hour", "Unique visitors per hour", h));
+    }
+    v.extend([
         ("requests", "Requested files", &r.requests),
         ("static_requests", "Static requests", &r.static_requests),
         (
@@ -29,7 +32,7 @@ pub fn panels(r: &Report) -> Vec<(&'static str, &'static str, &Panel)> {
         ("status_codes", "HTTP status codes", &r.status_codes),
         ("referring_sites", "Referring sites", &r.referring_sites),
         ("referrers", "Referrer URLs", &r.referrers),
-    ];
+    ]);
     if let Some(vh) = &r.vhosts {
         v.push(("vhosts", "Virtual hosts", vh));
     }
@@ -209,18 +212,23 @@ fn chart(id: &str, p: &Panel) -> Chart {
             },
         ]
     };
-    let days: Vec<f64> = p.data.iter().filter_map(|r| day_seconds(&r.data)).collect();
-    if id == "visitors" && days.len() == p.data.len() && days.len() > 1 {
+    let when = |s: &str| match id {
+        "visitors" => day_seconds(s),
+        "visitors_per_hour" => hour_seconds(s),
+        _ => None,
+    };
+    let times: Vec<f64> = p.data.iter().filter_map(|r| when(&r.data)).collect();
+    if times.len() == p.data.len() && times.len() > 1 {
         let rows: Vec<&PanelRow> = p.data.iter().collect();
         return Chart {
             kind: ChartKind::Lines,
             x_labels: None,
-            x: days,
+            x: times,
             x_time: true,
             series: series(&rows),
         };
     }
-    let rows: Vec<&PanelRow> = if id == "visit_time" || id == "visitors" {
+    let rows: Vec<&PanelRow> = if matches!(id, "visit_time" | "visitors" | "visitors_per_hour") {
         p.data.iter().collect()
     } else {
         p.data.iter().take(10).collect()
@@ -255,4 +263,11 @@ fn day_seconds(s: &str) -> Option<f64> {
     let (y, m, d) = (&s[0..4], &s[4..6], &s[6..8]);
     let days = wf_formats::time::days_from_civil(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
     Some(days as f64 * 86_400.0)
+}
+
+/// `2007061713` (13:00 on 17 June 2007) as Unix seconds.
+fn hour_seconds(s: &str) -> Option<f64> {
+    let hour: u8 = s.get(8..10)?.parse().ok()?;
+    (s.len() == 10 && hour < 24).then_some(())?;
+    Some(day_seconds(&s[..8])? + hour as f64 * 3600.0)
 }

@@ -11,16 +11,20 @@
 
 use serde::Serialize;
 
-use hashbrown::HashMap;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
-use crate::acc::{self, Acc, Row, Table, PAIR_SEP};
-use crate::job::Labels;
+use crate::acc::{Acc, NO_TIME};
 use crate::rules;
+use crate::tally::{self, Pair, Request, Tallies, Tally};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub general: General,
     pub visitors: Panel,
+    /// Visitors and requests per hour, when the log spans under three days.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visitors_per_hour: Option<Panel>,
     pub requests: Panel,
     pub static_requests: Panel,
     pub not_found: Panel,
@@ -182,67 +186,115 @@ fn panel(mut rows: Vec<(String, PanelRow)>, max: usize, sort: bool) -> Panel {
     }
 }
 
-fn simple<K>(t: Totals, table: &Table<K>, name: impl Fn(&K) -> String, max: usize) -> Panel {
-    simple_with(t, table, name, |_, r| r.visitors.len() as u64, max)
+/// The `max` rows of most hits, then of the smallest `key`, sorted so: a
+/// selection over every row, then a sort of the kept ones (a panel of
+/// 100,000 URLs keeps 1,000: making and sorting every row's text was most
+/// of the report's time after the scan).
+fn top<'a, T, K: Ord>(
+    rows: &'a [T],
+    hits: impl Fn(&T) -> u64,
+    key: impl Fn(&'a T) -> K,
+    max: usize,
+) -> Vec<&'a T> {
+    let mut v: Vec<(u64, K, &T)> = rows.iter().map(|r| (hits(r), key(r), r)).collect();
+    let order = |a: &(u64, K, &T), b: &(u64, K, &T)| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1));
+    if max < v.len() {
+        v.select_nth_unstable_by(max, order);
+        v.truncate(max);
+    }
+    v.sort_unstable_by(order);
+    v.into_iter().map(|(_, _, r)| r).collect()
 }
 
-/// As [`simple`], with each row's visitors from `visitors`.
-fn simple_with<K>(
+/// Totals over every row of a panel.
+fn metadata<K>(rows: &[Tally<K>]) -> Metadata {
+    let total = |value| Total {
+        total: Value { value },
+    };
+    Metadata {
+        hits: total(rows.iter().map(|r| r.hb.hits).sum()),
+        visitors: total(rows.iter().map(|r| r.visitors).sum()),
+        bytes: total(rows.iter().map(|r| r.hb.bytes).sum()),
+        data: total(rows.len() as u64),
+    }
+}
+
+/// A panel of one level, named by `name`: its top `max` rows.
+fn simple<'k, K: 'k>(
     t: Totals,
-    table: &Table<K>,
-    name: impl Fn(&K) -> String,
-    visitors: impl Fn(&K, &Row) -> u64,
+    rows: &'k [Tally<K>],
+    name: impl Fn(&'k K) -> Cow<'k, str>,
     max: usize,
 ) -> Panel {
-    let rows = table
-        .iter()
-        .map(|(k, r)| {
-            let n = name(k);
-            (n.clone(), row(t, n, r.hits, visitors(k, r), r.bytes))
+    let data = top(rows, |r| r.hb.hits, |r: &'k Tally<K>| name(&r.key), max)
+        .into_iter()
+        .map(|r| {
+            row(
+                t,
+                name(&r.key).into_owned(),
+                r.hb.hits,
+                r.visitors,
+                r.hb.bytes,
+            )
         })
         .collect();
-    panel(rows, max, true)
+    Panel {
+        metadata: metadata(rows),
+        data,
+    }
 }
 
-fn requests(t: Totals, table: &Table<Box<[u8]>>, max: usize) -> Panel {
-    let rows = table
-        .iter()
-        .map(|(k, r)| {
-            let (m, p, url) = acc::split_req_key(k);
-            let mut pr = row(t, text(url), r.hits, r.visitors.len() as u64, r.bytes);
-            pr.method = Some(text(m));
-            pr.protocol = Some(text(p));
-            (text(k), pr)
+/// Requests, sorted by hits, then by method, protocol and URL (as their
+/// text joined by NULs sorts).
+fn requests(t: Totals, rows: &[Tally<Request>], max: usize) -> Panel {
+    fn key(r: &Tally<Request>) -> (&str, &str, Cow<'_, str>) {
+        let k = &r.key;
+        (k.method, k.protocol, String::from_utf8_lossy(&k.url))
+    }
+    let data = top(rows, |r| r.hb.hits, key, max)
+        .into_iter()
+        .map(|r| {
+            let k = &r.key;
+            let mut pr = row(t, text(&k.url), r.hb.hits, r.visitors, r.hb.bytes);
+            pr.method = Some(k.method.to_owned());
+            pr.protocol = Some(k.protocol.to_owned());
+            pr
         })
         .collect();
-    panel(rows, max, true)
+    Panel {
+        metadata: metadata(rows),
+        data,
+    }
 }
 
 /// A group's hits, visitors, bytes and item rows.
 type GroupSum = (u64, u64, u64, Vec<(String, PanelRow)>);
 
-/// A two-level panel of agents: groups, each with its items, visitors from
-/// `visitors` (item key -> count). A visitor has one agent, so its items'
-/// visitors are disjoint and a group's are their sum.
+/// A two-level panel: groups, each with its items; a group's visitors are
+/// `visitors(group)`, or the sum of its items' when the items' visitors are
+/// disjoint (`None`: a visitor has one agent).
 fn grouped(
     t: Totals,
-    table: &Table<Box<str>>,
-    visitors: &HashMap<Box<str>, u64>,
+    rows: &[Tally<Pair>],
+    visitors: impl Fn(&str) -> Option<u64>,
     max: usize,
 ) -> Panel {
-    let mut groups: std::collections::BTreeMap<&str, GroupSum> = Default::default();
-    for (k, r) in table {
-        let (g, i) = k.split_once(PAIR_SEP).unwrap_or((k, ""));
-        let v = visitors.get(k).copied().unwrap_or(0);
+    let mut groups: BTreeMap<&str, GroupSum> = BTreeMap::new();
+    for r in rows {
+        let (g, i) = (&r.key.0[..], &r.key.1);
         let e = groups.entry(g).or_default();
-        e.0 += r.hits;
-        e.1 += v;
-        e.2 += r.bytes;
-        e.3.push((i.to_owned(), row(t, i.to_owned(), r.hits, v, r.bytes)));
+        e.0 += r.hb.hits;
+        e.1 += r.visitors;
+        e.2 += r.hb.bytes;
+        e.3.push((
+            i.clone(),
+            row(t, i.clone(), r.hb.hits, r.visitors, r.hb.bytes),
+        ));
     }
     let rows = groups
         .into_iter()
         .map(|(g, (h, v, b, items))| {
+            let v = visitors(g).unwrap_or(v);
             let mut pr = row(t, g.to_owned(), h, v, b);
             pr.items = panel(items, max, true).data;
             (g.to_owned(), pr)
@@ -251,91 +303,21 @@ fn grouped(
     panel(rows, max, true)
 }
 
-/// Visitors per day, client and agent row, counted from the visitor keys.
-struct Derived {
-    days: HashMap<i64, u64>,
-    clients: HashMap<Box<[u8]>, u64>,
-    os: HashMap<Box<str>, u64>,
-    browsers: HashMap<Box<str>, u64>,
-    bots: HashMap<Box<str>, u64>,
-}
-
-impl Derived {
-    fn of(a: &Acc) -> Derived {
-        let mut d = Derived {
-            days: HashMap::new(),
-            clients: HashMap::new(),
-            os: HashMap::new(),
-            browsers: HashMap::new(),
-            bots: HashMap::new(),
-        };
-        let mut agents: HashMap<&[u8], u64> = HashMap::new();
-        for key in a.visitors.keys() {
-            let (day, client, agent) = acc::split_visitor_key(key);
-            *d.days.entry(day).or_default() += 1;
-            *d.clients.entry_ref(client).or_default() += 1;
-            *agents.entry(agent).or_default() += 1;
-        }
-        if a.panels.os.is_empty() {
-            return d;
-        }
-        let mut labels = Labels::new();
-        for (agent, n) in agents {
-            let r = labels.get(agent);
-            *d.os.entry_ref(&*r.os).or_default() += n;
-            *d.browsers.entry_ref(&*r.browser).or_default() += n;
-            if let Some(b) = &r.bot {
-                *d.bots.entry_ref(&**b).or_default() += n;
-            }
-        }
-        d
-    }
-}
-
-type Groups<'a> = std::collections::BTreeMap<String, (Row, Vec<(String, &'a Row)>)>;
-
-fn group_rows<'a>(it: impl Iterator<Item = (String, String, &'a Row)>) -> Groups<'a> {
-    let mut groups: Groups<'a> = Default::default();
-    for (g, item, r) in it {
-        let e = groups.entry(g).or_default();
-        e.0.hits += r.hits;
-        e.0.bytes += r.bytes;
-        e.0.visitors.extend(r.visitors.iter().copied());
-        e.1.push((item, r));
-    }
-    groups
-}
-
-fn finish_groups(t: Totals, groups: Groups<'_>, max: usize) -> Panel {
-    let rows = groups
-        .into_iter()
-        .map(|(g, (gr, items))| {
-            let items = items
-                .into_iter()
-                .map(|(i, r)| {
-                    (
-                        i.clone(),
-                        row(t, i, r.hits, r.visitors.len() as u64, r.bytes),
-                    )
-                })
-                .collect();
-            let mut pr = row(t, g.clone(), gr.hits, gr.visitors.len() as u64, gr.bytes);
-            pr.items = panel(items, max, true).data;
-            (g, pr)
+fn status(t: Totals, tl: &Tallies<'_>, max: usize) -> Panel {
+    let rows: Vec<Tally<Pair>> = tl
+        .status
+        .iter()
+        .map(|r| Tally {
+            key: (
+                rules::status_group(r.key).to_owned(),
+                rules::status_label(r.key),
+            ),
+            hb: r.hb,
+            visitors: r.visitors,
         })
         .collect();
-    panel(rows, max, true)
-}
-
-fn status(t: Totals, table: &Table<u16>, max: usize) -> Panel {
-    let groups = group_rows(table.iter().map(|(&code, r)| {
-        (
-            rules::status_group(code).to_owned(),
-            rules::status_label(code),
-            r,
-        )
-    }));
-    finish_groups(t, groups, max)
+    let groups = |g: &str| Some(tl.status_groups.get(g).copied().unwrap_or(0));
+    grouped(t, &rows, groups, max)
 }
 
 /// `17/Jun/2007` and `20070617` of a day number.
@@ -394,15 +376,16 @@ pub struct Meta {
 }
 
 /// The report of merged counts.
-pub fn build(a: &Acc, meta: &Meta) -> Report {
+pub fn build(a: &mut Acc, meta: &Meta) -> Report {
+    a.panels.finish();
+    let a = &*a;
+    let tl = tally::tally(a);
     let t = Totals {
         hits: a.hits,
-        visitors: a.visitors.len() as u64,
+        visitors: tl.unique_visitors,
         bytes: a.bytes,
     };
     let max = meta.max_rows;
-    let p = &a.panels;
-    let d = Derived::of(a);
     let day_of = |t: Option<(i64, i64)>| {
         t.map(|(utc, off)| day_names((utc.div_euclid(1_000_000) + off).div_euclid(86_400)).0)
     };
@@ -416,78 +399,89 @@ pub fn build(a: &Acc, meta: &Meta) -> Report {
         failed_requests: a.failed,
         skipped_lines: a.skipped,
         excluded_hits: a.excluded,
-        human_requests: a.human,
-        bot_requests: a.bot,
+        human_requests: tl.human,
+        bot_requests: tl.bot,
         unique_visitors: t.visitors,
-        unique_files: p.requests.len() as u64,
-        unique_static_files: p.static_requests.len() as u64,
-        unique_not_found: p.not_found.len() as u64,
-        unique_referrers: p.referrers.len() as u64,
+        unique_files: tl.requests.len() as u64,
+        unique_static_files: tl.static_requests.len() as u64,
+        unique_not_found: tl.not_found.len() as u64,
+        unique_referrers: tl.referrers.len() as u64,
         not_found_requests: a.not_found_hits,
         bandwidth: a.bytes,
         log_size: meta.log_size,
         log_path: meta.log_path.clone(),
     };
+    fn bytes<'a>(k: &'a &[u8]) -> Cow<'a, str> {
+        String::from_utf8_lossy(k)
+    }
+    #[allow(clippy::ptr_arg)] // the name of a panel keyed by Vec<u8>
+    fn owned(k: &Vec<u8>) -> Cow<'_, str> {
+        String::from_utf8_lossy(k)
+    }
+    let disjoint = |_: &str| None;
     Report {
         general,
-        visitors: days(t, &p.days, &d.days),
-        requests: requests(t, &p.requests, max),
-        static_requests: requests(t, &p.static_requests, max),
-        not_found: requests(t, &p.not_found, max),
-        static_extensions: simple(t, &p.extensions, |e| e.to_string(), max),
-        hosts: simple_with(
-            t,
-            &p.hosts,
-            |k| text(k),
-            |k, _| d.clients.get(&k[..]).copied().unwrap_or(0),
-            max,
-        ),
-        os: grouped(t, &p.os, &d.os, max),
-        browsers: grouped(t, &p.browsers, &d.browsers, max),
-        bots: grouped(t, &p.bots, &d.bots, max),
-        visit_time: hours(t, &p.hours),
-        status_codes: status(t, &p.status, max),
-        referring_sites: simple(t, &p.referring_sites, |k| text(k), max),
-        referrers: simple(t, &p.referrers, |k| text(k), max),
-        vhosts: meta
-            .has_vhosts
-            .then(|| simple(t, &p.vhosts, |k| text(k), max)),
+        visitors: days(t, &tl.days),
+        visitors_per_hour: short_span(a).then(|| hourly(t, &tl.hourly)),
+        requests: requests(t, &tl.requests, max),
+        static_requests: requests(t, &tl.static_requests, max),
+        not_found: requests(t, &tl.not_found, max),
+        static_extensions: simple(t, &tl.extensions, |e| Cow::Borrowed(*e), max),
+        hosts: simple(t, &tl.hosts, bytes, max),
+        os: grouped(t, &tl.os, disjoint, max),
+        browsers: grouped(t, &tl.browsers, disjoint, max),
+        bots: grouped(t, &tl.bots, disjoint, max),
+        visit_time: hours(t, &tl.hours),
+        status_codes: status(t, &tl, max),
+        referring_sites: simple(t, &tl.referring_sites, owned, max),
+        referrers: simple(t, &tl.referrers, owned, max),
+        vhosts: meta.has_vhosts.then(|| simple(t, &tl.vhosts, bytes, max)),
     }
 }
 
+/// The log spans less than [`HOURLY_SPAN`]: the report has a per-hour chart.
+fn short_span(a: &Acc) -> bool {
+    match (a.first, a.last) {
+        (Some((f, _)), Some((l, _))) => l - f < HOURLY_SPAN,
+        _ => false,
+    }
+}
+
+/// Under this span (microseconds: three days) visitors and requests are
+/// also counted per hour.
+pub const HOURLY_SPAN: i64 = 3 * 86_400 * 1_000_000;
+
 /// Every day, in order (a chart, not a top list: never cut).
-fn days(t: Totals, table: &Table<i64>, visitors: &HashMap<i64, u64>) -> Panel {
-    let mut keys: Vec<i64> = table.keys().copied().collect();
-    keys.sort_unstable();
-    let rows = keys
-        .into_iter()
-        .map(|d| {
-            let r = &table[&d];
-            let name = if d == i64::MIN {
-                "-".to_owned()
-            } else {
-                day_names(d).1
-            };
-            let v = visitors.get(&d).copied().unwrap_or(0);
-            (name.clone(), row(t, name, r.hits, v, r.bytes))
-        })
-        .collect();
-    panel(rows, usize::MAX, false)
+fn days(t: Totals, rows: &[Tally<i64>]) -> Panel {
+    let name = |d: i64| {
+        if d == NO_TIME {
+            "-".to_owned()
+        } else {
+            day_names(d).1
+        }
+    };
+    in_order(t, rows, |&d| name(d))
+}
+
+/// Every hour of the log, in order: `2007061713` is 13:00-13:59 on 17 June 2007.
+fn hourly(t: Totals, rows: &[Tally<i64>]) -> Panel {
+    in_order(t, rows, |&h| {
+        format!("{}{:02}", day_names(h.div_euclid(24)).1, h.rem_euclid(24))
+    })
 }
 
 /// The 24 hours of the day, in order.
-fn hours(t: Totals, table: &Table<u8>) -> Panel {
-    let mut keys: Vec<u8> = table.keys().copied().collect();
-    keys.sort_unstable();
-    let rows = keys
-        .into_iter()
-        .map(|h| {
-            let r = &table[&h];
-            let name = format!("{h:02}");
-            (
-                name.clone(),
-                row(t, name, r.hits, r.visitors.len() as u64, r.bytes),
-            )
+fn hours(t: Totals, rows: &[Tally<u8>]) -> Panel {
+    in_order(t, rows, |h| format!("{h:02}"))
+}
+
+/// A panel of rows already in order, never cut.
+fn in_order<K>(t: Totals, rows: &[Tally<K>], name: impl Fn(&K) -> String) -> Panel {
+    let rows = rows
+        .iter()
+        .map(|r| {
+            let n = name(&r.key);
+            (n.clone(), row(t, n, r.hb.hits, r.visitors, r.hb.bytes))
         })
         .collect();
     panel(rows, usize::MAX, false)

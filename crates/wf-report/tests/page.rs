@@ -3,9 +3,9 @@
 //! script error, sorts and filters, and names no other host.
 
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod chromium;
+
+use chromium::{chromium, load, Loaded};
 use wf_report::html::{render, Chart, ChartKind, Column, Page, Panel, Series};
 
 const NASTY: &str = "</script><script>document.body.setAttribute('data-pwned','1')</script><!--";
@@ -115,74 +115,6 @@ fn page_names_no_host_outside_comments() {
     assert!(page.contains("default-src 'none'"));
     assert!(!page.contains(NASTY), "the data was not escaped");
     assert!(!page.contains("{{DATA}}") && !page.contains("{{UPLOT_JS}}"));
-}
-
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
-/// What headless Chromium made of a page: the DOM after its scripts ran,
-/// and the page's console messages (errors, and the refusals of its
-/// Content-Security-Policy, which would name any request it tried).
-struct Loaded {
-    dom: String,
-    console: Vec<String>,
-}
-
-fn load(chromium: &Path, page: &Path) -> Loaded {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--enable-logging=stderr", "--v=0"])
-        .args([
-            "--virtual-time-budget=5000",
-            "--window-size=1200,900",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", page.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    // Read while it runs: the DOM (uPlot's source included) overflows a pipe.
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(90) {
-            child.kill().unwrap();
-            panic!("chromium did not finish in 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let console = err.join().unwrap();
-    let console = console
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(str::to_owned)
-        .collect();
-    Loaded {
-        dom: out.join().unwrap(),
-        console,
-    }
-}
-
-fn reader(mut from: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        from.read_to_end(&mut bytes).unwrap();
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
 }
 
 /// Clicks the visitors table's "Visitors" header, then filters for "2007-06-1"

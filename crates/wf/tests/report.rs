@@ -9,11 +9,13 @@
 //! request reaches the right rows with the right visitors.
 
 mod common;
+// Headless Chromium, shared with wf-report's page tests.
+#[path = "../../wf-report/tests/chromium/mod.rs"]
+mod chromium;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::{generated_log, ok, run, wf};
 use serde_json::Value;
@@ -73,6 +75,8 @@ struct Plain {
     bytes: u64,
     not_found: u64,
     visitors: HashSet<(String, String, String)>,
+    /// First and last time of a valid line, UTC seconds.
+    span: Option<(i64, i64)>,
     panels: HashMap<&'static str, HashMap<String, PlainRow>>,
     /// Agents classified once each (a plain memo: the parse takes tens of us).
     agents: HashMap<String, wf_report::agent::Agent>,
@@ -90,6 +94,8 @@ struct Line {
     client: String,
     date: (i64, u32, u32),
     hour: u32,
+    /// The time in UTC seconds.
+    utc: i64,
     request: String,
     status: i64,
     bytes: i64,
@@ -139,12 +145,13 @@ fn parse_line(r: &[u8]) -> Option<Line> {
     if trimmed < rf + 3 + 1 || r[trimmed - 1] != b'"' {
         return None;
     }
-    let (date, hour) = clf_local(time)?;
+    let (date, hour, utc) = clf_local(time)?;
     let int = |v: &[u8]| -> Option<i64> { std::str::from_utf8(v).ok()?.parse().ok() };
     Some(Line {
         client: lossy(&r[..a]),
         date,
         hour,
+        utc,
         request: lossy(&r[q..rq]),
         status: int(&r[rq + 2..st]).filter(|s| (100..=599).contains(s))?,
         bytes: int(&r[st + 1..by]).unwrap_or(0).max(0),
@@ -153,8 +160,20 @@ fn parse_line(r: &[u8]) -> Option<Line> {
     })
 }
 
-/// The date and hour as written: `17/Jun/2007:13:55:36 -0700`.
-fn clf_local(t: &[u8]) -> Option<((i64, u32, u32), u32)> {
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date and hour as written, and the UTC seconds, of
+/// `17/Jun/2007:13:55:36 -0700`.
+fn clf_local(t: &[u8]) -> Option<((i64, u32, u32), u32, i64)> {
     let t = std::str::from_utf8(t).ok()?;
     if t.len() != 26 {
         return None;
@@ -174,7 +193,10 @@ fn clf_local(t: &[u8]) -> Option<((i64, u32, u32), u32)> {
     let zone_ok = matches!(&t[21..22], "+" | "-") && t[22..26].bytes().all(|c| c.is_ascii_digit());
     let shape = &t[2..3] == "/" && &t[6..7] == "/" && &t[11..12] == ":" && &t[14..15] == ":";
     let ok = shape && zone_ok && (1..=31).contains(&d) && h < 24 && mi < 60 && s <= 60;
-    ok.then_some(((y, m, d), h))
+    let zone: i64 = t[22..24].parse::<i64>().ok()? * 3600 + t[24..26].parse::<i64>().ok()? * 60;
+    let zone = if &t[21..22] == "-" { -zone } else { zone };
+    let local = days_from_civil(y, m, d) * 86_400 + (h * 3600 + mi * 60 + s) as i64;
+    ok.then_some(((y, m, d), h, local - zone))
 }
 
 const METHODS: &[&str] = &[
@@ -316,8 +338,12 @@ impl Plain {
         if let Some(v) = &v {
             self.visitors.insert(v.clone());
         }
-        self.add("visitors", day, bytes, &v);
+        self.add("visitors", day.clone(), bytes, &v);
         self.add("visit_time", format!("{:02}", l.hour), bytes, &v);
+        let hour = format!("{day}{:02}", l.hour);
+        self.add("visitors_per_hour", hour, bytes, &v);
+        let (a, b) = self.span.unwrap_or((l.utc, l.utc));
+        self.span = Some((a.min(l.utc), b.max(l.utc)));
         let (key, url) = goaccess_request(&l.request);
         let ext = STATIC
             .iter()
@@ -422,6 +448,7 @@ fn check_against_plain(path: &Path, j: &Value) {
     assert_eq!(n("not_found_requests"), p.not_found, "404s");
     assert_eq!(n("human_requests") + n("bot_requests"), p.hits);
     assert_eq!(n("unique_files"), p.rows("requests").len() as u64);
+    check_hourly(&p, j);
     for panel in PANELS {
         let want = p.rows(panel);
         let got = rows_of(&j[*panel]);
@@ -442,6 +469,19 @@ fn check_against_plain(path: &Path, j: &Value) {
     }
 }
 
+/// Visitors and requests per hour, only when the log spans under three days.
+fn check_hourly(p: &Plain, j: &Value) -> bool {
+    let hourly = p.span.is_some_and(|(a, b)| b - a < 3 * 86_400);
+    if hourly {
+        let want = p.rows("visitors_per_hour");
+        assert!(!want.is_empty());
+        assert_eq!(rows_of(&j["visitors_per_hour"]), want, "visitors per hour");
+    } else {
+        assert!(j.get("visitors_per_hour").is_none(), "a per-hour panel");
+    }
+    hourly
+}
+
 fn dir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
@@ -457,10 +497,13 @@ fn every_panel_equals_a_plain_count() {
 fn odd_lines_counted_as_a_plain_count_counts_them() {
     let d = dir();
     let odd = generated_log(d.path(), "2M", "0.05", 3);
-    // Lines GoAccess reads its own way: unknown methods, no protocol,
+    // Lines GoAccess reads its own way: a comment that is a valid line
+    // otherwise (skipped, also in a run of records parsed at once), unknown
+    // methods, no protocol,
     // %-encoding, bad dates and statuses, comments, another zone, a 404 with
     // a visitor that must not count.
     let extra = "\
+# - - [17/Jun/2007:10:00:00 -0700] \"GET /hash HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"-\" 400 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"FOO /b HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"GET /c\" 200 10 \"-\" \"Mozilla/5.0\"
@@ -486,6 +529,345 @@ fn odd_lines_counted_as_a_plain_count_counts_them() {
     assert_eq!(one, j);
     assert_eq!(two, j);
     assert_eq!(three, j);
+}
+
+#[test]
+fn per_hour_panel_when_the_log_spans_under_three_days() {
+    let d = dir();
+    let log = d.path().join("x.log");
+    let line = |t: &str, client: &str, status: u16| {
+        format!("{client} - - [{t}] \"GET /a HTTP/1.1\" {status} 10 \"-\" \"Mozilla/5.0\"\n")
+    };
+    // Three clients over 2 days 23 hours (in two zones), a 404 that adds
+    // no visitor, a repeat in the same hour that adds none either.
+    let mut text = [
+        line("17/Jun/2007:10:00:00 -0700", "a", 200),
+        line("17/Jun/2007:10:59:59 -0700", "a", 200),
+        line("17/Jun/2007:19:30:00 +0200", "b", 404),
+        line("18/Jun/2007:00:00:00 -0700", "b", 200),
+        line("20/Jun/2007:09:00:00 -0700", "c", 304),
+        line("20/Jun/2007:09:59:59 -0700", "a", 200),
+    ]
+    .concat();
+    std::fs::write(&log, &text).unwrap();
+    let j = report_json(&["--format", "combined"], &[&log]);
+    let p = plain_report(&log);
+    assert!(check_hourly(&p, &j));
+    let rows = rows_of(&j["visitors_per_hour"]);
+    assert_eq!(rows["2007061710"], (2, 1, 20), "{rows:?}");
+    assert_eq!(rows["2007061719"], (1, 0, 10), "{rows:?}");
+    // Three days to the second: no per-hour panel.
+    text.push_str(&line("20/Jun/2007:10:00:00 -0700", "a", 200));
+    std::fs::write(&log, &text).unwrap();
+    let j = report_json(&["--format", "combined"], &[&log]);
+    assert!(!check_hourly(&plain_report(&log), &j));
+}
+
+// ---------------------------------------------------------------------------
+// JSON lines with a field mapping: Caddy's and Traefik's access logs.
+
+/// One request of the hand-written JSON logs.
+struct JsonReq {
+    client: &'static str,
+    /// UTC seconds, and the zone (seconds east) Traefik's StartLocal is in.
+    utc: i64,
+    zone: i64,
+    method: &'static str,
+    uri: &'static str,
+    proto: &'static str,
+    status: u16,
+    size: u64,
+    referer: &'static str,
+    agent: &'static str,
+    host: &'static str,
+}
+
+const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0";
+const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)";
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Mobile/15E148 Safari/604.1";
+
+fn json_requests() -> Vec<JsonReq> {
+    let r = |client, utc, method, uri, status, size, referer, agent, host| JsonReq {
+        client,
+        utc,
+        zone: 3600,
+        method,
+        uri,
+        proto: "HTTP/2.0",
+        status,
+        size,
+        referer,
+        agent,
+        host,
+    };
+    let t = 1_709_290_800; // 2024-03-01T11:00:00Z
+    vec![
+        r(
+            "203.0.113.7",
+            t,
+            "GET",
+            "/",
+            200,
+            5120,
+            "https://www.google.com/",
+            FIREFOX,
+            "example.com",
+        ),
+        r(
+            "203.0.113.7",
+            t + 2,
+            "GET",
+            "/style.css",
+            200,
+            880,
+            "https://example.com/",
+            FIREFOX,
+            "example.com",
+        ),
+        r(
+            "203.0.113.7",
+            t + 3,
+            "GET",
+            "/missing%20page",
+            404,
+            120,
+            "https://example.com/",
+            FIREFOX,
+            "example.com",
+        ),
+        r(
+            "2001:db8::1",
+            t + 60,
+            "GET",
+            "/a?b=1",
+            200,
+            300,
+            "-",
+            IPHONE,
+            "blog.example.com",
+        ),
+        r(
+            "2001:db8::1",
+            t + 3600 * 13,
+            "HEAD",
+            "/a?b=1",
+            304,
+            0,
+            "https://t.co/x",
+            IPHONE,
+            "blog.example.com",
+        ),
+        r(
+            "198.51.100.2",
+            t + 7200,
+            "GET",
+            "/robots.txt",
+            200,
+            42,
+            "-",
+            GPTBOT,
+            "example.com",
+        ),
+        r(
+            "198.51.100.2",
+            t + 7300,
+            "GET",
+            "/post/1",
+            500,
+            0,
+            "-",
+            GPTBOT,
+            "example.com",
+        ),
+        r(
+            "203.0.113.9",
+            t + 86_400,
+            "POST",
+            "/api",
+            201,
+            17,
+            "https://example.com/app",
+            FIREFOX,
+            "api.example.com",
+        ),
+    ]
+}
+
+/// `01/Mar/2024:12:00:00 +0100` of UTC seconds in zone `zone`.
+fn clf_time(utc: i64, zone: i64) -> String {
+    let local = utc + zone;
+    let (y, m, d) = civil_from_days(local.div_euclid(86_400));
+    let s = local.rem_euclid(86_400);
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let sign = if zone < 0 { '-' } else { '+' };
+    let z = zone.abs();
+    format!(
+        "{d:02}/{}/{y}:{:02}:{:02}:{:02} {sign}{:02}{:02}",
+        months[m as usize - 1],
+        s / 3600,
+        s / 60 % 60,
+        s % 60,
+        z / 3600,
+        z / 60 % 60
+    )
+}
+
+/// `2024-03-01T12:00:00.123456789+01:00` of UTC seconds in zone `zone`.
+fn iso_time(utc: i64, zone: i64) -> String {
+    let local = utc + zone;
+    let (y, m, d) = civil_from_days(local.div_euclid(86_400));
+    let s = local.rem_euclid(86_400);
+    let z = if zone == 0 {
+        "Z".to_owned()
+    } else {
+        format!(
+            "{}{:02}:{:02}",
+            if zone < 0 { '-' } else { '+' },
+            zone.abs() / 3600,
+            zone.abs() / 60 % 60
+        )
+    };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.123456789{z}",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + (m <= 2) as i64, m, d)
+}
+
+/// The request as Caddy 2 logs it (`log { format json }`).
+fn caddy_line(r: &JsonReq) -> String {
+    let mut headers = serde_json::json!({"Accept": ["*/*"], "User-Agent": [r.agent]});
+    if r.referer != "-" {
+        headers["Referer"] = serde_json::json!([r.referer]);
+    }
+    serde_json::json!({
+        "level": "info", "ts": r.utc as f64 + 0.25, "logger": "http.log.access.log0",
+        "msg": "handled request",
+        "request": {"remote_ip": r.client, "remote_port": "53211", "client_ip": r.client,
+            "proto": r.proto, "method": r.method, "host": r.host, "uri": r.uri, "headers": headers},
+        "bytes_read": 0, "user_id": "", "duration": 0.00123, "size": r.size, "status": r.status,
+        "resp_headers": {"Server": ["Caddy"]}
+    })
+    .to_string()
+}
+
+/// The request as Traefik logs it (`accessLog.format: json`, headers kept);
+/// its keys come sorted, StartLocal before StartUTC.
+fn traefik_line(r: &JsonReq) -> String {
+    let mut v = serde_json::json!({
+        "ClientAddr": format!("{}:53211", r.client), "ClientHost": r.client, "ClientPort": "53211",
+        "ClientUsername": "-", "DownstreamContentSize": r.size, "DownstreamStatus": r.status,
+        "Duration": 1_230_000, "OriginContentSize": r.size, "OriginStatus": r.status,
+        "RequestAddr": r.host, "RequestHost": r.host, "RequestMethod": r.method,
+        "RequestPath": r.uri, "RequestProtocol": r.proto, "RequestScheme": "https",
+        "RouterName": "web@docker", "StartLocal": iso_time(r.utc, r.zone),
+        "StartUTC": iso_time(r.utc, 0), "level": "info", "msg": "",
+        "request_User-Agent": r.agent, "time": iso_time(r.utc, r.zone)
+    });
+    if r.referer != "-" {
+        v["request_Referer"] = serde_json::json!(r.referer);
+    }
+    v.to_string()
+}
+
+/// The request as a combined line, in `zone`; no referrer is `-` there, as
+/// a JSON log without one has no row in the referrer panel either: left out
+/// by the caller.
+fn combined_line(r: &JsonReq, zone: i64) -> String {
+    format!(
+        "{} - - [{}] \"{} {} {}\" {} {} \"{}\" \"{}\"\n",
+        r.client,
+        clf_time(r.utc, zone),
+        r.method,
+        r.uri,
+        r.proto,
+        r.status,
+        r.size,
+        r.referer,
+        r.agent
+    )
+}
+
+/// The rows of `panel` without the "-" referrer row a combined line has and
+/// a JSON line without a referrer has not.
+fn without_dash(j: &Value, panel: &str) -> Rows {
+    let mut r = rows_of(&j[panel]);
+    r.remove("-");
+    r
+}
+
+#[test]
+fn caddy_and_traefik_json_logs_count_as_the_same_combined_log() {
+    let d = dir();
+    let reqs = json_requests();
+    let bad = "not json\n{\"level\":\"info\"}\n";
+    for (name, zone, line) in [
+        ("caddy", 0, caddy_line as fn(&JsonReq) -> String),
+        ("traefik", 3600, traefik_line),
+    ] {
+        let json_log = d.path().join(format!("{name}.log"));
+        let clf_log = d.path().join(format!("{name}.clf"));
+        let mut text: String = reqs.iter().map(|r| line(r) + "\n").collect();
+        text.push_str(bad);
+        std::fs::write(&json_log, text).unwrap();
+        let text: String = reqs.iter().map(|r| combined_line(r, zone)).collect();
+        std::fs::write(&clf_log, text + "not json\n{\"level\":\"info\"}\n").unwrap();
+        let got = report_json(&["--format", name], &[&json_log]);
+        let auto = report_json(&[], &[&json_log]);
+        assert_eq!(got["requests"], auto["requests"], "{name}: auto detects it");
+        let want = report_json(&["--format", "combined"], &[&clf_log]);
+        // The combined log's own report equals the plain count...
+        check_against_plain(&clf_log, &want);
+        // ... and the JSON log's equals it panel by panel.
+        for k in [
+            "total_requests",
+            "valid_requests",
+            "failed_requests",
+            "unique_visitors",
+            "bandwidth",
+            "not_found_requests",
+            "start_date",
+            "end_date",
+        ] {
+            assert_eq!(got["general"][k], want["general"][k], "{name}: {k}");
+        }
+        assert_eq!(got["general"]["failed_requests"], 2);
+        for panel in PANELS.iter().chain(&["visitors_per_hour"]) {
+            let (g, w) = if panel.starts_with("referr") {
+                (without_dash(&got, panel), without_dash(&want, panel))
+            } else {
+                (rows_of(&got[*panel]), rows_of(&want[*panel]))
+            };
+            assert_eq!(g, w, "{name}: {panel}");
+        }
+        // Virtual hosts, which the combined log lacks: hits and bytes.
+        let mut hosts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for r in &reqs {
+            let e = hosts.entry(r.host.to_owned()).or_default();
+            e.0 += 1;
+            e.1 += r.size;
+        }
+        let vh: BTreeMap<String, (u64, u64)> = rows_of(&got["vhosts"])
+            .into_iter()
+            .map(|(k, (h, _, b))| (k, (h, b)))
+            .collect();
+        assert_eq!(vh, hosts, "{name}: vhosts");
+    }
 }
 
 #[test]
@@ -636,63 +1018,6 @@ fn totals_statuses_files_and_days_equal_goaccess() {
 // ---------------------------------------------------------------------------
 // The page in headless Chromium.
 
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
-/// The DOM after the page's scripts ran, and its console messages.
-fn load(chromium: &Path, page: &Path) -> (String, Vec<String>) {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--enable-logging=stderr", "--v=0"])
-        .args([
-            "--virtual-time-budget=5000",
-            "--window-size=1200,900",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", page.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("chromium did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let console = err.join().unwrap();
-    let console = console
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(str::to_owned)
-        .collect();
-    (out.join().unwrap(), console)
-}
-
-fn reader(mut from: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        from.read_to_end(&mut bytes).unwrap();
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
 /// Writes every table's rows (cell texts) into the DOM as JSON.
 const DUMP: &str = r##"<script>
 (function () {
@@ -720,7 +1045,7 @@ fn unescape(s: &str) -> String {
 
 #[test]
 fn page_loads_in_chromium_and_its_tables_equal_the_json() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium::chromium() else {
         eprintln!("skipping: chromium absent (apt-get install chromium)");
         return;
     };
@@ -736,11 +1061,15 @@ fn page_loads_in_chromium_and_its_tables_equal_the_json() {
         assert_eq!(ok(c), "", "-o writes nothing to stdout");
     }
     let j: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // WF_REPORT_SCREENSHOT=FILE.png keeps a picture of the page to look at.
+    if let Some(png) = std::env::var_os("WF_REPORT_SCREENSHOT") {
+        chromium::screenshot(&chromium, &page, Path::new(&png), 3000);
+    }
     let html = std::fs::read_to_string(&page)
         .unwrap()
         .replace("</body>", DUMP);
     std::fs::write(&page, html).unwrap();
-    let (dom, console) = load(&chromium, &page);
+    let chromium::Loaded { dom, console } = chromium::load(&chromium, &page);
     assert!(console.is_empty(), "console messages: {console:#?}");
     assert!(
         dom.contains("data-ready=\"1\""),

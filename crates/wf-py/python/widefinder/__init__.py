@@ -5,6 +5,8 @@ released while it reads:
 
 - ``count``, ``wf2``, ``pangram``: the answers of ``wf count --json``,
   ``wf wf2 --json`` and ``wf pangram --json``, as dicts and lists.
+- ``report``: the web-log report of ``wf report --json`` (GoAccess's
+  panels, exact unique visitors, named bots), as a dict.
 - ``sql`` and ``read``: Apache DataFusion's SQL over logs and delimited files,
   or their records, as a ``pyarrow.Table`` (handed over through the Arrow C
   data interface, so ``polars.from_arrow`` and DuckDB take it without a copy).
@@ -46,6 +48,7 @@ __all__ = [
     "count",
     "wf2",
     "pangram",
+    "report",
     "sql",
     "read",
     "read_range",
@@ -103,6 +106,26 @@ def pangram(paths, top=10, *, all=False, max_letters=None, threads=None, chunk_s
     shortest, or ``all=True`` (optionally of at most ``max_letters``)."""
     lines = _native.pangram(_paths(paths), top, all, max_letters, threads, chunk_size)
     return [json.loads(line) for line in lines]
+
+
+def report(paths, *, format="auto", bots="include", max_rows=1000, threads=None, chunk_size=None):
+    """The web-log report of ``wf report --json`` as a dict (the same call as
+    the CLI's makes it, so the numbers are its numbers): ``{"general": {...},
+    "visitors": {"metadata": ..., "data": [rows]}, "requests": ..., ...}``,
+    every panel's rows with ``hits``, ``visitors`` and ``bytes``.
+
+    ``format`` is ``wf report --format``'s: ``auto``, ``combined``,
+    ``common``, ``vcombined``, ``apache:'LogFormat'``, ``nginx:'log_format'``,
+    ``caddy``, ``traefik`` or ``json:name=path,...``; ``bots`` is
+    ``"include"``, ``"exclude"`` or ``"only"``; ``max_rows`` the rows kept
+    per panel (totals count them all).
+
+    >>> r = widefinder.report("access.log")          # doctest: +SKIP
+    >>> r["general"]["unique_visitors"], r["requests"]["data"][0]["data"]
+    """
+    return json.loads(
+        _native.report(_paths(paths), format, bots, max_rows, threads, chunk_size)
+    )
 
 
 def _format_kwargs(delimiter, header, schema):

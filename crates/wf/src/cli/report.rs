@@ -1,11 +1,10 @@
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use wf_core::scan::{self, InputError, Progress, ScanOptions, Source};
-use wf_report::report::Meta;
-use wf_report::{BotMode, ReportJob};
+use wf_core::scan::{InputError, Progress, ScanOptions};
+use wf_report::run::Settings;
+use wf_report::BotMode;
 
 use super::args::ScanArgs;
 use super::job::{JobCmd, JobRun};
@@ -18,7 +17,12 @@ pub(crate) struct ReportArgs {
     /// The log format: auto (detected from the first file's start; combined
     /// on stdin), combined, common, vcombined, apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
-    /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent".
+    /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent";
+    /// or JSON lines: caddy (Caddy's JSON access log), traefik (Traefik's), or
+    /// json:NAME=PATH,... mapping keys (dot-separated paths, alternatives
+    /// with |) to client, time, request (or method, uri, protocol), status,
+    /// bytes, referrer, user_agent, vhost, e.g.
+    /// --format 'json:client=remote_addr,time=ts,request=req,status=code,bytes=size'.
     #[arg(long, value_name = "FORMAT", default_value = "auto")]
     format: String,
     /// Write the report to FILE: JSON if it ends in .json, else one
@@ -45,9 +49,6 @@ enum Bots {
     Only,
 }
 
-/// Bytes of the first input read to detect `--format auto`.
-const SAMPLE: u64 = 64 << 10;
-
 impl JobCmd for ReportArgs {
     fn scan_args(&self) -> &ScanArgs {
         &self.scan
@@ -56,30 +57,21 @@ impl JobCmd for ReportArgs {
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let collected = self.scan.input.collect();
         let mut errors = collected.errors;
-        let job = match self.job(&collected.inputs) {
-            Ok(j) => j,
-            Err(message) => return failed(errors, "--format", message),
+        let done = match wf_report::run::run(collected.inputs, &self.settings(), opts, progress) {
+            Ok(d) => d,
+            Err(e) => return failed(errors, "--format", e.to_string()),
         };
-        let out = scan::run(&job, collected.inputs, opts, progress);
-        errors.extend(out.errors.iter().cloned());
-        let meta = Meta {
-            log_size: out.bytes,
-            log_path: out.inputs().iter().map(|i| i.name.clone()).collect(),
-            max_rows: self.max_rows,
-            has_vhosts: job.has_vhosts(),
-        };
-        let (bytes, decoded) = (out.bytes, out.decoded);
-        let acc = out.state.acc;
-        let r = wf_report::report::build(&acc, &meta);
+        errors.extend(done.errors);
+        let acc = done.acc;
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),
         ];
         for (input, offset) in &acc.failed_at {
-            let name = meta.log_path.get(*input).map_or("?", String::as_str);
+            let name = done.log_path.get(*input).map_or("?", String::as_str);
             extra.push((format!("failed line at byte offset of {name}"), *offset));
         }
-        let output = match self.render(&r, &meta.log_path) {
+        let output = match self.render(&done.report, &done.log_path) {
             Ok(o) => o,
             Err(e) => {
                 errors.push(e);
@@ -87,17 +79,16 @@ impl JobCmd for ReportArgs {
             }
         };
         let records = Some(acc.lines + acc.skipped);
-        // The counts' millions of small allocations are freed on a thread of
-        // their own while the report is printed (freeing them took as long as
-        // the scan's counting, perf on 32 MB); the process may end first.
+        // The counts' allocations are freed on a thread of their own while
+        // the report is printed; the process may end first.
         std::thread::spawn(move || drop(acc));
         JobRun {
             output,
             errors,
-            bytes,
+            bytes: done.bytes,
             records,
             extra,
-            decoded,
+            decoded: done.decoded,
         }
     }
 }
@@ -115,21 +106,16 @@ fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
 }
 
 impl ReportArgs {
-    fn job(&self, inputs: &[scan::Input]) -> Result<ReportJob, String> {
-        let sample = inputs.first().and_then(sample);
-        let spec = match (self.format.as_str(), &sample) {
-            // A stream cannot be read twice: auto is combined there.
-            ("auto", None) => "combined",
-            (s, _) => s,
-        };
-        let sample = sample.unwrap_or_default();
-        let format = wf_report::format(spec, &sample).map_err(|e| e.to_string())?;
-        let bots = match self.bots {
-            Bots::Include => BotMode::Include,
-            Bots::Exclude => BotMode::Exclude,
-            Bots::Only => BotMode::Only,
-        };
-        ReportJob::new(format, bots).map_err(|e| e.to_string())
+    fn settings(&self) -> Settings {
+        Settings {
+            format: self.format.clone(),
+            bots: match self.bots {
+                Bots::Include => BotMode::Include,
+                Bots::Exclude => BotMode::Exclude,
+                Bots::Only => BotMode::Only,
+            },
+            max_rows: self.max_rows,
+        }
     }
 
     /// Stdout's bytes; with -o, the file is written and stdout gets nothing.
@@ -151,17 +137,4 @@ impl ReportArgs {
         std::fs::write(path, body).map_err(|e| InputError::io(path.display().to_string(), &e))?;
         Ok(Vec::new())
     }
-}
-
-/// The first bytes of a file input (decoded if compressed); `None` for a
-/// stream, which cannot be read twice.
-fn sample(input: &scan::Input) -> Option<Vec<u8>> {
-    let reader: Box<dyn Read> = match &input.source {
-        Source::File { path, .. } => Box::new(std::fs::File::open(path).ok()?),
-        Source::Compressed { path, codec, .. } => scan::decompress::open(path, *codec).ok()?,
-        Source::Stream { .. } => return None,
-    };
-    let mut buf = Vec::new();
-    let _ = reader.take(SAMPLE).read_to_end(&mut buf);
-    Some(buf)
 }

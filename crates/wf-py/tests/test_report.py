@@ -1,0 +1,41 @@
+"""`widefinder.report` against `wf report --json`, its oracle: the same dict
+on generated logs with malformed lines, at several thread counts and chunk
+sizes, with each `bots` setting, over several files and a gzip copy."""
+
+import gzip
+
+import pytest
+
+import widefinder
+
+SCANS = [dict(), dict(threads=1, chunk_size=4096), dict(threads=3, chunk_size=1000)]
+
+
+def test_report_equals_cli(wf, gen_logs):
+    for paths in ([gen_logs[0]], gen_logs):
+        paths = [str(p) for p in paths]
+        want = wf.json("report", "--json", *paths)
+        assert want["general"]["valid_requests"] > 1000
+        for scan in SCANS:
+            assert widefinder.report(paths, **scan) == want, scan
+
+
+def test_report_options_equal_cli(wf, gen_logs, tmp_path):
+    log = str(gen_logs[1])
+    for bots in ("include", "exclude", "only"):
+        want = wf.json("report", "--json", "--bots", bots, "--max-rows", "7", log)
+        assert widefinder.report(log, bots=bots, max_rows=7) == want, bots
+    gz = tmp_path / "x.log.gz"
+    gz.write_bytes(gzip.compress(open(log, "rb").read()))
+    assert widefinder.report(gz, format="combined") == wf.json(
+        "report", "--json", "--format", "combined", gz
+    )
+
+
+def test_report_errors_raise():
+    with pytest.raises(ValueError, match="bots"):
+        widefinder.report(__file__, bots="some")
+    with pytest.raises(ValueError, match="format"):
+        widefinder.report(__file__, format="nonesuch")
+    with pytest.raises(FileNotFoundError):
+        widefinder.report("/nonexistent/access.log")

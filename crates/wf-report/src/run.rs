@@ -1,0 +1,131 @@
+//! `wf report` as one library call: the format read from the first input's
+//! start, the scan, the report. The CLI (`wf report`) and the Python package
+//! (`widefinder.report`) both call [`run`], so the two cannot choose a format,
+//! count or build the report differently; each only renders the result.
+
+use std::io::Read;
+
+use wf_core::scan::{self, Decoded, Input, InputError, Progress, ScanOptions, Source};
+
+use crate::acc::Acc;
+use crate::report::{self, Meta, Report};
+use crate::{BotMode, ReportJob};
+
+/// What a report is asked for, besides its inputs and the scan's options.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `--format`: `auto` (detected from the first input's start; combined
+    /// on a stream), or any format `wf sql` reads.
+    pub format: String,
+    pub bots: BotMode,
+    /// Rows per panel (`--max-rows`).
+    pub max_rows: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            format: "auto".into(),
+            bots: BotMode::Include,
+            max_rows: 1000,
+        }
+    }
+}
+
+/// A format the report cannot use.
+#[derive(Debug)]
+pub enum SetupError {
+    /// `--format` names no format wf reads (or `auto` recognised none).
+    Format(wf_formats::FormatError),
+    /// A JSON-lines mapping (`json:name=path,...`) that cannot be used.
+    Mapping(crate::mapped::MappingError),
+    /// The format lacks a column the report needs.
+    Columns(crate::FormatError),
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::Format(e) => e.fmt(f),
+            SetupError::Mapping(e) => e.fmt(f),
+            SetupError::Columns(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// A finished report and what the scan says besides it.
+pub struct Done {
+    pub report: Report,
+    /// The merged counts (failed and skipped lines, their offsets).
+    pub acc: Acc,
+    /// Inputs that could not be read, in full or in part.
+    pub errors: Vec<InputError>,
+    /// Bytes read.
+    pub bytes: u64,
+    pub decoded: Decoded,
+    /// The inputs' names, in order (failed offsets refer to them).
+    pub log_path: Vec<String>,
+}
+
+/// Bytes of the first input read to detect `--format auto`.
+const SAMPLE: u64 = 64 << 10;
+
+/// The report's job for `settings` over `inputs`.
+pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupError> {
+    let sample = inputs.first().and_then(sample);
+    let spec = match (settings.format.as_str(), &sample) {
+        // A stream cannot be read twice: auto is combined there.
+        ("auto", None) => "combined",
+        (s, _) => s,
+    };
+    let sample = sample.unwrap_or_default();
+    let format = crate::format(spec, &sample)?;
+    ReportJob::new(format, settings.bots).map_err(SetupError::Columns)
+}
+
+/// Reads `inputs` and makes their report.
+pub fn run(
+    inputs: Vec<Input>,
+    settings: &Settings,
+    opts: &ScanOptions,
+    progress: Option<&Progress>,
+) -> Result<Done, SetupError> {
+    let job = job(&inputs, settings)?;
+    if job.has_agents() {
+        // The agents' rules compile (0.4-0.8 s) while the scan runs: they
+        // are needed once it ends.
+        std::thread::spawn(crate::agent::parsers);
+    }
+    let out = scan::run(&job, inputs, opts, progress);
+    let meta = Meta {
+        log_size: out.bytes,
+        log_path: out.inputs().iter().map(|i| i.name.clone()).collect(),
+        max_rows: settings.max_rows,
+        has_vhosts: job.has_vhosts(),
+    };
+    let (mut state, out) = out.into_parts();
+    let report = report::build(&mut state.acc, &meta);
+    Ok(Done {
+        report,
+        acc: state.acc,
+        errors: out.errors,
+        bytes: out.bytes,
+        decoded: out.decoded,
+        log_path: meta.log_path,
+    })
+}
+
+/// The first bytes of a file input (decoded if compressed); `None` for a
+/// stream, which cannot be read twice.
+fn sample(input: &Input) -> Option<Vec<u8>> {
+    let reader: Box<dyn Read> = match &input.source {
+        Source::File { path, .. } => Box::new(std::fs::File::open(path).ok()?),
+        Source::Compressed { path, codec, .. } => scan::decompress::open(path, *codec).ok()?,
+        Source::Stream { .. } => return None,
+    };
+    let mut buf = Vec::new();
+    let _ = reader.take(SAMPLE).read_to_end(&mut buf);
+    Some(buf)
+}

@@ -1,0 +1,504 @@
+//! The merged counts as the report's rows: what a line left by id
+//! (`acc`) becomes once per distinct string here. A raw request line is split
+//! and decoded into GoAccess's (method, URL, protocol) once, a raw referrer
+//! decoded and its site found once, an agent classified once; rows that
+//! several raw strings become (`%41` and `A`) add up, and their visitors are
+//! the distinct (row, visitor) pairs of theirs ([`project`]), so the counts
+//! are those of a line-by-line count with the rules applied to every line.
+
+use std::collections::BTreeMap;
+
+use hashbrown::{HashMap, HashSet};
+
+use crate::acc::{self, Acc, Hb, Rows, NO_TIME, SLOTTED};
+use crate::agent::AgentCache;
+use crate::intern::Keyed;
+use crate::job::{agent_rows, AgentRows};
+use crate::pairs::Pairs;
+use crate::rules;
+
+/// One row: its key, hits and bytes, and distinct visitors.
+#[derive(Debug, Clone)]
+pub struct Tally<K> {
+    pub key: K,
+    pub hb: Hb,
+    pub visitors: u64,
+}
+
+/// A request row's key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Request {
+    pub method: &'static str,
+    pub protocol: &'static str,
+    pub url: Vec<u8>,
+}
+
+/// A two-level row's key: (group, item).
+pub type Pair = (String, String);
+
+/// Every panel's rows, unsorted, and the figures derived with them.
+pub struct Tallies<'a> {
+    pub unique_visitors: u64,
+    pub human: u64,
+    pub bot: u64,
+    /// Days (days since the epoch, [`NO_TIME`] without a time), in order.
+    pub days: Vec<Tally<i64>>,
+    /// Local hours since the epoch, in order.
+    pub hourly: Vec<Tally<i64>>,
+    /// Hours of the day, in order.
+    pub hours: Vec<Tally<u8>>,
+    pub requests: Vec<Tally<Request>>,
+    pub static_requests: Vec<Tally<Request>>,
+    pub not_found: Vec<Tally<Request>>,
+    pub extensions: Vec<Tally<&'static str>>,
+    pub hosts: Vec<Tally<&'a [u8]>>,
+    /// Agents as (OS family, OS), (browser family, browser), (bot kind, bot).
+    pub os: Vec<Tally<Pair>>,
+    pub browsers: Vec<Tally<Pair>>,
+    pub bots: Vec<Tally<Pair>>,
+    pub status: Vec<Tally<u16>>,
+    /// Distinct visitors per status group ("2xx Success").
+    pub status_groups: HashMap<&'static str, u64>,
+    pub referrers: Vec<Tally<Vec<u8>>>,
+    pub referring_sites: Vec<Tally<Vec<u8>>>,
+    pub vhosts: Vec<Tally<&'a [u8]>>,
+}
+
+/// Not a row of the projection.
+const NONE: u32 = u32::MAX;
+
+/// Distinct visitors per new row of the pairs (row, visitor) with rows
+/// mapped by `map` (old row -> new row or [`NONE`]): a new row that only one
+/// old row maps to has its pairs' count; others go through a set.
+pub fn project(pairs: &Pairs, map: &[u32], rows: usize) -> Vec<u64> {
+    let mut many = vec![0u32; rows];
+    for &m in map.iter().filter(|&&m| m != NONE) {
+        many[m as usize] += 1;
+    }
+    let mut counts = vec![0u64; rows];
+    let mut seen = HashSet::new();
+    for p in pairs.iter() {
+        let (r, v) = acc::unpair(p);
+        let m = map[r as usize];
+        if m != NONE && (many[m as usize] == 1 || seen.insert(acc::pair(m, v))) {
+            counts[m as usize] += 1;
+        }
+    }
+    counts
+}
+
+/// The rows of the merged counts `a`.
+pub fn tally(a: &Acc) -> Tallies<'_> {
+    let p = &a.panels;
+    let per = PerVisitor::of(a);
+    let (days, hourly, hours) = times(&p.hours(), &per);
+    let req = requests(&p.requests);
+    let (referrers, referring_sites) = referrers(&p.referrers);
+    let agents = agents(&p.agents, &per.agents);
+    let (status, status_groups) = status(a);
+    let hosts = p
+        .clients
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, hb)| Tally {
+            key: p.clients.keys.get(i as u32),
+            hb: *hb,
+            visitors: per.clients[i],
+        })
+        .collect();
+    Tallies {
+        unique_visitors: p.visitors.len() as u64,
+        human: a.hits + a.excluded - agents.bot,
+        bot: agents.bot,
+        days,
+        hourly,
+        hours,
+        requests: req.requests,
+        static_requests: req.static_requests,
+        not_found: req.not_found,
+        extensions: req.extensions,
+        hosts,
+        os: agents.os,
+        browsers: agents.browsers,
+        bots: agents.bots,
+        status,
+        status_groups,
+        referrers,
+        referring_sites,
+        vhosts: by_raw(&p.vhosts),
+    }
+}
+
+/// Visitors per day, client, agent, local hour and hour of the day, counted
+/// from the visitors themselves (each has one day, client and agent; its
+/// hours are bits).
+struct PerVisitor {
+    days: HashMap<i64, u64>,
+    clients: Vec<u64>,
+    agents: Vec<u64>,
+    hourly: HashMap<i64, u64>,
+    hours: [u64; 24],
+}
+
+impl PerVisitor {
+    fn of(a: &Acc) -> PerVisitor {
+        let p = &a.panels;
+        let mut d = PerVisitor {
+            days: HashMap::new(),
+            clients: vec![0; p.clients.len()],
+            agents: vec![0; p.agents.len()],
+            hourly: HashMap::new(),
+            hours: [0; 24],
+        };
+        for v in &p.visitors.list {
+            *d.days.entry(v.day).or_default() += 1;
+            d.clients[v.client as usize] += 1;
+            d.agents[v.agent as usize] += 1;
+            let mut bits = v.hours;
+            while bits != 0 {
+                let h = bits.trailing_zeros();
+                bits &= bits - 1;
+                d.hours[h as usize] += 1;
+                *d.hourly.entry(v.day * 24 + h as i64).or_default() += 1;
+            }
+        }
+        d
+    }
+}
+
+type Times = (Vec<Tally<i64>>, Vec<Tally<i64>>, Vec<Tally<u8>>);
+
+/// Days, local hours and hours of the day, each in order.
+fn times(hourly: &HashMap<i64, Hb>, per: &PerVisitor) -> Times {
+    let mut days: BTreeMap<i64, Hb> = BTreeMap::new();
+    let mut of_day = [Hb::default(); 24];
+    let mut seen = [false; 24];
+    let mut hours: Vec<Tally<i64>> = Vec::new();
+    for (&h, hb) in hourly {
+        days.entry(acc::day_of_hour(h)).or_default().plus(*hb);
+        if h != NO_TIME {
+            let hd = h.rem_euclid(24) as usize;
+            of_day[hd].plus(*hb);
+            seen[hd] = true;
+            let visitors = per.hourly.get(&h).copied().unwrap_or(0);
+            hours.push(Tally {
+                key: h,
+                hb: *hb,
+                visitors,
+            });
+        }
+    }
+    hours.sort_by_key(|t| t.key);
+    let days = days
+        .into_iter()
+        .map(|(d, hb)| Tally {
+            key: d,
+            hb,
+            visitors: per.days.get(&d).copied().unwrap_or(0),
+        })
+        .collect();
+    let of_day = (0..24)
+        .filter(|&h| seen[h])
+        .map(|h| Tally {
+            key: h as u8,
+            hb: of_day[h],
+            visitors: per.hours[h],
+        })
+        .collect();
+    (days, hours, of_day)
+}
+
+struct Requests {
+    requests: Vec<Tally<Request>>,
+    static_requests: Vec<Tally<Request>>,
+    not_found: Vec<Tally<Request>>,
+    extensions: Vec<Tally<&'static str>>,
+}
+
+/// A request's row key as bytes: method, NUL, protocol, NUL, URL.
+fn req_key(r: &rules::Request<'_>) -> Vec<u8> {
+    let mut k = Vec::with_capacity(r.url.len() + 16);
+    k.extend_from_slice(r.method.as_bytes());
+    k.push(0);
+    k.extend_from_slice(r.protocol.as_bytes());
+    k.push(0);
+    k.extend_from_slice(&r.url);
+    k
+}
+
+/// GoAccess's request rows of the raw request lines, each split once.
+fn requests(raw: &Rows<acc::ReqHits>) -> Requests {
+    let mut keys: Keyed<(acc::ReqHits, Option<&'static str>)> = Keyed::default();
+    let mut parsed: Vec<(&'static str, &'static str)> = Vec::new();
+    let mut to_key = Vec::with_capacity(raw.keyed.len());
+    let mut to_ext = Vec::with_capacity(raw.keyed.len());
+    for (line, hits) in raw.keyed.keys.keys().zip(&raw.keyed.values) {
+        let r = rules::request(line);
+        let (k, slot) = keys.slot(&req_key(&r));
+        if k as usize == parsed.len() {
+            parsed.push((r.method, r.protocol));
+            slot.1 = rules::static_ext(&r.url);
+        }
+        slot.0.ok.plus(hits.ok);
+        slot.0.not_found.plus(hits.not_found);
+        to_key.push(k);
+        to_ext.push(slot.1);
+    }
+    let visitors = project(&raw.pairs, &to_key, keys.len());
+    let mut out = Requests {
+        requests: Vec::new(),
+        static_requests: Vec::new(),
+        not_found: Vec::new(),
+        extensions: Vec::new(),
+    };
+    for (k, (hits, ext)) in keys.values.iter().enumerate() {
+        let key = || {
+            let text = keys.keys.get(k as u32);
+            let (m, p) = parsed[k];
+            let url = text[m.len() + p.len() + 2..].to_vec();
+            Request {
+                method: m,
+                protocol: p,
+                url,
+            }
+        };
+        if hits.ok.hits > 0 {
+            let t = Tally {
+                key: key(),
+                hb: hits.ok,
+                visitors: visitors[k],
+            };
+            match ext {
+                Some(_) => out.static_requests.push(t),
+                None => out.requests.push(t),
+            }
+        }
+        if hits.not_found.hits > 0 {
+            out.not_found.push(Tally {
+                key: key(),
+                hb: hits.not_found,
+                visitors: 0,
+            });
+        }
+    }
+    out.extensions = extensions(raw, &keys, &to_key, &to_ext);
+    out
+}
+
+/// Static files by extension: the hits of the static rows, and the
+/// distinct visitors of the raw lines that are static.
+fn extensions(
+    raw: &Rows<acc::ReqHits>,
+    keys: &Keyed<(acc::ReqHits, Option<&'static str>)>,
+    to_key: &[u32],
+    to_ext: &[Option<&'static str>],
+) -> Vec<Tally<&'static str>> {
+    let mut names: Vec<&'static str> = Vec::new();
+    let mut hb: Vec<Hb> = Vec::new();
+    let mut index = |e: &'static str| match names.iter().position(|&n| n == e) {
+        Some(i) => i,
+        None => {
+            names.push(e);
+            hb.push(Hb::default());
+            names.len() - 1
+        }
+    };
+    let mut ext_of_key = vec![NONE; keys.len()];
+    for (k, (hits, ext)) in keys.values.iter().enumerate() {
+        if let (Some(e), true) = (ext, hits.ok.hits > 0) {
+            let i = index(e);
+            ext_of_key[k] = i as u32;
+        }
+    }
+    for (k, (hits, _)) in keys.values.iter().enumerate() {
+        if ext_of_key[k] != NONE {
+            hb[ext_of_key[k] as usize].plus(hits.ok);
+        }
+    }
+    let map: Vec<u32> = to_key
+        .iter()
+        .zip(to_ext)
+        .map(|(&k, e)| match e {
+            Some(_) => ext_of_key[k as usize],
+            None => NONE,
+        })
+        .collect();
+    let visitors = project(&raw.pairs, &map, names.len());
+    names
+        .into_iter()
+        .zip(hb)
+        .zip(visitors)
+        .map(|((key, hb), visitors)| Tally { key, hb, visitors })
+        .collect()
+}
+
+/// Rows keyed by decoded text.
+type Decoded = Vec<Tally<Vec<u8>>>;
+
+/// Referrers, decoded once each, and their sites.
+fn referrers(raw: &Rows<Hb>) -> (Decoded, Decoded) {
+    let mut decoded: Keyed<Hb> = Keyed::default();
+    let mut sites: Keyed<Hb> = Keyed::default();
+    let mut to_ref = Vec::with_capacity(raw.keyed.len());
+    let mut to_site = Vec::with_capacity(raw.keyed.len());
+    for (text, hb) in raw.keyed.keys.keys().zip(&raw.keyed.values) {
+        let d = rules::decode_url(text);
+        let (id, slot) = decoded.slot(&d);
+        slot.plus(*hb);
+        to_ref.push(id);
+        match rules::referring_site(&d) {
+            Some(site) => {
+                let (s, slot) = sites.slot(site);
+                slot.plus(*hb);
+                to_site.push(s);
+            }
+            None => to_site.push(NONE),
+        }
+    }
+    let rows = |k: &Keyed<Hb>, map: &[u32]| {
+        let visitors = project(&raw.pairs, map, k.len());
+        k.keys
+            .keys()
+            .zip(&k.values)
+            .zip(visitors)
+            .map(|((key, hb), visitors)| Tally {
+                key: key.to_vec(),
+                hb: *hb,
+                visitors,
+            })
+            .collect()
+    };
+    (rows(&decoded, &to_ref), rows(&sites, &to_site))
+}
+
+/// Rows keyed by the raw strings themselves (virtual hosts).
+fn by_raw(raw: &Rows<Hb>) -> Vec<Tally<&[u8]>> {
+    let mut visitors = vec![0u64; raw.keyed.len()];
+    for p in raw.pairs.iter() {
+        visitors[acc::unpair(p).0 as usize] += 1;
+    }
+    raw.keyed
+        .keys
+        .keys()
+        .zip(&raw.keyed.values)
+        .zip(visitors)
+        .map(|((key, hb), visitors)| Tally {
+            key,
+            hb: *hb,
+            visitors,
+        })
+        .collect()
+}
+
+struct Agents {
+    os: Vec<Tally<Pair>>,
+    browsers: Vec<Tally<Pair>>,
+    bots: Vec<Tally<Pair>>,
+    /// Valid requests (kept or not) of bots.
+    bot: u64,
+}
+
+/// Agents classified once each; a visitor has one agent, so a row's
+/// visitors are the sum of its agents'.
+fn agents(agents: &Keyed<acc::AgentHits>, visitors: &[u64]) -> Agents {
+    let mut cache = AgentCache::new();
+    let mut rows: [BTreeMap<Pair, (Hb, u64)>; 3] = Default::default();
+    let mut bot = 0;
+    for (i, (ua, hits)) in agents.keys.keys().zip(&agents.values).enumerate() {
+        if hits.all == 0 {
+            continue;
+        }
+        let r: AgentRows = agent_rows(&mut cache, ua);
+        if r.bot.is_some() {
+            bot += hits.all;
+        }
+        if hits.kept.hits == 0 {
+            continue;
+        }
+        let keys = [Some(r.os), Some(r.browser), r.bot];
+        for (panel, key) in rows.iter_mut().zip(keys) {
+            if let Some(k) = key {
+                let e = panel.entry(k).or_default();
+                e.0.plus(hits.kept);
+                e.1 += visitors[i];
+            }
+        }
+    }
+    let [os, browsers, bots] = rows.map(|m| {
+        m.into_iter()
+            .map(|(key, (hb, visitors))| Tally { key, hb, visitors })
+            .collect()
+    });
+    Agents {
+        os,
+        browsers,
+        bots,
+        bot,
+    }
+}
+
+/// Status codes, and distinct visitors per status group: a visitor's codes
+/// are bits ([`SLOTTED`]) or (code, visitor) pairs.
+fn status(a: &Acc) -> (Vec<Tally<u16>>, HashMap<&'static str, u64>) {
+    let p = &a.panels;
+    let mut by_code = [0u64; 600];
+    let mut group_of_visitor: HashMap<u32, u8> = HashMap::new();
+    let group_bit = |code: u16| 1u8 << (code / 100);
+    let mut slot_groups = [0u8; 64];
+    for (i, &c) in SLOTTED.iter().enumerate() {
+        slot_groups[i] = group_bit(c);
+    }
+    let mut groups = [0u64; 8];
+    for pr in p.status_pairs.iter() {
+        let (code, v) = acc::unpair(pr);
+        by_code[code as usize] += 1;
+        *group_of_visitor.entry(v).or_default() |= group_bit(code as u16);
+    }
+    for (id, v) in p.visitors.list.iter().enumerate() {
+        let mut g = group_of_visitor.get(&(id as u32)).copied().unwrap_or(0);
+        let mut bits = v.status;
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            by_code[SLOTTED[s] as usize] += 1;
+            g |= slot_groups[s];
+        }
+        for (n, count) in groups.iter_mut().enumerate() {
+            *count += (g >> n & 1) as u64;
+        }
+    }
+    let codes = p
+        .status
+        .iter()
+        .enumerate()
+        .filter(|(_, hb)| hb.hits > 0)
+        .map(|(code, hb)| Tally {
+            key: code as u16,
+            hb: *hb,
+            visitors: by_code[code],
+        })
+        .collect();
+    let names = (1..=5)
+        .map(|g| (rules::status_group(g * 100), groups[g as usize]))
+        .collect();
+    (codes, names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projection_counts_distinct_pairs_of_merged_rows() {
+        let mut pairs = Pairs::default();
+        pairs.extend(
+            [(0, 1), (1, 1), (1, 2), (2, 3), (3, 4)]
+                .into_iter()
+                .map(|(r, v)| acc::pair(r, v)),
+        );
+        pairs.compact();
+        // rows 0 and 1 become row 0; row 2 row 1; row 3 is left out.
+        assert_eq!(project(&pairs, &[0, 0, 1, NONE], 2), vec![2, 1]);
+    }
+}
