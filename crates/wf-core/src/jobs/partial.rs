@@ -146,11 +146,12 @@ pub fn decode<J: Partial>(bytes: &[u8]) -> Result<(J, Travelling<J::State>), Par
     Ok((j, t))
 }
 
+/// A decoded state and the trailer after it (see [`decode_with`]).
+pub type WithTrailer<'a, J> = (J, Travelling<<J as Job>::State>, &'a [u8]);
+
 /// Read bytes written by [`encode_with`]: the job, the state, and the trailer
 /// (checked by the CRC, read by whoever wrote it).
-pub fn decode_with<J: Partial>(
-    bytes: &[u8],
-) -> Result<(J, Travelling<J::State>, &[u8]), PartialError> {
+pub fn decode_with<J: Partial>(bytes: &[u8]) -> Result<WithTrailer<'_, J>, PartialError> {
     let job = J::NAME;
     let bad = |what, offset| PartialError::Damaged { job, what, offset };
     if bytes.len() < 4 + 2 + 1 + 4 || &bytes[..4] != MAGIC {
