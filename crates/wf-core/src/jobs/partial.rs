@@ -103,6 +103,20 @@ pub struct Travelling<S> {
 
 /// `st`, seen over `inputs`, as bytes.
 pub fn encode<J: Partial>(job: &J, st: &J::State, inputs: &BTreeSet<u64>) -> Vec<u8> {
+    encode_with(job, st, inputs, &[])
+}
+
+/// [`encode`] with `trailer` after the job's payload, inside the checksum: a
+/// state that carries more than the job's state (the `--state` file of
+/// incremental runs, `scan::state`, puts its list of inputs there). A plain
+/// [`decode`] refuses such bytes (bytes left over), so neither kind is ever
+/// taken for the other.
+pub fn encode_with<J: Partial>(
+    job: &J,
+    st: &J::State,
+    inputs: &BTreeSet<u64>,
+    trailer: &[u8],
+) -> Vec<u8> {
     let mut w = Writer(Vec::with_capacity(1 << 12));
     w.0.extend_from_slice(MAGIC);
     w.0.extend_from_slice(&VERSION.to_le_bytes());
@@ -114,6 +128,7 @@ pub fn encode<J: Partial>(job: &J, st: &J::State, inputs: &BTreeSet<u64>) -> Vec
         }
     }
     job.write_state(st, &mut w);
+    w.0.extend_from_slice(trailer);
     let crc = crc32fast::hash(&w.0);
     w.0.extend_from_slice(&crc.to_le_bytes());
     w.0
@@ -122,6 +137,21 @@ pub fn encode<J: Partial>(job: &J, st: &J::State, inputs: &BTreeSet<u64>) -> Vec
 /// Read a state written by [`encode`] by a job of type `J` and this version:
 /// the job (with the state's settings) and the state.
 pub fn decode<J: Partial>(bytes: &[u8]) -> Result<(J, Travelling<J::State>), PartialError> {
+    let (j, t, rest) = decode_with::<J>(bytes)?;
+    if !rest.is_empty() {
+        let offset = bytes.len() - 4 - rest.len();
+        let (job, what) = (J::NAME, Damage::LeftOver);
+        return Err(PartialError::Damaged { job, what, offset });
+    }
+    Ok((j, t))
+}
+
+/// A decoded state and the trailer after it (see [`decode_with`]).
+pub type WithTrailer<'a, J> = (J, Travelling<<J as Job>::State>, &'a [u8]);
+
+/// Read bytes written by [`encode_with`]: the job, the state, and the trailer
+/// (checked by the CRC, read by whoever wrote it).
+pub fn decode_with<J: Partial>(bytes: &[u8]) -> Result<WithTrailer<'_, J>, PartialError> {
     let job = J::NAME;
     let bad = |what, offset| PartialError::Damaged { job, what, offset };
     if bytes.len() < 4 + 2 + 1 + 4 || &bytes[..4] != MAGIC {
@@ -153,12 +183,10 @@ pub fn decode<J: Partial>(bytes: &[u8]) -> Result<(J, Travelling<J::State>), Par
         let j = J::from_params(&lists[0])?;
         let inputs = lists[1].iter().copied().collect();
         let state = j.read_state(r)?;
-        if r.pos != body.len() {
-            return Err(Damage::LeftOver);
-        }
         Ok((j, Travelling { inputs, state }))
     };
-    read(&mut r).map_err(|what| bad(what, r.pos))
+    let (j, t) = read(&mut r).map_err(|what| bad(what, r.pos))?;
+    Ok((j, t, &body[r.pos..]))
 }
 
 /// Merge encoded states of one job with equal settings into one encoded state
@@ -182,9 +210,20 @@ pub fn merge<J: Partial>(states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
 }
 
 /// Where a payload is written.
+#[derive(Default)]
 pub struct Writer(Vec<u8>);
 
 impl Writer {
+    /// An empty writer (for trailers, see [`encode_with`]).
+    pub fn new() -> Self {
+        Writer(Vec::new())
+    }
+
+    /// The bytes written.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
     /// An unsigned integer as a LEB128 varint.
     pub fn uint(&mut self, mut v: u64) {
         while v >= 0x80 {
@@ -208,6 +247,16 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of `data` from its start (for trailers, see [`decode_with`]).
+    pub fn new(data: &'a [u8]) -> Self {
+        Reader { data, pos: 0 }
+    }
+
+    /// Bytes not read yet.
+    pub fn left(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
     pub fn uint(&mut self) -> Result<u64, Damage> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {

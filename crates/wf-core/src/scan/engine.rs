@@ -60,9 +60,22 @@ pub struct Outcome<S> {
     pub decoded: Decoded,
     inputs: Vec<Input>,
     spooled: Vec<Option<Arc<File>>>,
+    ends: Vec<(usize, u64)>,
 }
 
 impl<S> Outcome<S> {
+    /// The decoded bytes of stream or compressed input `input`, counted from
+    /// its start (a span's skipped bytes too), if it was read to its end
+    /// without error (`scan::state` keeps them).
+    pub fn decoded_end(&self, input: usize) -> Option<u64> {
+        let e = self.ends.iter().find(|e| e.0 == input)?;
+        (!self
+            .errors
+            .iter()
+            .any(|x| x.name == self.inputs[input].name))
+        .then_some(e.1)
+    }
+
     /// Read `len` bytes at `offset` of input `input` again (for jobs that report
     /// text, such as pangram windows). Streams can be read back only when the scan
     /// spooled them.
@@ -88,6 +101,7 @@ impl<S> Outcome<S> {
                 decoded: self.decoded,
                 inputs: self.inputs,
                 spooled: self.spooled,
+                ends: self.ends,
             },
         )
     }
@@ -149,6 +163,7 @@ pub fn run<J: Job>(
         meter: Arc::default(),
         split: !job.offsets() && !opts.spool_streams,
         long: Long::of(job, opts.max_record),
+        ends: Mutex::default(),
     };
     let spooled: Vec<Mutex<Option<Arc<File>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
     if let Some(p) = progress {
@@ -326,6 +341,7 @@ fn outcome<S>(
         .collect();
     Outcome {
         state,
+        ends: shared.ends.into_inner().unwrap(),
         errors,
         decoded: shared.meter.totals(),
         bytes: shared.bytes.into_inner(),

@@ -9,7 +9,8 @@
 //! read-ahead helper and its gate), `worker` (a worker thread), `range` (the
 //! records a chunk owns), `stream` (streams into record-aligned blocks, for the
 //! engine and for `feed`), `decompress` (formats
-//! and decoders) and `split` (one compressed file decoded in parts).
+//! and decoders), `split` (one compressed file decoded in parts) and `state`
+//! (what `--state` keeps between incremental runs).
 
 mod ahead;
 pub mod decompress;
@@ -22,6 +23,7 @@ mod regions;
 pub mod seek;
 mod shared;
 mod split;
+pub mod state;
 pub(crate) mod stream;
 mod worker;
 

@@ -55,7 +55,9 @@ pub(super) fn plan(
     };
     let (files, mut streams) = by_kind(inputs);
     streams.retain(|&i| {
-        let whole = inputs[i].span.is_none();
+        // A compressed file's span skips decoded bytes (`--state`).
+        let compressed = matches!(inputs[i].source, Source::Compressed { .. });
+        let whole = inputs[i].span.is_none() || compressed;
         if !whole {
             let msg = "a stream or compressed file is read whole: it cannot be cut at byte offsets";
             shared.error(i, msg.into());
@@ -360,7 +362,7 @@ impl Planner<'_> {
         let Source::Compressed { path, size, codec } = &self.inputs[i].source else {
             return None;
         };
-        if !self.shared.split {
+        if !self.shared.split || self.inputs[i].span.is_some() {
             return None;
         }
         let parts = split::locate(i, path, *codec, *size, self.chunk).ok()?;
@@ -376,6 +378,10 @@ impl Planner<'_> {
             Ok(src) => src,
             Err(e) => return self.shared.io_error(i, io_message(&e), &e),
         };
+        let skip = self.inputs[i].span.map_or(0, |s| s.0);
+        if let Err(msg) = skip_decoded(&mut *src, skip) {
+            return self.shared.error(i, msg);
+        }
         let cut = Cut {
             size: self.chunk.min(64 << 20) as usize,
             sep: self.opts.sep,
@@ -387,7 +393,7 @@ impl Planner<'_> {
             let (offset, buf, len, piece) = (b.offset, b.buf, b.len, b.piece);
             let w = Work::Block {
                 input: i,
-                offset,
+                offset: offset + skip,
                 buf,
                 len,
                 piece,
@@ -395,8 +401,9 @@ impl Planner<'_> {
             self.tx.send(w).map_err(|_| Refused)
         });
         match end {
-            End::Done => {}
+            End::Done => self.shared.ends.lock().unwrap().push((i, skip + at)),
             End::Failed(e) => {
+                let at = skip + at;
                 let msg = format!("bytes {at}.. not read: {}", io_message(&e));
                 self.shared.io_error(i, msg, &e)
             }
@@ -419,6 +426,18 @@ impl Planner<'_> {
             }
             src => open_stream(src, Some(&self.shared.meter)),
         }
+    }
+}
+
+/// Read and drop the first `n` decoded bytes of `src` (those a `--state`
+/// run counted before); an error if it has fewer.
+fn skip_decoded(src: &mut dyn io::Read, n: u64) -> Result<(), String> {
+    match io::copy(&mut io::Read::take(src, n), &mut io::sink()) {
+        Ok(got) if got == n => Ok(()),
+        Ok(got) => Err(format!(
+            "decodes to {got} bytes, fewer than the {n} counted before (--state): not read"
+        )),
+        Err(e) => Err(format!("bytes ..{n} not decoded: {}", io_message(&e))),
     }
 }
 

@@ -57,6 +57,8 @@ pub(super) struct Shared<'a> {
     pub(super) split: bool,
     /// What becomes of long records.
     pub(super) long: Long,
+    /// Streams and compressed files read to their end: (input, decoded bytes).
+    pub(super) ends: Mutex<Vec<(usize, u64)>>,
 }
 
 impl Shared<'_> {

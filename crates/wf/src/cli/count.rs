@@ -6,6 +6,7 @@ use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
 use super::job::{JobCmd, JobRun};
+use super::state::{self, StateArg, StateRun};
 use super::time::{FormatArg, TimeArgs};
 
 // `wf count`: its help is on `Cmd::Count`.
@@ -17,6 +18,8 @@ pub(crate) struct CountArgs {
     time: TimeArgs,
     #[command(flatten)]
     format: FormatArg,
+    #[command(flatten)]
+    state: StateArg,
 }
 
 impl JobCmd for CountArgs {
@@ -26,7 +29,25 @@ impl JobCmd for CountArgs {
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let job = Count { sep: opts.sep };
-        let out = (self.time).scan(job, self.format.format, &self.scan, opts, progress);
+        let format = self.format.format;
+        let out = match &self.state.state {
+            None => (self.time).scan(job, format, &self.scan, opts, progress),
+            Some(path) => {
+                let run = StateRun {
+                    path,
+                    time: &self.time,
+                    format,
+                    args: &self.scan,
+                    opts,
+                    progress,
+                };
+                let more = vec![("--format".into(), format!("{format:?}"))];
+                match run.scan(job, state::settings::<Count>(&run, more)) {
+                    Ok(out) => out,
+                    Err(e) => return JobRun::failed(e),
+                }
+            }
+        };
         let line = if self.scan.json {
             report::count::json(&out.state, out.files)
         } else {

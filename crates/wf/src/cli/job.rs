@@ -27,6 +27,20 @@ pub(crate) struct JobRun {
     pub(crate) decoded: scan::Decoded,
 }
 
+impl JobRun {
+    /// A run that did not start: no output, one error (exit status 2).
+    pub(crate) fn failed(e: InputError) -> JobRun {
+        JobRun {
+            output: Vec::new(),
+            errors: vec![e],
+            bytes: 0,
+            records: None,
+            extra: Vec::new(),
+            decoded: scan::Decoded::default(),
+        }
+    }
+}
+
 /// A command that runs one scan job.
 pub(crate) trait JobCmd {
     /// Its input and scan arguments.

@@ -23,6 +23,7 @@ mod sql;
 #[cfg(not(feature = "sql"))]
 #[path = "no_sql.rs"]
 mod sql;
+mod state;
 mod time;
 mod wf2;
 

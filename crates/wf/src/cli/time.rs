@@ -145,9 +145,22 @@ pub(crate) struct Scanned<S> {
     pub(crate) errors: Vec<InputError>,
     /// `--stats` counters of the window.
     pub(crate) extra: Vec<(String, u64)>,
+    /// Per input: the decoded bytes of a compressed file read to its end.
+    pub(crate) ends: Vec<Option<u64>>,
 }
 
 impl TimeArgs {
+    /// The window's settings, for `--state` (a state is only continued by
+    /// runs of the same window).
+    pub(crate) fn settings(&self) -> Vec<(String, String)> {
+        let show = |t: Option<i64>| t.map_or("none".into(), |t| format!("{t} us"));
+        vec![
+            ("--since".into(), show(self.since)),
+            ("--until".into(), show(self.until)),
+            ("--disorder".into(), format!("{} us", self.disorder)),
+        ]
+    }
+
     fn window(&self) -> Option<seek::Window> {
         if self.since.is_none() && self.until.is_none() {
             return None;
@@ -169,12 +182,34 @@ impl TimeArgs {
         progress: Option<&Progress>,
     ) -> Scanned<J::State> {
         let collected = args.input.collect();
-        let mut errors = collected.errors;
-        let mut inputs = collected.inputs;
+        self.scan_inputs(
+            job,
+            format,
+            collected.inputs,
+            collected.errors,
+            opts,
+            progress,
+        )
+    }
+
+    /// [`TimeArgs::scan`] over inputs already collected (`errors`: those of
+    /// collecting them).
+    pub(crate) fn scan_inputs<J: Job>(
+        &self,
+        job: J,
+        format: TimeFormat,
+        mut inputs: Vec<scan::Input>,
+        mut errors: Vec<InputError>,
+        opts: &ScanOptions,
+        progress: Option<&Progress>,
+    ) -> Scanned<J::State> {
         let Some(w) = self.window() else {
             let out = scan::run(&job, inputs, opts, progress);
             errors.extend(out.errors.iter().cloned());
             return Scanned {
+                ends: (0..out.inputs().len())
+                    .map(|i| out.decoded_end(i))
+                    .collect(),
                 state: out.state,
                 bytes: out.bytes,
                 files: out.files,
@@ -195,6 +230,9 @@ impl TimeArgs {
         };
         let out = scan::run(&job, inputs, opts, progress);
         errors.extend(out.errors.iter().cloned());
+        let ends = (0..out.inputs().len())
+            .map(|i| out.decoded_end(i))
+            .collect();
         let st = out.state;
         let mut extra_all = vec![
             ("records outside the time range".into(), st.outside),
@@ -204,6 +242,7 @@ impl TimeArgs {
         ];
         extra_all.extend(extra);
         Scanned {
+            ends,
             state: st.inner,
             bytes: out.bytes,
             files: out.files,

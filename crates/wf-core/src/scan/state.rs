@@ -1,0 +1,564 @@
+//! Incremental runs (`--state FILE`): which bytes of each input a run has
+//! already counted, so that the next run reads only what lies past them.
+//!
+//! Why this shape: a state is the job's merged partial state (`jobs::partial`,
+//! the `WFPS` envelope with its CRC) plus a ledger, one [`Entry`] per file
+//! seen: its identity (device, inode, size, a hash of its first 4 KiB of
+//! decoded bytes) and the offset of the end of the last whole record
+//! counted. The ledger rides in the envelope's trailer, inside the checksum,
+//! so a damaged state file is an error, never a wrong answer. Before a run,
+//! [`resume`] finds each input's entry and sets [`Input::span`] to the bytes
+//! past it, so the scan itself (chunks, regions, threads) reads only those;
+//! a compressed file's span skips decoded bytes (`plan.rs`).
+//!
+//! Rotation as logrotate does it, all by identity rather than by name:
+//! - renamed (`access.log` -> `access.log.1`): same device and inode, same
+//!   head: continued from its offset; the new `access.log` is new, read from 0;
+//! - compressed later (`access.log.1.gz`): another inode, but the hash of its
+//!   decoded head is the entry's: continued from the entry's offset, in
+//!   decoded bytes;
+//! - `copytruncate`: the copy has the old head (continued, like a rename), the
+//!   truncated file keeps the inode but is shorter or its head changed: read
+//!   from 0, and said so ([`Fate::Restarted`]);
+//! - gone: the entry stays in the ledger (its records stay counted).
+//!
+//! An entry is claimed by one input at most, so two copies of one file are
+//! never both continued: one of them is read from 0, as a fresh run would.
+//! The last record of a plain file without its separator is not counted in
+//! the saved state (it is still being written): its span ends after the last
+//! separator, and [`Resume::tails`] gives the partial record, for a report
+//! of everything the files hold now.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::inputs::{Input, Source};
+use super::read_full_at;
+use crate::jobs::partial::{decode_with, Damage, Partial, PartialError, Reader, Writer};
+
+/// Bytes of an input's decoded head that identify it.
+pub const HEAD: usize = 4096;
+
+/// The trailer's first bytes and layout version (see [`write_ledger`]).
+const MAGIC: &[u8; 4] = b"WFST";
+const LEDGER_VERSION: u64 = 1;
+
+/// One file a state has read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// How the input was named when it was last seen.
+    pub name: String,
+    pub dev: u64,
+    pub ino: u64,
+    /// Its size when it was last read (compressed bytes for a compressed file).
+    pub size: u64,
+    /// The first `head_len` decoded bytes (at most [`HEAD`], no more than were
+    /// counted) hash to `head_hash`.
+    pub head_len: u64,
+    pub head_hash: u64,
+    /// Decoded bytes counted: the end of the last whole record.
+    pub offset: u64,
+    /// It was a compressed file.
+    pub compressed: bool,
+    /// No input of the last run was this file (it is said once, when it goes).
+    pub gone: bool,
+}
+
+/// What the state's job settings were: names and values, compared as a whole
+/// and shown side by side when they differ.
+pub type Settings = Vec<(String, String)>;
+
+/// The trailer of a state file: the settings it was made with and its ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ledger {
+    pub settings: Settings,
+    pub entries: Vec<Entry>,
+}
+
+/// The hash of a head: two CRC-32s with different seeds, so that two heads of
+/// the same length agree by chance once in 2^64.
+pub fn head_hash(b: &[u8]) -> u64 {
+    let mut h = crc32fast::Hasher::new_with_initial(0x5746_5354);
+    h.update(b);
+    (u64::from(crc32fast::hash(b)) << 32) | u64::from(h.finalize())
+}
+
+/// The ledger as trailer bytes: `"WFST" | version | settings | entries`.
+pub fn write_ledger(l: &Ledger) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.bytes(MAGIC);
+    w.uint(LEDGER_VERSION);
+    w.uint(l.settings.len() as u64);
+    for (k, v) in &l.settings {
+        w.bytes(k.as_bytes());
+        w.bytes(v.as_bytes());
+    }
+    w.uint(l.entries.len() as u64);
+    for e in &l.entries {
+        w.bytes(e.name.as_bytes());
+        for n in [e.dev, e.ino, e.size, e.head_len, e.head_hash, e.offset] {
+            w.uint(n);
+        }
+        w.uint(u64::from(e.compressed) | u64::from(e.gone) << 1);
+    }
+    w.into_bytes()
+}
+
+/// Why a trailer is not a ledger.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    #[error("it is a partial state without the list of inputs a --state file has")]
+    NoLedger,
+    #[error("its list of inputs is of layout version {0}; this widefinder reads version {LEDGER_VERSION}")]
+    Version(u64),
+    #[error("its list of inputs is damaged: {0}")]
+    Damaged(Damage),
+}
+
+impl From<Damage> for LedgerError {
+    fn from(d: Damage) -> Self {
+        LedgerError::Damaged(d)
+    }
+}
+
+/// Read what [`write_ledger`] wrote.
+pub fn read_ledger(b: &[u8]) -> Result<Ledger, LedgerError> {
+    let mut r = Reader::new(b);
+    if b.is_empty() || r.bytes().ok() != Some(&MAGIC[..]) {
+        return Err(LedgerError::NoLedger);
+    }
+    let v = r.uint()?;
+    if v != LEDGER_VERSION {
+        return Err(LedgerError::Version(v));
+    }
+    let text = |r: &mut Reader| -> Result<String, Damage> {
+        String::from_utf8(r.bytes()?.to_vec()).map_err(|_| Damage::Invalid("a name not UTF-8"))
+    };
+    let mut l = Ledger::default();
+    for _ in 0..r.index(r.left() as u64)? {
+        l.settings.push((text(&mut r)?, text(&mut r)?));
+    }
+    for _ in 0..r.index(r.left() as u64)? {
+        let name = text(&mut r)?;
+        let mut n = [0u64; 6];
+        for x in &mut n {
+            *x = r.uint()?;
+        }
+        let flags = r.index(3)?;
+        let (compressed, gone) = (flags & 1 == 1, flags & 2 == 2);
+        let [dev, ino, size, head_len, head_hash, offset] = n;
+        if head_len > HEAD as u64 || head_len > offset {
+            return Err(Damage::Invalid("a head longer than what was read").into());
+        }
+        l.entries.push(Entry {
+            name,
+            dev,
+            ino,
+            size,
+            head_len,
+            head_hash,
+            offset,
+            compressed,
+            gone,
+        });
+    }
+    if r.left() != 0 {
+        return Err(Damage::LeftOver.into());
+    }
+    Ok(l)
+}
+
+/// Why a `--state` run did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    #[error("not a usable state file: {0}")]
+    Partial(#[from] PartialError),
+    #[error("not a usable state file: {0}")]
+    Ledger(#[from] LedgerError),
+    #[error("made with other settings ({0}): use another state file, or remove it to start again")]
+    Settings(String),
+    #[error("{0} is a stream: --state needs files, whose bytes can be found again")]
+    Stream(String),
+}
+
+/// The state read from a file: the job's state and the ledger.
+pub struct Loaded<S> {
+    pub state: S,
+    pub ledger: Ledger,
+}
+
+/// Read the state at `path` (`None` if there is none yet) and check that it
+/// was made by job `job` with `settings`.
+pub fn load<J: Partial>(
+    path: &Path,
+    job: &J,
+    settings: &Settings,
+) -> Result<Option<Loaded<J::State>>, StateError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StateError::Read(e)),
+    };
+    let (made_by, t, trailer) = decode_with::<J>(&bytes)?;
+    let ledger = read_ledger(trailer)?;
+    let mut differ = Vec::new();
+    if made_by.params() != job.params() {
+        differ.push(format!("the {} job's own settings", J::NAME));
+    }
+    for (k, v) in settings {
+        let was = ledger.settings.iter().find(|s| &s.0 == k);
+        match was {
+            Some((_, w)) if w == v => {}
+            Some((_, w)) => differ.push(format!("{k} was {w}, is {v}")),
+            None => differ.push(format!("{k} was not set, is {v}")),
+        }
+    }
+    if ledger.settings.len() != settings.len() && differ.is_empty() {
+        differ.push("settings of another version".into());
+    }
+    if !differ.is_empty() {
+        return Err(StateError::Settings(differ.join("; ")));
+    }
+    Ok(Some(Loaded {
+        state: t.state,
+        ledger,
+    }))
+}
+
+/// Write `bytes` to `path` atomically: a temporary file beside it, synced,
+/// renamed over it, and the directory synced, so a crash leaves the old
+/// state or the new one, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".wf-state")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the directory is synced (best effort: some
+    // file systems refuse to sync a directory).
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// What became of one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// Not in the state: read from its start.
+    New,
+    /// Entry `entry` is this file (the same inode, or a copy or compressed
+    /// copy of it by its head): read from `from`.
+    Continued { entry: usize, from: u64 },
+    /// Entry `entry` is a compressed file read to its end and unchanged:
+    /// not read at all.
+    Unchanged { entry: usize },
+    /// The inode of entry `entry`, but not the same file any more (truncated,
+    /// as copytruncate does, or rewritten): read from its start.
+    Restarted { entry: usize, why: Restart },
+    /// It could not be looked at (the scan names the error): no entry.
+    Unknown,
+}
+
+/// Why a file with a known inode is read from its start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restart {
+    /// It is smaller than what was read of it.
+    Shrunk { was: u64, now: u64 },
+    /// Its first bytes are not the ones read before.
+    HeadChanged,
+}
+
+/// One input as it is now.
+#[derive(Debug, Clone)]
+struct Seen {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    compressed: bool,
+    /// Its first [`HEAD`] decoded bytes (fewer if it is shorter).
+    head: Vec<u8>,
+}
+
+/// The plan of an incremental run: what to read of each input, and what to
+/// write in the ledger afterwards.
+#[derive(Debug)]
+pub struct Resume {
+    /// Per input, as given.
+    pub fates: Vec<Fate>,
+    /// Per input: the partial last record of a plain file (`[start, size)`),
+    /// counted in this run's report but not in the saved state.
+    pub tails: Vec<Option<(u64, u64)>>,
+    /// Entries of the old ledger that no input claimed (gone, or renamed to a
+    /// name not given).
+    pub gone: Vec<usize>,
+    seen: Vec<Option<Seen>>,
+    /// Per input: where its counted bytes end after this run (plain files:
+    /// known now; compressed ones: from the scan, see [`Resume::ledger`]).
+    ends: Vec<Option<u64>>,
+}
+
+/// Match `inputs` (files only: the caller refuses streams) with the entries
+/// of `old`, and set each input's span to the bytes this run must read.
+pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
+    let seen: Vec<Option<Seen>> = inputs.iter().map(|i| look(i).ok()).collect();
+    let mut claimed = vec![false; old.len()];
+    let mut fates = vec![Fate::New; inputs.len()];
+    // Same inode and head first (a file still being written, or renamed),
+    // then the head alone (a copy: copytruncate's, or compressed).
+    for pass in 0..2 {
+        for (i, s) in seen.iter().enumerate() {
+            let Some(s) = s else {
+                fates[i] = Fate::Unknown;
+                continue;
+            };
+            if fates[i] != Fate::New {
+                continue;
+            }
+            if let Some(e) = find(old, &claimed, s, pass == 0) {
+                claimed[e] = true;
+                fates[i] = continued(&old[e], e, s);
+            }
+        }
+    }
+    for (i, s) in seen.iter().enumerate() {
+        if let (Fate::New, Some(s)) = (&fates[i], s) {
+            if let Some(e) = old.iter().position(|e| (e.dev, e.ino) == (s.dev, s.ino)) {
+                let why = if s.size < old[e].size {
+                    Restart::Shrunk {
+                        was: old[e].size,
+                        now: s.size,
+                    }
+                } else {
+                    Restart::HeadChanged
+                };
+                fates[i] = Fate::Restarted { entry: e, why };
+            }
+        }
+    }
+    let gone = (0..old.len()).filter(|&e| !claimed[e]).collect();
+    let mut r = Resume {
+        tails: vec![None; inputs.len()],
+        ends: vec![None; inputs.len()],
+        fates,
+        gone,
+        seen,
+    };
+    for (i, inp) in inputs.iter_mut().enumerate() {
+        r.set_span(i, inp, sep);
+    }
+    r
+}
+
+/// The unclaimed entry that is file `s`: with its inode (`by_inode`), or any
+/// with its head. An entry that has counted nothing identifies nothing.
+fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool) -> Option<usize> {
+    (0..old.len()).find(|&e| {
+        let o = &old[e];
+        let head = o.head_len as usize;
+        !claimed[e]
+            && o.head_len > 0
+            && (!by_inode || (o.dev, o.ino) == (s.dev, s.ino))
+            && s.head.len() >= head
+            && head_hash(&s.head[..head]) == o.head_hash
+            && (s.compressed || s.size >= o.offset)
+    })
+}
+
+fn continued(o: &Entry, e: usize, s: &Seen) -> Fate {
+    let same = (o.dev, o.ino, o.size, o.compressed) == (s.dev, s.ino, s.size, true);
+    if same {
+        Fate::Unchanged { entry: e }
+    } else {
+        Fate::Continued {
+            entry: e,
+            from: o.offset,
+        }
+    }
+}
+
+impl Resume {
+    /// Set input `i`'s span from its fate (a plain file's ends after its last
+    /// separator; the rest is its tail).
+    fn set_span(&mut self, i: usize, inp: &mut Input, sep: u8) {
+        let from = match &self.fates[i] {
+            Fate::Continued { from, .. } => *from,
+            Fate::Unchanged { .. } | Fate::Unknown => return,
+            Fate::New | Fate::Restarted { .. } => 0,
+        };
+        match &inp.source {
+            Source::File { path, size } => {
+                let end = File::open(path)
+                    .and_then(|f| last_record_end(&f, from, *size, sep))
+                    .unwrap_or(*size);
+                inp.span = Some((from, end));
+                self.ends[i] = Some(end);
+                if end < *size {
+                    self.tails[i] = Some((end, *size));
+                }
+            }
+            // Decoded bytes to skip; the scan reads to the end (a span on a
+            // compressed file also keeps it whole, not cut into parts).
+            Source::Compressed { .. } => inp.span = Some((from, u64::MAX)),
+            Source::Stream { .. } => {}
+        }
+    }
+
+    /// Inputs the scan need not open (compressed files read to their end).
+    pub fn skipped(&self, i: usize) -> bool {
+        matches!(self.fates[i], Fate::Unchanged { .. })
+    }
+
+    /// The ledger after the run: an entry per input looked at (offsets of
+    /// compressed files from `decoded_end`, the decoded bytes the scan
+    /// reached, per input), then the old entries no input claimed.
+    pub fn ledger(
+        &self,
+        old: &[Entry],
+        inputs: &[Input],
+        decoded_end: &dyn Fn(usize) -> Option<u64>,
+    ) -> Vec<Entry> {
+        let mut out = Vec::new();
+        for (i, inp) in inputs.iter().enumerate() {
+            let Some(s) = &self.seen[i] else { continue };
+            let offset = match (&self.fates[i], self.ends[i]) {
+                (Fate::Unchanged { entry }, _) => old[*entry].offset,
+                (_, Some(end)) => end,
+                (_, None) => match decoded_end(i) {
+                    Some(end) => end,
+                    None => continue,
+                },
+            };
+            let head_len = offset.min(s.head.len() as u64);
+            out.push(Entry {
+                name: inp.name.clone(),
+                dev: s.dev,
+                ino: s.ino,
+                size: s.size,
+                head_len,
+                head_hash: head_hash(&s.head[..head_len as usize]),
+                offset,
+                compressed: s.compressed,
+                gone: false,
+            });
+        }
+        out.extend(self.gone.iter().map(|&e| Entry {
+            gone: true,
+            ..old[e].clone()
+        }));
+        out
+    }
+}
+
+/// Identity and head of an input.
+fn look(inp: &Input) -> io::Result<Seen> {
+    let (path, compressed) = match &inp.source {
+        Source::File { path, .. } => (path, false),
+        Source::Compressed { path, .. } => (path, true),
+        Source::Stream { .. } => return Err(io::Error::other("a stream")),
+    };
+    let f = File::open(path)?;
+    let m = f.metadata()?;
+    let mut head = vec![0u8; HEAD];
+    let n = if compressed {
+        let mut src = super::stream::open_stream(&inp.source, None)?;
+        let mut n = 0;
+        while n < HEAD {
+            match src.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A damaged file: what decoded identifies it; the scan
+                // names the error.
+                Err(_) => break,
+            }
+        }
+        n
+    } else {
+        read_full_at(&f, &mut head, 0)?
+    };
+    head.truncate(n);
+    Ok(Seen {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.len(),
+        compressed,
+        head,
+    })
+}
+
+/// The end of the last whole record of `f` in `[from, size)`: just after its
+/// last separator there, or `from` if it has none. Read backwards in 64 KiB
+/// steps (a log's last record is short).
+pub fn last_record_end(f: &File, from: u64, size: u64, sep: u8) -> io::Result<u64> {
+    const STEP: u64 = 64 << 10;
+    let mut buf = vec![0u8; STEP as usize];
+    let mut hi = size;
+    while hi > from {
+        let lo = hi.saturating_sub(STEP).max(from);
+        let len = (hi - lo) as usize;
+        let n = read_full_at(f, &mut buf[..len], lo)?;
+        if let Some(p) = memchr::memrchr(sep, &buf[..n]) {
+            return Ok(lo + p as u64 + 1);
+        }
+        hi = lo;
+    }
+    Ok(from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, offset: u64) -> Entry {
+        Entry {
+            name: name.into(),
+            dev: 1,
+            ino: 2,
+            size: offset + 3,
+            head_len: offset.min(HEAD as u64),
+            head_hash: 7,
+            offset,
+            compressed: name.ends_with(".gz"),
+            gone: false,
+        }
+    }
+
+    #[test]
+    fn ledger_round_trips_and_refuses_damage() {
+        let l = Ledger {
+            settings: vec![("job".into(), "count".into())],
+            entries: vec![entry("a.log", 10), entry("b.log.gz", 5000)],
+        };
+        let b = write_ledger(&l);
+        assert_eq!(read_ledger(&b), Ok(l));
+        assert_eq!(read_ledger(&[]), Err(LedgerError::NoLedger));
+        for n in 0..b.len() {
+            assert!(read_ledger(&b[..n]).is_err(), "cut at {n}");
+        }
+        let mut more = b.clone();
+        more.push(0);
+        assert!(read_ledger(&more).is_err());
+    }
+
+    #[test]
+    fn last_record_end_leaves_the_partial_line() {
+        let mut f = tempfile::tempfile().unwrap();
+        let text = format!("{}\nab\ncd", "x".repeat(100_000));
+        f.write_all(text.as_bytes()).unwrap();
+        let n = text.len() as u64;
+        assert_eq!(last_record_end(&f, 0, n, b'\n').unwrap(), n - 2);
+        assert_eq!(last_record_end(&f, n - 2, n, b'\n').unwrap(), n - 2);
+        assert_eq!(last_record_end(&f, 0, 100_001, b'\n').unwrap(), 100_001);
+        assert_eq!(last_record_end(&f, 0, 50_000, b'\n').unwrap(), 0);
+    }
+}

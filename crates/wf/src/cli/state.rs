@@ -1,0 +1,198 @@
+//! `--state FILE` of `count` and `wf2`: incremental runs. A run reads only
+//! what the inputs hold past what the state has counted, merges, prints the
+//! report of everything, and saves the new state.
+//!
+//! Why here: wf-core's `scan::state` matches inputs to what a state has read
+//! (by identity, through rotations) and sets the spans the scan reads; the
+//! job's merged partial state and that ledger travel in one `WFPS` envelope
+//! (`jobs::partial::encode_with`). This file wires them: load and check the
+//! state (a damaged or foreign file, or one made with other settings, is an
+//! error before anything is read), scan the spans, scan the partial last
+//! lines apart (in this run's report, not in the saved state), write the new
+//! state atomically, say on stderr what rotation did.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use wf_core::jobs::partial::{self, Partial};
+use wf_core::jobs::time::TimeFormat;
+use wf_core::scan::state::{self, Entry, Fate, Ledger, Restart, Settings, StateError};
+use wf_core::scan::{InputError, Progress, ScanOptions, Source};
+
+use super::args::ScanArgs;
+use super::time::{Scanned, TimeArgs};
+
+/// `--state FILE`.
+#[derive(Args, Clone)]
+pub(crate) struct StateArg {
+    /// Incremental runs: read only what the inputs hold past what FILE has
+    /// counted, print the report of everything, and save the new state in FILE
+    /// (made by the first run). Each input is known by its device, inode and
+    /// first 4 KiB, so logrotate's rotations are followed: a renamed
+    /// `access.log.1` is continued where it was left, `access.log.1.gz` too
+    /// (nothing counted twice), a file truncated by copytruncate is read from
+    /// its start (said on stderr), and a file gone stays counted. A last line
+    /// without its newline is in the report but read again by the next run.
+    /// FILE must be used with the same job and settings (--since, --until,
+    /// --format, ...); --top may change. E.g. every hour: `wf wf2 --state
+    /// /var/lib/wf/access.state /var/log/nginx/access.log*`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state: Option<PathBuf>,
+}
+
+/// Everything a state run needs besides the job.
+pub(crate) struct StateRun<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) time: &'a TimeArgs,
+    pub(crate) format: TimeFormat,
+    pub(crate) args: &'a ScanArgs,
+    pub(crate) opts: &'a ScanOptions,
+    pub(crate) progress: Option<&'a Progress>,
+}
+
+/// The settings a state of `job` is made with: the job's name, the input and
+/// window settings, and `more` of the command.
+pub(crate) fn settings<J: Partial>(r: &StateRun, more: Settings) -> Settings {
+    let mut s = vec![("job".into(), J::NAME.into())];
+    s.push((
+        "--decompress".into(),
+        format!("{:?}", r.args.input.decompress),
+    ));
+    s.extend(r.time.settings());
+    s.extend(more);
+    s
+}
+
+impl StateRun<'_> {
+    /// Scan with `job`, incrementally: see the module's comment. A state that
+    /// cannot be used is an error of the whole run (nothing is read).
+    pub(crate) fn scan<J: Partial>(
+        &self,
+        job: J,
+        settings: Settings,
+    ) -> Result<Scanned<J::State>, InputError> {
+        let name = self.path.display().to_string();
+        let fail = |e: StateError| InputError::new(&name, e.to_string());
+        let loaded = state::load(self.path, &job, &settings).map_err(fail)?;
+        let (old_state, ledger) = match loaded {
+            Some(l) => (Some(l.state), l.ledger),
+            None => (None, Ledger::default()),
+        };
+        let collected = self.args.input.collect();
+        let mut inputs = collected.inputs;
+        if let Some(s) = inputs
+            .iter()
+            .find(|i| matches!(i.source, Source::Stream { .. }))
+        {
+            return Err(fail(StateError::Stream(s.name.clone())));
+        }
+        let old = &ledger.entries;
+        let resume = state::resume(old, &mut inputs, self.opts.sep);
+        say(&resume, old, &inputs);
+        let read: Vec<usize> = (0..inputs.len()).filter(|&i| !resume.skipped(i)).collect();
+        let part = |keep: &dyn Fn(usize) -> Option<(u64, u64)>| -> Vec<_> {
+            let mut v = Vec::new();
+            for &i in &read {
+                if let Some(span) = keep(i) {
+                    let mut inp = inputs[i].clone();
+                    inp.span = Some(span);
+                    v.push(inp);
+                }
+            }
+            v
+        };
+        let main_inputs = part(&|i| Some(inputs[i].span.unwrap_or((0, u64::MAX))));
+        let tail_inputs = part(&|i| resume.tails[i]);
+        let again = || J::from_params(&job.params()).expect("the job's own settings");
+        let (t, o, p) = (self.time, self.opts, self.progress);
+        let main = t.scan_inputs(again(), self.format, main_inputs, vec![], o, p);
+        let mut merged = old_state.unwrap_or_else(|| job.new_state());
+        let failed = !main.errors.is_empty();
+        job.merge(&mut merged, main.state);
+        if failed {
+            wf_core::warn!("wf: {name}: not updated (an input could not be read whole)");
+        } else {
+            let ends = |k: usize| read.iter().position(|&i| i == k).and_then(|j| main.ends[j]);
+            let entries = resume.ledger(old, &inputs, &ends);
+            self.save(&job, &merged, settings, entries)?;
+        }
+        let mut out = Scanned {
+            state: merged,
+            bytes: main.bytes,
+            files: main.files + (inputs.len() - read.len()) as u64,
+            decoded: main.decoded,
+            errors: collected.errors,
+            extra: main.extra,
+            ends: vec![],
+        };
+        out.errors.extend(main.errors);
+        if !tail_inputs.is_empty() {
+            let tail = t.scan_inputs(again(), self.format, tail_inputs, vec![], o, None);
+            job.merge(&mut out.state, tail.state);
+            out.bytes += tail.bytes;
+            out.errors.extend(tail.errors);
+        }
+        out.extra
+            .push(stat("inputs continued (--state)", &resume, |f| {
+                matches!(f, Fate::Continued { .. } | Fate::Unchanged { .. })
+            }));
+        out.extra
+            .push(stat("inputs read from the start (--state)", &resume, |f| {
+                matches!(f, Fate::New | Fate::Restarted { .. })
+            }));
+        let gone = resume.gone.len() as u64;
+        out.extra
+            .push(("inputs gone, kept in the state".into(), gone));
+        Ok(out)
+    }
+
+    /// Write the new state atomically.
+    fn save<J: Partial>(
+        &self,
+        job: &J,
+        st: &J::State,
+        settings: Settings,
+        entries: Vec<Entry>,
+    ) -> Result<(), InputError> {
+        let ledger = state::write_ledger(&Ledger { settings, entries });
+        let bytes = partial::encode_with(job, st, &BTreeSet::new(), &ledger);
+        state::write_atomic(self.path, &bytes).map_err(|e| {
+            let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
+            InputError::new(self.path.display().to_string(), why).of_kind(e.kind())
+        })
+    }
+}
+
+fn stat(what: &str, r: &state::Resume, f: impl Fn(&Fate) -> bool) -> (String, u64) {
+    (what.into(), r.fates.iter().filter(|x| f(x)).count() as u64)
+}
+
+/// Say on stderr what rotation did: files read again from their start, and
+/// files gone since the last run (once, when they go).
+fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Input]) {
+    for (i, f) in r.fates.iter().enumerate() {
+        let name = &inputs[i].name;
+        if let Fate::Restarted { entry, why } = f {
+            let why = match why {
+                Restart::Shrunk { was, now } => {
+                    format!("is {now} bytes, shorter than the {was} it had (truncated)")
+                }
+                Restart::HeadChanged => "its first bytes changed (rewritten)".into(),
+            };
+            let was = &old[*entry].name;
+            wf_core::warn!("wf: {name}: {why} since the last run: read from its start (--state; {was} was read before)");
+        }
+    }
+    for &e in &r.gone {
+        let o = &old[e];
+        if !o.gone {
+            let n = o.offset;
+            wf_core::warn!(
+                "wf: {}: gone since the last run (renamed away or removed): its {n} bytes stay counted in the state",
+                o.name
+            );
+        }
+    }
+}

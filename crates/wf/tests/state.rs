@@ -1,0 +1,247 @@
+//! `--state FILE` (incremental runs) of `wf count` and `wf wf2`, against fresh
+//! runs: a generated log appended to in pieces cut at random bytes (mid-line),
+//! rotated by rename, by copytruncate and by gzip in between; after every
+//! incremental run its output equals one fresh run over what the files hold.
+//! Also: files gone, damaged and foreign state files, other settings.
+
+mod common;
+use common::*;
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// `wf JOB [ARGS] DIR`: stdout and stderr, and whether it succeeded.
+fn wf_run(job: &str, args: &[&str], dir: &Path) -> (String, String, bool) {
+    let mut c = wf();
+    c.arg(job).args(args).arg(dir);
+    let o = run(c, None);
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.success(),
+    )
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+fn gzip(from: &Path, to: &Path) {
+    let data = fs::read(from).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&data).unwrap();
+    fs::write(to, e.finish().unwrap()).unwrap();
+    fs::remove_file(from).unwrap();
+}
+
+/// A rotation, as logrotate does it, of `log` in `dir`.
+fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
+    let n1 = dir.join("access.log.1");
+    match step {
+        // Rename: access.log -> access.log.1, a new access.log.
+        3 => {
+            fs::rename(log, &n1).unwrap();
+            Some("rename")
+        }
+        // Compressed later: access.log.1 -> access.log.1.gz.
+        5 => {
+            gzip(&n1, &dir.join("access.log.1.gz"));
+            Some("gzip")
+        }
+        // The next rotation: .1.gz -> .2.gz, then copytruncate.
+        7 => {
+            fs::rename(dir.join("access.log.1.gz"), dir.join("access.log.2.gz")).unwrap();
+            fs::copy(log, &n1).unwrap();
+            OpenOptions::new()
+                .write(true)
+                .open(log)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+            Some("copytruncate")
+        }
+        // And the copy renamed and compressed in one go.
+        10 => {
+            gzip(&n1, &dir.join("access.log.1.gz"));
+            Some("gzip")
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn pieces_and_rotations_equal_a_fresh_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "240K", "0.02", 39)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let states = [tmp.path().join("count.state"), tmp.path().join("wf2.state")];
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(39);
+    let mut at = 0;
+    for step in 0..13 {
+        let rotated = rotate(step, &dir, &log);
+        // A piece of random length, cut anywhere (mid-line most often).
+        let n = rng.random_range(1..src.len() / 8).min(src.len() - at);
+        append(&log, &src[at..at + n]);
+        at += n;
+        let j = rng.random_range(1..4).to_string();
+        let chunk = ["64", "1K", "8M"][rng.random_range(0..3)];
+        for (job, state) in ["count", "wf2"].iter().zip(&states) {
+            let s = state.to_str().unwrap();
+            let args = ["--state", s, "-j", &j, "--chunk-size", chunk];
+            let (got, err, ok) = wf_run(job, &args, &dir);
+            assert!(ok, "step {step} {job}: {err}");
+            let (want, _, _) = wf_run(job, &[], &dir);
+            assert_eq!(got, want, "step {step} ({rotated:?}) {job} -j {j} {chunk}");
+            if rotated == Some("copytruncate") {
+                assert!(err.contains("read from its start"), "{err}");
+            } else {
+                assert!(err.is_empty(), "step {step} ({rotated:?}) {job}: {err}");
+            }
+        }
+    }
+    assert!(at > src.len() / 3, "the pieces covered {at} bytes");
+    // Only the two states beside the logs: no temporary file left behind.
+    let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(left.len(), 4, "{left:?}");
+}
+
+#[test]
+fn a_run_reads_only_what_was_added() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "200K", "0", 5)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let state = tmp.path().join("s");
+    let s = state.to_str().unwrap();
+    let cut = src.len() / 2;
+    append(&log, &src[..cut]);
+    wf_run("count", &["--state", s], &dir);
+    append(&log, &src[cut..]);
+    let (_, err, ok) = wf_run("count", &["--state", s, "--stats"], &dir);
+    assert!(ok, "{err}");
+    let bytes: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("bytes:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The rest, from the start of the line cut in two.
+    let line_start = src[..cut].iter().rposition(|&c| c == b'\n').unwrap() + 1;
+    assert_eq!(bytes, (src.len() - line_start) as u64, "{err}");
+    assert!(err.contains("inputs continued (--state): 1"), "{err}");
+}
+
+#[test]
+fn a_gone_file_stays_counted_and_is_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    append(&dir.join("a.log"), b"one\ntwo\n");
+    append(&dir.join("b.log"), b"three\n");
+    let state = tmp.path().join("s");
+    let s = state.to_str().unwrap();
+    let (first, _, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(first, "3 records, 14 bytes, 2 files\n");
+    fs::remove_file(dir.join("b.log")).unwrap();
+    let (out, err, ok) = wf_run("count", &["--state", s], &dir);
+    assert!(ok, "{err}");
+    assert_eq!(out, "3 records, 14 bytes, 1 file\n");
+    assert!(err.contains("b.log: gone since the last run"), "{err}");
+    let (out, err, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(out, "3 records, 14 bytes, 1 file\n");
+    assert!(err.is_empty(), "{err}");
+}
+
+/// A run that must fail: exit status 2, nothing on stdout, the state file
+/// named on stderr with `what`, and the state file unchanged.
+fn refused(job: &str, args: &[&str], dir: &Path, state: &Path, what: &str) {
+    let before = fs::read(state).ok();
+    let mut c = wf();
+    c.arg(job).arg("--state").arg(state).args(args).arg(dir);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    assert!(err.contains(&state.display().to_string()), "{err}");
+    assert!(err.contains(what), "{args:?}: wanted {what:?} in {err}");
+    assert_eq!(fs::read(state).ok(), before, "the state file changed");
+}
+
+fn made_state(tmp: &Path) -> (PathBuf, PathBuf) {
+    let dir = tmp.join("logs");
+    fs::create_dir(&dir).unwrap();
+    fs::copy(generated_log(tmp, "20K", "0", 3), dir.join("access.log")).unwrap();
+    let state = tmp.join("count.state");
+    let (_, err, ok) = wf_run("count", &["--state", state.to_str().unwrap()], &dir);
+    assert!(ok, "{err}");
+    (dir, state)
+}
+
+#[test]
+fn damaged_and_foreign_states_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, state) = made_state(tmp.path());
+    let good = fs::read(&state).unwrap();
+    let bad = tmp.path().join("bad.state");
+    for i in [0, 5, good.len() / 2, good.len() - 1] {
+        let mut b = good.clone();
+        b[i] ^= 0x10;
+        fs::write(&bad, &b).unwrap();
+        refused("count", &[], &dir, &bad, "not a usable state file");
+    }
+    fs::write(&bad, &good[..good.len() - 7]).unwrap();
+    refused("count", &[], &dir, &bad, "checksum");
+    fs::write(&bad, "just some text\n").unwrap();
+    refused("count", &[], &dir, &bad, "WFPS header");
+    // A count state is not a wf2 state.
+    refused("wf2", &[], &dir, &state, "another job");
+}
+
+#[test]
+fn other_settings_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, state) = made_state(tmp.path());
+    refused("count", &["--since", "2020-01-01"], &dir, &state, "--since");
+    refused("count", &["--format", "json"], &dir, &state, "--format");
+    refused(
+        "count",
+        &["--decompress", "never"],
+        &dir,
+        &state,
+        "--decompress",
+    );
+    // wf2's --top only shapes the report: the state holds the whole tables.
+    let w = tmp.path().join("wf2.state");
+    let ws = w.to_str().unwrap();
+    wf_run("wf2", &["--state", ws, "--top", "3"], &dir);
+    let (got, err, ok) = wf_run("wf2", &["--state", ws, "--top", "20"], &dir);
+    assert!(ok, "{err}");
+    assert_eq!(got, wf_run("wf2", &["--top", "20"], &dir).0);
+    refused("wf2", &["--until", "2030-01-01"], &dir, &w, "--until");
+}
+
+#[test]
+fn a_stream_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("s");
+    let mut c = wf();
+    c.args(["count", "--state"]).arg(&state);
+    let o = run(c, Some(b"a\nb\n"));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is a stream"), "{err}");
+    assert!(!state.exists());
+}
