@@ -776,10 +776,19 @@ mod tests {
     #[test]
     fn format_options_parse_checks_delimiter_and_schema() {
         let o = FormatOptions::parse(Some(";"), true, Some("a:int,b:decimal(5,1)"), true).unwrap();
-        assert_eq!((o.delimiter, o.no_header, o.strict), (Some(b';'), true, true));
+        assert_eq!(
+            (o.delimiter, o.no_header, o.strict),
+            (Some(b';'), true, true)
+        );
         let schema = o.schema.unwrap();
         assert_eq!(schema[0], Field::new("a", Kind::Int));
-        assert_eq!(schema[1].kind, Kind::Decimal { precision: 5, scale: 1 });
+        assert_eq!(
+            schema[1].kind,
+            Kind::Decimal {
+                precision: 5,
+                scale: 1
+            }
+        );
         let none = FormatOptions::parse(None, false, None, false).unwrap();
         assert_eq!((none.delimiter, none.schema), (None, None));
         let err = |d: Option<&str>, s: Option<&str>| {
@@ -787,9 +796,18 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert_eq!(err(Some("ab"), None), "--delimiter 'ab': must be one ASCII character");
-        assert_eq!(err(Some("é"), None), "--delimiter 'é': must be one ASCII character");
-        assert_eq!(err(Some(""), None), "--delimiter '': must be one ASCII character");
+        assert_eq!(
+            err(Some("ab"), None),
+            "--delimiter 'ab': must be one ASCII character"
+        );
+        assert_eq!(
+            err(Some("é"), None),
+            "--delimiter 'é': must be one ASCII character"
+        );
+        assert_eq!(
+            err(Some(""), None),
+            "--delimiter '': must be one ASCII character"
+        );
         assert_eq!(err(None, Some("a")), "--schema: 'a' is not name:type");
         assert!(err(None, Some("a:nope")).starts_with("--schema: unknown type 'nope'"));
     }

@@ -335,7 +335,12 @@ fn to_pyarrow<'py>(
 
 /// What a read gave: the schema, the batches until the first error, that
 /// error, and the input errors.
-type Read = (SchemaRef, Vec<RecordBatch>, Option<ReadError>, Vec<InputError>);
+type Read = (
+    SchemaRef,
+    Vec<RecordBatch>,
+    Option<ReadError>,
+    Vec<InputError>,
+);
 
 /// Read the `columns` of one table through `wf_formats::read` (no SQL, no
 /// query engine) as a `pyarrow.Table`; raises as [`query_table`] does.

@@ -41,8 +41,8 @@ use wf_formats::read::{self, OpenError};
 use wf_formats::{FormatError, FormatOptions};
 
 // `stream` takes its samples as a file's are taken.
-pub(crate) use wf_formats::read::sample::{MAX_SAMPLE, SAMPLE};
 pub use wf_formats::read::sample::strip_bom;
+pub(crate) use wf_formats::read::sample::{MAX_SAMPLE, SAMPLE};
 
 pub use output::Output;
 pub use table::{LogTable, ScanReport};
@@ -141,7 +141,9 @@ impl From<OpenError> for SqlError {
         match e {
             OpenError::Input(e) => SqlError::Input(e),
             OpenError::Format(e) => SqlError::Format(e),
-            e @ (OpenError::Column { .. } | OpenError::Repeated(_)) => SqlError::Query(e.to_string()),
+            e @ (OpenError::Column { .. } | OpenError::Repeated(_)) => {
+                SqlError::Query(e.to_string())
+            }
         }
     }
 }

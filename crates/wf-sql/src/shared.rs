@@ -141,4 +141,3 @@ impl Shared {
         read::scan(&self.table.read, &cols, self.batch_rows, readers, false);
     }
 }
-

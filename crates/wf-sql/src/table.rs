@@ -157,7 +157,13 @@ impl fmt::Debug for ScanExec {
 
 impl ScanExec {
     fn new(table: Arc<TableInner>, projection: Vec<usize>, batch_rows: usize) -> Self {
-        let schema = Arc::new(table.read.schema().project(&projection).expect("valid projection"));
+        let schema = Arc::new(
+            table
+                .read
+                .schema()
+                .project(&projection)
+                .expect("valid projection"),
+        );
         let props = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(table.read.options().threads.max(1)),

@@ -11,9 +11,16 @@ fn rows(batches: &[RecordBatch]) -> Vec<(i64, Vec<ArrayRef>)> {
     let mut out = Vec::new();
     for b in batches {
         let n = b.num_columns();
-        let off = b.column(n - 1).as_any().downcast_ref::<Int64Array>().unwrap();
+        let off = b
+            .column(n - 1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
         for r in 0..b.num_rows() {
-            out.push((off.value(r), (0..n - 1).map(|c| b.column(c).slice(r, 1)).collect()));
+            out.push((
+                off.value(r),
+                (0..n - 1).map(|c| b.column(c).slice(r, 1)).collect(),
+            ));
         }
     }
     out.sort_by_key(|(o, _)| *o);
@@ -70,7 +77,10 @@ fn read_gives_the_rows_the_query_gives() {
         assert_eq!(r.batches.schema(), c.schema, "-j {threads}");
         let (report, errors) = r.finish();
         assert!(errors.is_empty());
-        assert_eq!(report.malformed(), c.runs[0].report.lock().unwrap().malformed());
+        assert_eq!(
+            report.malformed(),
+            c.runs[0].report.lock().unwrap().malformed()
+        );
         assert_eq!(report.malformed(), 29);
         let got = rows(&got);
         assert_eq!(got.len(), want.len());
@@ -99,7 +109,9 @@ fn an_unreadable_sample_is_a_typed_input_error() {
         }],
     };
     let opts = SqlOptions::default();
-    let err = collect("SELECT 1", vec![spec], &opts, &mut |_| {}).err().unwrap();
+    let err = collect("SELECT 1", vec![spec], &opts, &mut |_| {})
+        .err()
+        .unwrap();
     match &err {
         SqlError::Input(e) => assert_eq!(e.kind, Some(std::io::ErrorKind::NotFound)),
         e => panic!("{e:?}"),
@@ -110,7 +122,10 @@ fn an_unreadable_sample_is_a_typed_input_error() {
 #[test]
 fn table_spec_parse_splits_name_and_path() {
     let (name, path) = TableSpec::parse("users=/tmp/u=1.csv").unwrap();
-    assert_eq!((name.as_str(), path), ("users", PathBuf::from("/tmp/u=1.csv")));
+    assert_eq!(
+        (name.as_str(), path),
+        ("users", PathBuf::from("/tmp/u=1.csv"))
+    );
     let err = TableSpec::parse("users.csv").unwrap_err().to_string();
     assert_eq!(err, "--table users.csv: expected NAME=PATH");
 }

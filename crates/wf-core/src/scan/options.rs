@@ -223,7 +223,10 @@ mod tests {
     fn settings_become_options_with_the_defaults() {
         let o = ScanSettings::default().options().unwrap();
         let d = ScanOptions::default();
-        assert_eq!((o.threads, o.chunk_size, o.inflight), (d.threads, d.chunk_size, 0));
+        assert_eq!(
+            (o.threads, o.chunk_size, o.inflight),
+            (d.threads, d.chunk_size, 0)
+        );
         assert_eq!((o.ahead, o.max_record), (DEFAULT_AHEAD, DEFAULT_MAX_RECORD));
         let s = ScanSettings {
             threads: Some(3),
@@ -234,7 +237,10 @@ mod tests {
             ..ScanSettings::default()
         };
         let o = s.options().unwrap();
-        assert_eq!((o.threads, o.chunk_size, o.inflight, o.ahead), (3, 4096, 7, 0));
+        assert_eq!(
+            (o.threads, o.chunk_size, o.inflight, o.ahead),
+            (3, 4096, 7, 0)
+        );
         assert!(o.mmap && !o.readahead);
         // 0 threads: the cores.
         let zero = ScanSettings {
@@ -276,7 +282,10 @@ mod tests {
         );
         assert_eq!(parse_span("1T"), Ok(MAX_SPAN));
         assert_eq!(parse_span_or_zero(" 0"), Ok(0));
-        assert!(parse_span("0").unwrap_err().to_string().contains("invalid size '0'"));
+        assert!(parse_span("0")
+            .unwrap_err()
+            .to_string()
+            .contains("invalid size '0'"));
         assert_eq!(
             parse_count("0", 5, false).unwrap_err().to_string(),
             "'0': must be from 1 to 5"

@@ -251,7 +251,12 @@ impl Table {
         let index = |n: &String| {
             self.schema.index_of(n).map_err(|_| OpenError::Column {
                 name: n.clone(),
-                columns: self.schema.fields().iter().map(|f| f.name().clone()).collect(),
+                columns: self
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect(),
             })
         };
         let mut seen = names.iter().enumerate();

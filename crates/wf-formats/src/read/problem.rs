@@ -11,8 +11,8 @@
 use std::fmt;
 use std::io::Read;
 
-use wf_core::scan::{Input, Source};
 use crate::{Field, Kind};
+use wf_core::scan::{Input, Source};
 
 /// What was wrong with a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -85,7 +85,11 @@ fn rows(batches: &[RecordBatch]) -> Vec<(i64, Vec<ArrayRef>)> {
     let mut out = Vec::new();
     for b in batches {
         let n = b.num_columns();
-        let off = b.column(n - 1).as_any().downcast_ref::<Int64Array>().unwrap();
+        let off = b
+            .column(n - 1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
         for r in 0..b.num_rows() {
             let cols = (0..n - 1).map(|c| b.column(c).slice(r, 1)).collect();
             out.push((off.value(r), cols));
@@ -107,7 +111,12 @@ fn read_gives_the_rows_of_a_plain_reading_at_every_threads_chunk_and_batch_size(
     let path = temp_file(".log", &data);
     let want = plain(&table("combined", &path, 1, 1 << 20), &data);
     assert_eq!(want.len(), 3000 - 2 * 31);
-    for (threads, chunk, batch_rows) in [(1, 1 << 20, BATCH_ROWS), (2, 4096, 7), (3, 1000, 1), (4, 65536, 500)] {
+    for (threads, chunk, batch_rows) in [
+        (1, 1 << 20, BATCH_ROWS),
+        (2, 4096, 7),
+        (3, 1000, 1),
+        (4, 65536, 500),
+    ] {
         let t = Arc::new(table("combined", &path, threads, chunk));
         let nformat = t.format().fields().len();
         let mut projection: Vec<usize> = (0..nformat).collect();
@@ -136,7 +145,9 @@ fn finish_reports_what_the_scan_found_and_a_dropped_read_stops() {
     let data = log_text();
     let path = temp_file(".log", &data);
     let t = Arc::new(table("combined", &path, 2, 4096));
-    let projection = t.projection(Some(&["status".into(), "_line".into()])).unwrap();
+    let projection = t
+        .projection(Some(&["status".into(), "_line".into()]))
+        .unwrap();
     let mut batches = read(t.clone(), projection, 100);
     assert_eq!(batches.schema().field(1).name(), "_line");
     let first = batches.next().unwrap().unwrap();
@@ -155,13 +166,26 @@ fn projection_names_columns_and_refuses_unknown_and_repeated_ones() {
     let t = table("common", &path, 1, 1 << 20);
     let n = t.format().fields().len();
     assert_eq!(t.projection(None).unwrap(), (0..n).collect::<Vec<_>>());
-    let p = t.projection(Some(&["_file".into(), "status".into()])).unwrap();
+    let p = t
+        .projection(Some(&["_file".into(), "status".into()]))
+        .unwrap();
     assert_eq!(p[0], n);
     assert_eq!(t.schema().field(p[1]).name(), "status");
-    let err = t.projection(Some(&["nope".into()])).unwrap_err().to_string();
-    assert!(err.starts_with("no column named \"nope\" (columns: client, "), "{err}");
-    let err = t.projection(Some(&["status".into(), "status".into()])).unwrap_err();
-    assert_eq!(err.to_string(), "column \"status\" is asked for more than once");
+    let err = t
+        .projection(Some(&["nope".into()]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("no column named \"nope\" (columns: client, "),
+        "{err}"
+    );
+    let err = t
+        .projection(Some(&["status".into(), "status".into()]))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "column \"status\" is asked for more than once"
+    );
 }
 
 #[test]
@@ -201,7 +225,10 @@ fn a_value_past_the_inferred_type_stops_the_read_and_is_named() {
     assert!(matches!(e, ReadError::Record(_)));
     let msg = e.to_string();
     assert!(msg.contains("line 2002 (byte"), "{msg}");
-    assert!(msg.contains("column n: \"x1\" is not of its type int"), "{msg}");
+    assert!(
+        msg.contains("column n: \"x1\" is not of its type int"),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -127,6 +127,8 @@ impl ScanArgs {
             ahead: Some(self.ahead),
             max_record: Some(self.max_record),
         };
-        settings.options().expect("bounds checked by the flags' parsers")
+        settings
+            .options()
+            .expect("bounds checked by the flags' parsers")
     }
 }
