@@ -41,7 +41,7 @@ use wf_core::jobs::Job;
 use wf_core::scan::{
     self, Input, InputError, InputSpec, Outcome, ScanOptions, ScanSettings, Source,
 };
-use wf_formats::read::{self, ReadError};
+use wf_formats::read::{ReadError, BATCH_ROWS};
 use wf_formats::FormatOptions;
 use wf_sql::{SqlError, SqlOptions, TableSpec};
 
@@ -352,7 +352,7 @@ fn read_table<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let read = || -> Result<Read, SqlError> {
         let opened = wf_sql::open(table, &opts.format, opts.scan.clone(), &mut |_| {})?;
-        let mut r = opened.read(columns.as_deref(), read::BATCH_ROWS)?;
+        let mut r = opened.read(columns.as_deref(), BATCH_ROWS)?;
         let schema = r.batches.schema();
         let (mut batches, mut failed) = (Vec::new(), None);
         for b in &mut r.batches {
