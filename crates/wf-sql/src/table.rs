@@ -40,8 +40,8 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use crate::inner::{spawn_scan, TableInner};
 pub use crate::inner::Scans;
+use crate::inner::{spawn_scan, TableInner};
 use crate::shared::Shared;
 use wf_formats::read::job::Reader;
 use wf_formats::read::{self, BatchResult, ReadError};

@@ -137,11 +137,14 @@ pub struct Resolved {
     pub keep: Vec<std::fs::File>,
 }
 
+/// Says when a feeder is to stop: the scan ended or its reader left.
+pub type Stop<'a> = &'a dyn Fn() -> bool;
+
 /// One pipe to feed during a scan: `feed` runs on a thread of its own until
 /// its stream ends or the `stop` it is given says stop; `failed` is called
 /// instead when no thread could be started.
 pub struct Feed {
-    pub feed: Box<dyn FnOnce(&dyn Fn() -> bool) + Send>,
+    pub feed: Box<dyn FnOnce(Stop<'_>) + Send>,
     pub failed: Box<dyn FnOnce(&std::io::Error) + Send>,
 }
 
