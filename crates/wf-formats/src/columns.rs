@@ -435,7 +435,7 @@ pub struct Columns {
     /// [`super::Format::ascii_boundaries`]): no check per value.
     pub utf8_checked: bool,
     /// The first value counted in `bad_values` by [`Columns::bad`]: its
-    /// column and bytes (runs of records count without it; `wf_sql::job`
+    /// column and bytes (runs of records count without it; `read::job`
     /// parses a record alone to name the value it stops a query at).
     pub first_bad: Option<(usize, Vec<u8>)>,
 }

@@ -12,11 +12,11 @@
 //! `--no-header`, or names and types from `--schema`. Types are inferred from
 //! the first 1000 records of the first input, in the order int, float,
 //! timestamp (ISO 8601), bool, text; a later value that does not convert
-//! stops the query (`wf_sql::problem`), where with `--schema` it is NULL and
+//! stops the query (`read::problem`), where with `--schema` it is NULL and
 //! counted. A record with another number of fields than the columns is malformed.
 //!
 //! Records longer than a line: a file whose quoted fields hold line breaks can
-//! not be cut at any newline, so `wf_sql::table` checks each CSV file first (one
+//! not be cut at any newline, so `read::quote` checks each CSV file first (one
 //! scan on every core for `"`, and only in a file with quotes a serial pass
 //! that follows the quote state) and reads a file with quoted line breaks as one serial chunk;
 //! every other file is cut at newlines and parsed on every core.
@@ -341,7 +341,7 @@ impl Quoting {
 
     /// The first record start at or after `from`, cutting records from `pos`,
     /// a record's start (the file's start, or a record start found earlier):
-    /// a byte range's first record, see `wf_sql::table`.
+    /// a byte range's first record, see `read::quote`.
     pub fn record_start_from(self, data: &[u8], mut pos: usize, from: usize) -> usize {
         while pos < from && pos < data.len() {
             pos = self.cut(data, pos).end + 1;

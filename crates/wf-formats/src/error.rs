@@ -58,6 +58,9 @@ pub enum FormatError {
         first_file: String,
         first: Vec<String>,
     },
+    /// A `--delimiter` that is not one ASCII character.
+    #[error("--delimiter '{0}': must be one ASCII character")]
+    Delimiter(String),
     /// A `--schema` entry without `:`.
     #[error("--schema: '{0}' is not name:type")]
     SchemaEntry(String),

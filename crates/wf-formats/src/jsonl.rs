@@ -7,7 +7,7 @@
 //! 2^53 in the sample is `decimal(38,0)` (text when it has fractions too): a
 //! float would round them, and `--stats` says so. A missing key or `null` is
 //! NULL; a value that does not fit its column's type stops the query when the
-//! types were inferred (`wf_sql::problem`), and is NULL (counted) when `--schema`
+//! types were inferred (`read::problem`), and is NULL (counted) when `--schema`
 //! gave them; a line that is not a JSON object is malformed.
 
 use serde_json::{Map, Value};
@@ -231,7 +231,7 @@ struct JsonParser {
     /// The projected keys, in batch order.
     names: Vec<String>,
     /// The types were inferred: an integer a float column would round does
-    /// not fit it (it stops the query, see `wf_sql::problem`).
+    /// not fit it (it stops the query, see `read::problem`).
     inferred: bool,
 }
 

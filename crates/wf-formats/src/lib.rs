@@ -4,7 +4,7 @@
 //!
 //! Why this shape: a format only says which columns it has ([`Format::fields`])
 //! and turns one record into one row ([`Parser::parse`]); it never sees files,
-//! chunks or threads (the scan engine and `wf_sql::job` do), so the same parser runs
+//! chunks or threads (the scan engine and [`read`] do), so the same parser runs
 //! on every core over any chunking. A parser is made for a *projection*: it still
 //! checks every field of a record (so the number of rows never depends on which
 //! columns a query uses), but it builds only the projected columns, and those are
@@ -23,6 +23,7 @@ pub mod error;
 pub mod fields;
 pub mod jsonl;
 pub mod logfmt;
+pub mod read;
 pub mod regex;
 pub mod time;
 
@@ -185,7 +186,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     }
     /// The columns' types were inferred from a sample (not given with
     /// `--schema` nor fixed by the format): a later value that does not fit
-    /// its column's type is an error, as in DuckDB (`wf_sql::job`), where a
+    /// its column's type is an error, as in DuckDB (`read::job`), where a
     /// declared type makes it NULL (counted; an error with `--strict`).
     fn types_inferred(&self) -> bool {
         false
@@ -428,6 +429,34 @@ pub struct FormatOptions {
     /// `--strict`: the first malformed record, value not of its column's type
     /// or invalid UTF-8 stops the query with an error that names it.
     pub strict: bool,
+}
+
+impl FormatOptions {
+    /// `--delimiter`, `--no-header`, `--schema` and `--strict` as the user
+    /// gave them: the one way the CLI and the Python package make the options
+    /// (the delimiter is one ASCII character).
+    pub fn parse(
+        delimiter: Option<&str>,
+        no_header: bool,
+        schema: Option<&str>,
+        strict: bool,
+    ) -> Result<FormatOptions, FormatError> {
+        let delimiter = match delimiter.map(str::as_bytes) {
+            None => None,
+            Some(&[c]) => Some(c),
+            Some(_) => {
+                let d = delimiter.unwrap_or_default().to_string();
+                return Err(FormatError::Delimiter(d));
+            }
+        };
+        let schema = schema.map(parse_schema).transpose()?;
+        Ok(FormatOptions {
+            delimiter,
+            no_header,
+            schema,
+            strict,
+        })
+    }
 }
 
 /// Parse `--schema 'name:type,name:type'` (a comma inside a type's parentheses,
@@ -782,5 +811,44 @@ mod tests {
             pos = end + 1;
         }
         bad
+    }
+
+    #[test]
+    fn format_options_parse_checks_delimiter_and_schema() {
+        let o = FormatOptions::parse(Some(";"), true, Some("a:int,b:decimal(5,1)"), true).unwrap();
+        assert_eq!(
+            (o.delimiter, o.no_header, o.strict),
+            (Some(b';'), true, true)
+        );
+        let schema = o.schema.unwrap();
+        assert_eq!(schema[0], Field::new("a", Kind::Int));
+        assert_eq!(
+            schema[1].kind,
+            Kind::Decimal {
+                precision: 5,
+                scale: 1
+            }
+        );
+        let none = FormatOptions::parse(None, false, None, false).unwrap();
+        assert_eq!((none.delimiter, none.schema), (None, None));
+        let err = |d: Option<&str>, s: Option<&str>| {
+            FormatOptions::parse(d, false, s, false)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(Some("ab"), None),
+            "--delimiter 'ab': must be one ASCII character"
+        );
+        assert_eq!(
+            err(Some("é"), None),
+            "--delimiter 'é': must be one ASCII character"
+        );
+        assert_eq!(
+            err(Some(""), None),
+            "--delimiter '': must be one ASCII character"
+        );
+        assert_eq!(err(None, Some("a")), "--schema: 'a' is not name:type");
+        assert!(err(None, Some("a:nope")).starts_with("--schema: unknown type 'nope'"));
     }
 }

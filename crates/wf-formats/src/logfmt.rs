@@ -3,7 +3,7 @@
 //! order first seen (or `--schema` names them); types are inferred from the
 //! sampled values like CSV's (int, float, timestamp, bool, text). A bare key is
 //! `true`; a missing key is NULL; a value that does not convert stops the
-//! query when the types were inferred (`wf_sql::problem`), and is NULL (counted)
+//! query when the types were inferred (`read::problem`), and is NULL (counted)
 //! when `--schema` gave them. A record with no `key=value` pair, or with an
 //! unclosed quote, is malformed.
 

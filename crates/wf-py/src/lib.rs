@@ -5,7 +5,9 @@
 //! released, and turns the result into Python values: the CLI's own JSON text
 //! for the built-in jobs (so the answers are the CLI's, byte for byte), Arrow
 //! tables through the Arrow C data interface for SQL and the parsers (no copy
-//! of the columns), and `bytes` for partial states (`wf_core::jobs::partial`). The
+//! of the columns), and `bytes` for partial states (`wf_core::jobs::partial`).
+//! `read` and `read_range` go through `wf_formats::read` (no SQL, no query
+//! engine started); `sql` through `wf_sql`. The
 //! Python API, its defaults and its documentation are in
 //! `python/widefinder/__init__.py`; `widefinder.dask` builds on it.
 //!
@@ -36,8 +38,12 @@ use wf_core::jobs::pangram::{Mode, Pangram};
 use wf_core::jobs::partial::{self, Partial};
 use wf_core::jobs::wf2::Wf2;
 use wf_core::jobs::Job;
-use wf_core::scan::{self, Input, InputError, InputSpec, Outcome, ScanOptions, Source};
-use wf_sql::{SqlOptions, TableSpec};
+use wf_core::scan::{
+    self, Input, InputError, InputSpec, Outcome, ScanOptions, ScanSettings, Source,
+};
+use wf_formats::read::{ReadError, BATCH_ROWS};
+use wf_formats::FormatOptions;
+use wf_sql::{SqlError, SqlOptions, TableSpec};
 
 mod report;
 
@@ -45,16 +51,16 @@ fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// Scan options: all cores unless `threads` says otherwise.
-fn scan_options(threads: Option<usize>, chunk_size: Option<u64>) -> ScanOptions {
-    let mut o = ScanOptions::default();
-    if let Some(t) = threads {
-        o.threads = t.max(1);
-    }
-    if let Some(c) = chunk_size {
-        o.chunk_size = c.max(1);
-    }
-    o
+/// Scan options: all cores unless `threads` says otherwise (0 is 1 here, a
+/// chunk size of 0 is 1 byte), through the settings' front door, which
+/// checks their bounds as for the CLI.
+fn scan_options(threads: Option<usize>, chunk_size: Option<u64>) -> PyResult<ScanOptions> {
+    let settings = ScanSettings {
+        threads: threads.map(|t| t.max(1)),
+        chunk_size: chunk_size.map(|c| c.max(1)),
+        ..ScanSettings::default()
+    };
+    settings.options().map_err(value_error)
 }
 
 /// The `OSError` of an I/O error kind: `FileNotFoundError` for a missing
@@ -64,6 +70,15 @@ fn os_error(kind: Option<std::io::ErrorKind>, msg: String) -> PyErr {
         Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(msg),
         Some(std::io::ErrorKind::PermissionDenied) => PyPermissionError::new_err(msg),
         _ => PyOSError::new_err(msg),
+    }
+}
+
+/// A failed query or read: `OSError` (see [`os_error`]) for an input that
+/// could not be read, `ValueError` for the rest.
+fn sql_error(e: SqlError) -> PyErr {
+    match e {
+        SqlError::Input(i) => os_error(i.kind, i.to_string()),
+        e => value_error(e),
     }
 }
 
@@ -200,7 +215,7 @@ fn count(
         py,
         &Count { sep: b'\n' },
         collect(paths)?,
-        &scan_options(threads, chunk_size),
+        &scan_options(threads, chunk_size)?,
     )?;
     Ok(wf_core::report::count::json(&out.state, out.files))
 }
@@ -219,7 +234,7 @@ fn wf2(
         py,
         &Wf2,
         collect(paths)?,
-        &scan_options(threads, chunk_size),
+        &scan_options(threads, chunk_size)?,
     )?;
     let report = py.detach(|| Wf2.finish(out.state, top));
     Ok(wf_core::report::wf2::json(&report))
@@ -247,7 +262,7 @@ fn pangram(
     chunk_size: Option<u64>,
 ) -> PyResult<Vec<String>> {
     let job = pangram_job(top, all, max_letters);
-    let mut opts = scan_options(threads, chunk_size);
+    let mut opts = scan_options(threads, chunk_size)?;
     opts.spool_streams = true; // window text is read back after the scan
     let out = run(py, &job, collect(paths)?, &opts)?;
     let (state, rest) = out.into_parts();
@@ -269,30 +284,13 @@ fn sql_options(
     no_header: bool,
     schema: Option<String>,
 ) -> PyResult<SqlOptions> {
-    let delimiter = match delimiter.as_deref().map(str::as_bytes) {
-        None => None,
-        Some([c]) => Some(*c),
-        Some(_) => return Err(value_error("delimiter: must be one ASCII character")),
-    };
-    let schema = schema
-        .as_deref()
-        .map(wf_formats::parse_schema)
-        .transpose()
+    let format = FormatOptions::parse(delimiter.as_deref(), no_header, schema.as_deref(), false)
         .map_err(value_error)?;
+    // Read-only queries (COPY, CREATE, INSERT refused): `wf_sql` checks
+    // them with `wf_sql::sql_options`, as for the CLI.
     Ok(SqlOptions {
-        scan,
-        format: wf_formats::FormatOptions {
-            delimiter,
-            no_header,
-            schema,
-            strict: false,
-        },
         memory,
-        temp_dir: None,
-        // Read-only queries (COPY, CREATE, INSERT refused): `wf_sql` checks
-        // them with `wf_sql::sql_options`, as for the CLI.
-        allow_write: false,
-        strict: false,
+        ..SqlOptions::new(scan, format)
     })
 }
 
@@ -305,13 +303,11 @@ fn query_table<'py>(
     opts: &SqlOptions,
     strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // A failed query is a ValueError. (wf_sql::SqlError says an input whose
-    // sample could not be read as text, as a usage error: `read` of an
-    // unreadable file raises ValueError, not PermissionError, until it carries
-    // the input's io::ErrorKind as the scan's InputError does.)
+    // A failed query is a ValueError; an input whose sample could not be
+    // read, an OSError of its kind.
     let c = py
         .detach(|| wf_sql::collect(query, tables, opts, &mut |_| {}))
-        .map_err(value_error)?;
+        .map_err(sql_error)?;
     raise_input_errors(&wf_sql::errors(&c.runs))?;
     let malformed: u64 = c
         .runs
@@ -323,11 +319,62 @@ fn query_table<'py>(
             "{malformed} malformed records (strict)"
         )));
     }
-    let schema = c.batches.first().map(|b| b.schema()).unwrap_or(c.schema);
-    let (schema, batches) = plain_strings(schema, c.batches).map_err(value_error)?;
+    to_pyarrow(py, c.schema, c.batches)
+}
+
+/// Batches as a `pyarrow.Table` (see [`plain_strings`]).
+fn to_pyarrow<'py>(
+    py: Python<'py>,
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let schema = batches.first().map(|b| b.schema()).unwrap_or(schema);
+    let (schema, batches) = plain_strings(schema, batches).map_err(value_error)?;
     Table::try_new(batches, schema)
         .map_err(value_error)?
         .into_pyarrow(py)
+}
+
+/// What a read gave: the schema, the batches until the first error, that
+/// error, and the input errors.
+type Read = (
+    SchemaRef,
+    Vec<RecordBatch>,
+    Option<ReadError>,
+    Vec<InputError>,
+);
+
+/// Read the `columns` of one table through `wf_formats::read` (no SQL, no
+/// query engine) as a `pyarrow.Table`; raises as [`query_table`] does.
+fn read_table<'py>(
+    py: Python<'py>,
+    table: TableSpec,
+    columns: Option<Vec<String>>,
+    opts: &SqlOptions,
+) -> PyResult<Bound<'py, PyAny>> {
+    let read = || -> Result<Read, SqlError> {
+        let opened = wf_sql::open(table, &opts.format, opts.scan.clone(), &mut |_| {})?;
+        let mut r = opened.read(columns.as_deref(), BATCH_ROWS)?;
+        let schema = r.batches.schema();
+        let (mut batches, mut failed) = (Vec::new(), None);
+        for b in &mut r.batches {
+            match b {
+                Ok(b) => batches.push(b),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let (_, errors) = r.finish();
+        Ok((schema, batches, failed, errors))
+    };
+    let (schema, batches, failed, errors) = py.detach(read).map_err(sql_error)?;
+    if let Some(e) = failed {
+        return Err(value_error(e));
+    }
+    raise_input_errors(&errors)?;
+    to_pyarrow(py, schema, batches)
 }
 
 /// Text columns as Arrow `string` instead of `string_view`: the scan builds
@@ -389,7 +436,7 @@ fn sql<'py>(
         });
     }
     let mut opts = sql_options(
-        scan_options(threads, chunk_size),
+        scan_options(threads, chunk_size)?,
         memory,
         delimiter,
         no_header,
@@ -398,20 +445,6 @@ fn sql<'py>(
     // The scan stops at the first problem and names it (as `wf sql --strict`).
     opts.format.strict = strict;
     query_table(py, query, specs, &opts, strict)
-}
-
-/// `SELECT` of the listed columns (quoted), or of every format column.
-fn select(columns: Option<Vec<String>>) -> String {
-    match columns {
-        None => "SELECT * EXCLUDE (_file, _offset, _line) FROM logs".into(),
-        Some(cols) => {
-            let cols: Vec<String> = cols
-                .iter()
-                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-                .collect();
-            format!("SELECT {} FROM logs", cols.join(", "))
-        }
-    }
 }
 
 /// The records of `paths` (every format column, or `columns`).
@@ -435,13 +468,13 @@ fn read<'py>(
         inputs: collect(paths)?,
     };
     let opts = sql_options(
-        scan_options(threads, chunk_size),
+        scan_options(threads, chunk_size)?,
         None,
         delimiter,
         no_header,
         schema,
     )?;
-    query_table(py, &select(columns), vec![table], &opts, false)
+    read_table(py, table, columns, &opts)
 }
 
 /// The records that start in `[start, end)` of one file (or of bytes).
@@ -467,13 +500,13 @@ fn read_range<'py>(
         inputs: vec![r.input.clone()],
     };
     let opts = sql_options(
-        scan_options(Some(threads), None),
+        scan_options(Some(threads), None)?,
         None,
         delimiter,
         no_header,
         schema,
     )?;
-    let t = query_table(py, &select(columns), vec![table], &opts, false);
+    let t = read_table(py, table, columns, &opts);
     drop(r);
     t
 }
@@ -514,7 +547,7 @@ fn partial_state<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let r = ranged(source, start, end)?;
-    let opts = scan_options(Some(threads), None);
+    let opts = scan_options(Some(threads), None)?;
     let bytes = match job {
         "count" => travel(py, &Count { sep: b'\n' }, r, input, &opts)?,
         "wf2" => travel(py, &Wf2, r, input, &opts)?,

@@ -537,6 +537,11 @@ def test_unreadable_file_is_permissionerror(tmp_path, gen_logs):
         lambda: widefinder.pangram(locked),
         lambda: widefinder.partial("wf2", locked),
         lambda: widefinder.partial("count", locked, 0, 100),
+        # The format is read from a sample of the file: its error has a kind too.
+        lambda: widefinder.read(locked, format="combined"),
+        lambda: widefinder.read(locked),
+        lambda: widefinder.sql(STATUS, locked, format="combined"),
+        lambda: widefinder.read_range(locked, 0, 100, format="combined"),
     ]
     for call in calls:
         with pytest.raises(PermissionError, match="locked.log"):

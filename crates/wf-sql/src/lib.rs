@@ -2,24 +2,28 @@
 //!
 //! Apache DataFusion plans and runs the query (filters, GROUP BY, aggregates,
 //! windows, joins, spilling within `--memory`); wf supplies the input side: each
-//! table is a [`table::LogTable`] whose scan is wf's scan engine feeding the
-//! format parsers of [`wf_formats`] on every core, building only the columns
-//! the query uses. `output` prints or writes the result.
+//! table is a [`table::LogTable`], a thin adapter over [`wf_formats::read`]
+//! (wf's scan engine feeding the format parsers on every core, building only
+//! the columns the query uses). `output` prints or writes the result.
+//! [`open`] starts a table's streams and decides its format without DataFusion:
+//! the Python package's `read` goes from there to [`wf_formats::read`] itself.
 
 /// The Arrow crate of DataFusion's batches (for the Python package).
 pub use datafusion::arrow;
 
 pub mod cleanup;
-pub mod job;
+mod inner;
 pub mod memory;
 pub mod output;
-pub mod problem;
 mod share;
+mod shared;
 pub mod stream;
 pub mod sum;
 pub mod table;
 
-use std::io::Read;
+/// The scan job and a record's problems live with the reader now.
+pub use wf_formats::read::{job, problem};
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -31,8 +35,14 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 
+use wf_core::scan::decompress::Meter;
 use wf_core::scan::{Input, InputError, Progress, ScanOptions, Source};
-use wf_formats::{self, Format, FormatOptions};
+use wf_formats::read::{self, OpenError};
+use wf_formats::{FormatError, FormatOptions};
+
+// `stream` takes its samples as a file's are taken.
+pub use wf_formats::read::sample::strip_bom;
+pub(crate) use wf_formats::read::sample::{MAX_SAMPLE, SAMPLE};
 
 pub use output::Output;
 pub use table::{LogTable, ScanReport};
@@ -42,6 +52,16 @@ pub struct TableSpec {
     pub name: String,
     pub format: String,
     pub inputs: Vec<Input>,
+}
+
+impl TableSpec {
+    /// `--table NAME=PATH`: the table's name and one of its paths.
+    pub fn parse(s: &str) -> Result<(String, PathBuf), SqlError> {
+        let (name, path) = s
+            .split_once('=')
+            .ok_or_else(|| SqlError::TableArg(s.to_string()))?;
+        Ok((name.to_string(), path.into()))
+    }
 }
 
 /// How to run a query.
@@ -60,6 +80,18 @@ pub struct SqlOptions {
     pub strict: bool,
 }
 
+impl SqlOptions {
+    /// Read-only queries with these scan and format options, no memory
+    /// limit, spill files in the system's temporary directory.
+    pub fn new(scan: ScanOptions, format: FormatOptions) -> Self {
+        SqlOptions {
+            scan,
+            format,
+            ..SqlOptions::default()
+        }
+    }
+}
+
 /// A table after the run: what was scanned and found.
 pub struct TableRun {
     pub name: String,
@@ -71,46 +103,50 @@ pub struct TableRun {
     /// The decoding of the table's compressed inputs.
     pub decoded: wf_core::scan::Decoded,
     scans: table::Scans,
-    meter: Arc<wf_core::scan::decompress::Meter>,
+    meter: Arc<Meter>,
     streams: Arc<stream::Streams>,
 }
 
 /// Why a query failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SqlError {
-    /// Bad arguments: unknown format, unreadable sample, bad `--schema`.
+    /// Bad arguments: stdin twice, an `-o` that is an input, the runtime.
+    #[error("{0}")]
     Usage(String),
+    /// A `--table` argument that is not NAME=PATH.
+    #[error("--table {0}: expected NAME=PATH")]
+    TableArg(String),
+    /// An input whose sample could not be read (with its I/O error's kind).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A format that cannot be made: unknown format, bad `--schema`, headers.
+    #[error(transparent)]
+    Format(#[from] FormatError),
     /// DataFusion's planning or execution error (with the columns when one is unknown).
+    #[error("{0}")]
     Query(String),
     /// Writing the result failed.
+    #[error("{0}")]
     Output(String),
     /// A statement that writes or changes the session, refused by default.
+    #[error(
+        "{0}: queries are read-only (wf sql --allow-write permits COPY, CREATE, \
+         INSERT and SET; -o FILE writes the result)"
+    )]
     ReadOnly(String),
 }
 
-impl std::fmt::Display for SqlError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SqlError::Usage(m) | SqlError::Query(m) | SqlError::Output(m) => f.write_str(m),
-            SqlError::ReadOnly(m) => write!(
-                f,
-                "{m}: queries are read-only (wf sql --allow-write permits COPY, CREATE, \
-                 INSERT and SET; -o FILE writes the result)"
-            ),
+impl From<OpenError> for SqlError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Input(e) => SqlError::Input(e),
+            OpenError::Format(e) => SqlError::Format(e),
+            e @ (OpenError::Column { .. } | OpenError::Repeated(_)) => {
+                SqlError::Query(e.to_string())
+            }
         }
     }
 }
-
-/// Bytes read from the start of the first input to detect a format or infer types.
-const SAMPLE: usize = 256 << 10;
-const MAX_SAMPLE: usize = 64 << 20;
-
-/// A record without the UTF-8 byte order mark that may start a file (Excel's CSV).
-pub fn strip_bom(r: &[u8]) -> &[u8] {
-    r.strip_prefix(BOM).unwrap_or(r)
-}
-
-const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// Run `query` over `tables`, sending the rows to `out`. Streams given as inputs
 /// are sampled, then read by the query as they come, or copied to unlinked
@@ -186,33 +222,22 @@ fn run_into(
     let spill = cleanup::SpillDir::new(opts.temp_dir.as_deref())
         .map_err(|e| SqlError::Usage(format!("spill directory: {e}")))?;
     let ctx = context(opts, spill.path())?;
-    for mut t in tables {
-        let meter = Arc::new(wf_core::scan::decompress::Meter::default());
-        let (opened, spool_errors) = open_streams(&mut t.inputs, &meter);
-        let format = table_format(&t, &opened, &opts.format)?;
-        let streams = Arc::new(stream::Streams::new(opened, format.quoting()));
-        if t.format == "auto" {
-            notes(format!("{}: format {} (detected)", t.name, format.name()));
-        }
-        let table = LogTable::new(
-            format.clone(),
-            t.inputs,
-            opts.scan.clone(),
-            progress.clone(),
-        )
-        .with_strict(opts.format.strict)
-        .with_streams(streams.clone());
+    for t in tables {
+        let name = t.name.clone();
+        let o = open(t, &opts.format, opts.scan.clone(), notes)?;
+        let format = o.table.format().name();
+        let table = LogTable::new(o.table.with_progress(progress.clone()));
         runs.push(TableRun {
-            name: t.name.clone(),
-            format: format.name(),
+            name: name.clone(),
+            format,
             report: table.report(),
-            spool_errors,
+            spool_errors: o.spool_errors,
             decoded: Default::default(),
             scans: table.scans(),
-            meter,
-            streams,
+            meter: o.meter,
+            streams: o.streams,
         });
-        ctx.register_table(t.name.as_str(), Arc::new(table))
+        ctx.register_table(name.as_str(), Arc::new(table))
             .map_err(|e| SqlError::Usage(e.to_string()))?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -393,93 +418,104 @@ fn table_columns(ctx: &SessionContext, t: &str) -> Option<String> {
     Some(cols.join(", "))
 }
 
-/// The format of a table: `--format` read against a sample of its first input
-/// (`streams`: the samples of its streams, by input index).
-fn table_format(
-    t: &TableSpec,
-    streams: &[(usize, stream::Stream)],
+/// A table opened for reading: its streams started and sampled, its format
+/// decided; no query engine yet (the Python package's `read` takes
+/// [`Opened::read`], `wf sql` registers [`Opened::table`] with DataFusion).
+pub struct Opened {
+    pub table: read::Table,
+    /// Streams that could not be opened (they left the table).
+    pub spool_errors: Vec<InputError>,
+    meter: Arc<Meter>,
+    streams: Arc<stream::Streams>,
+}
+
+/// Open table `t`: start reading its stream inputs (stdin, pipes, compressed
+/// files) and take their samples (see [`stream`]), decide its format from
+/// `--format` and a sample of its first input; `notes` hears the format
+/// `auto` chose.
+pub fn open(
+    mut t: TableSpec,
     fopts: &FormatOptions,
-) -> Result<Arc<dyn Format>, SqlError> {
-    let sample = |k: usize| -> Result<std::borrow::Cow<'_, [u8]>, String> {
-        match streams.iter().find(|(i, _)| *i == k) {
-            Some((_, s)) => Ok(s.sample().into()),
-            None => read_sample(&t.inputs[k]).map(Into::into),
-        }
-    };
-    // The first input with data: an empty first file says nothing of the format.
-    let mut first = std::borrow::Cow::Borrowed(&[][..]);
-    for (k, i) in t.inputs.iter().enumerate() {
-        first = sample(k).map_err(|e| SqlError::Usage(format!("{}: {e}", i.name)))?;
-        if !first.is_empty() {
-            break;
-        }
+    scan: ScanOptions,
+    notes: &mut dyn FnMut(String),
+) -> Result<Opened, SqlError> {
+    let meter = Arc::new(Meter::default());
+    let (opened, spool_errors) = open_streams(&mut t.inputs, &meter);
+    let samples: Vec<(usize, &[u8])> = opened.iter().map(|(i, s)| (*i, s.sample())).collect();
+    let format = read::sample::format_of(&t.format, &t.inputs, &samples, fopts)?;
+    let streams = Arc::new(stream::Streams::new(opened, format.quoting()));
+    if t.format == "auto" {
+        notes(format!("{}: format {} (detected)", t.name, format.name()));
     }
-    let format = wf_formats::from_spec(&t.format, fopts, &first)
-        .map_err(|e| SqlError::Usage(e.to_string()))?;
-    match format.as_csv() {
-        Some(csv) if t.inputs.len() > 1 => {
-            let mut samples = Vec::with_capacity(t.inputs.len());
-            for (k, i) in t.inputs.iter().enumerate() {
-                // An input that cannot be read is named by the scan.
-                let s = sample(k).map(|s| s.into_owned()).unwrap_or_default();
-                samples.push((i.name.clone(), s));
-            }
-            let by_name = csv
-                .clone()
-                .by_name(&samples)
-                .map_err(|e| SqlError::Usage(e.to_string()))?;
-            Ok(Arc::new(by_name))
-        }
-        _ => Ok(format),
+    let table = read::Table::new(format, t.inputs, scan)
+        .with_strict(fopts.strict)
+        .with_streams(Arc::new(Feeds(streams.clone())));
+    Ok(Opened {
+        table,
+        spool_errors,
+        meter,
+        streams,
+    })
+}
+
+/// A read of an [`Opened`] table (see [`Opened::read`]).
+pub struct Reading {
+    pub batches: read::Batches,
+    spool_errors: Vec<InputError>,
+    streams: Arc<stream::Streams>,
+}
+
+impl Opened {
+    /// Read the `columns` named (every format column without them) in
+    /// batches of `batch_rows` rows, through [`wf_formats::read`].
+    pub fn read(self, columns: Option<&[String]>, batch_rows: usize) -> Result<Reading, SqlError> {
+        let projection = self.table.projection(columns)?;
+        let batches = read::read(Arc::new(self.table), projection, batch_rows);
+        Ok(Reading {
+            batches,
+            spool_errors: self.spool_errors,
+            streams: self.streams,
+        })
     }
 }
 
-fn read_sample(i: &Input) -> Result<Vec<u8>, String> {
-    let Source::File { path, size } = &i.source else {
-        return Ok(Vec::new()); // streams are sampled by `sql::stream`
-    };
-    let mut f = std::fs::File::open(path).map_err(|e| wf_core::scan::io_message(&e))?;
-    sample_of(&mut f, *size).map_err(|e| wf_core::scan::io_message(&e))
+impl Reading {
+    /// Stop reading (if not at the end), wait for the scan: what it found, and
+    /// the input errors (the streams' first, as [`errors`] orders them).
+    pub fn finish(self) -> (read::ScanReport, Vec<InputError>) {
+        let report = self.batches.finish();
+        let mut errors = self.spool_errors;
+        errors.extend(self.streams.take_errors());
+        errors.extend(report.errors.iter().cloned());
+        (report, errors)
+    }
 }
 
-/// The sample of a reader: at least SAMPLE bytes, then on to the end of a
-/// record (at most MAX_SAMPLE), so a long first record is sampled whole;
-/// without a leading byte order mark. `size` (the input's, if known) sizes the
-/// buffer for a long record at once.
-///
-/// Each byte is searched once and copied once: `buf[SAMPLE..searched]` holds
-/// no newline (a search from SAMPLE after every read made a 64 MiB line
-/// quadratic), and the reads go straight into the buffer (`read_to_end` in
-/// steps of SAMPLE probed with small reads and grew the buffer by copying, and
-/// the BOM was stripped by a copy of the whole sample: 60% of the CPU time of
-/// `wf sql` over one 64 MiB line went to faulting in and copying those pages).
-fn sample_of(r: &mut dyn Read, size: u64) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(SAMPLE);
-    let mut searched = SAMPLE;
-    loop {
-        if buf.len() >= SAMPLE {
-            if buf.len() >= MAX_SAMPLE || memchr::memchr(b'\n', &buf[searched..]).is_some() {
-                break;
-            }
-            searched = buf.len();
-            let want = (size as usize).clamp(buf.len(), MAX_SAMPLE);
-            buf.reserve_exact(want.saturating_sub(buf.capacity()));
-        }
-        if append(r, &mut buf, SAMPLE)? == 0 {
-            break;
-        }
-    }
-    if buf.starts_with(BOM) {
-        buf.drain(..BOM.len());
-    }
-    Ok(buf)
-}
+/// A table's streams as `wf_formats::read` takes them: each pipe a scan
+/// gets is fed by [`stream::Streams::feed`].
+struct Feeds(Arc<stream::Streams>);
 
-/// Append up to `n` bytes of `r` to `buf` (fewer only at its end); returns
-/// how many. Read into the buffer's spare room, which is not zeroed first.
-fn append(r: &mut dyn Read, buf: &mut Vec<u8>, n: usize) -> std::io::Result<usize> {
-    buf.reserve(n);
-    r.take(n as u64).read_to_end(buf)
+impl read::Streams for Feeds {
+    fn resolve(&self, inputs: &[Input], direct: bool, sep: u8) -> read::Resolved {
+        let r = self.0.resolve(inputs, direct, sep);
+        let feeds = r
+            .pipes
+            .into_iter()
+            .map(|p| {
+                let (streams, on_fail) = (self.0.clone(), self.0.clone());
+                let name = p.name().to_string();
+                read::Feed {
+                    feed: Box::new(move |stop| streams.feed(p, stop)),
+                    failed: Box::new(move |e| on_fail.failed_to_feed(name, e)),
+                }
+            })
+            .collect();
+        read::Resolved {
+            inputs: r.inputs,
+            feeds,
+            keep: r.keep,
+        }
+    }
 }
 
 /// Start reading the stream inputs (stdin, pipes, compressed files) and take
@@ -487,7 +523,7 @@ fn append(r: &mut dyn Read, buf: &mut Vec<u8>, n: usize) -> std::io::Result<usiz
 /// errors of those that could not be opened (which leave the table).
 fn open_streams(
     inputs: &mut Vec<Input>,
-    meter: &Arc<wf_core::scan::decompress::Meter>,
+    meter: &Arc<Meter>,
 ) -> (Vec<(usize, stream::Stream)>, Vec<InputError>) {
     let (mut opened, mut errors, mut kept) = (Vec::new(), Vec::new(), Vec::new());
     for inp in inputs.drain(..) {
@@ -555,3 +591,6 @@ pub fn stats_text(t: &TableRun) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests;

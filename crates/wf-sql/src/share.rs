@@ -5,7 +5,7 @@
 //! `examples/sql/wf2.sql` is written) read and parsed the log once per list.
 //! [`ShareScans`], a physical optimizer rule that runs after DataFusion's own,
 //! finds the table's scans in the plan; when it is safe, they become readers of
-//! one [`Shared`] scan that parses the union of their columns once and gives
+//! one [`Shared`] scan (`crate::shared`) that parses the union of their columns once and gives
 //! each reader its own columns of every batch. On the 1 GiB log, the report's
 //! two scans (of four and five columns) as one of six: 22.0 G instructions to
 //! 15.6 G, CPU time 7.3 s to 5.4 s (perf stat, release build, medians of 2,
@@ -27,18 +27,17 @@
 //!
 //! A reader that joins late (its stream is asked for only after the scan
 //! started, say behind a join's build side) is not waited for: the scan starts
-//! once every reader has joined or [`WAIT`] has passed, and a reader that comes
+//! once every reader has joined or `shared::WAIT` has passed, and a reader that comes
 //! later runs a scan of its own. So a late reader costs a second scan, never a
 //! lost batch.
 //!
 //! The rule also marks the scan of a table that the plan reads exactly once
 //! (and not inside a recursive query, whose recursive term runs again and
 //! again) as its table's sole scan: only such a scan reads the table's streams
-//! as they come, where every other one reads a copy (see `sql::stream`).
+//! as they come, where every other one reads a copy (see `crate::stream`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -47,140 +46,9 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::{ExecutionPlan, InputOrderMode};
 
-use super::job::{BatchResult, Reader};
-use super::table::{channel_bound, run_scans, scan_jobs, spawn_scan, ScanExec, TableInner};
-
-/// How long a started shared scan waits for its other readers to join.
-pub const WAIT: Duration = Duration::from_millis(100);
-
-/// At most this many readers join a shared scan, the rest read on their own:
-/// `WF_SHARED_READERS` (unset: all of them), for the tests, which take the
-/// late readers' path this way, and for measuring what sharing saves.
-fn max_readers() -> usize {
-    std::env::var("WF_SHARED_READERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX)
-}
-
-/// A scan that several [`ScanExec`]s of one table read.
-pub struct Shared {
-    table: Arc<TableInner>,
-    batch_rows: usize,
-    /// Each reader's columns (table columns) and schema.
-    members: Vec<(Vec<usize>, datafusion::arrow::datatypes::SchemaRef)>,
-    joined: Mutex<Joined>,
-    all_in: Condvar,
-}
-
-struct Joined {
-    /// The channel of each reader that joined.
-    txs: Vec<Option<async_channel::Sender<BatchResult>>>,
-    started: bool,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Shared({} readers)", self.members.len())
-    }
-}
-
-impl Shared {
-    fn new(scans: &[&ScanExec]) -> Arc<Self> {
-        Arc::new(Shared {
-            table: scans[0].table.clone(),
-            batch_rows: scans[0].batch_rows(),
-            members: scans
-                .iter()
-                .map(|s| (s.projection.clone(), s.schema.clone()))
-                .collect(),
-            joined: Mutex::new(Joined {
-                txs: vec![None; scans.len()],
-                started: false,
-            }),
-            all_in: Condvar::new(),
-        })
-    }
-
-    pub fn readers(&self) -> usize {
-        self.members.len()
-    }
-
-    /// Reader `i` asks for its batches: the receiver of its channel, or `None`
-    /// if the scan started without it. The first reader starts the scan's
-    /// thread, which waits for the others.
-    pub fn join(self: &Arc<Self>, i: usize) -> Option<async_channel::Receiver<BatchResult>> {
-        let mut j = self.joined.lock().unwrap();
-        let joined = j.txs.iter().flatten().count();
-        if j.started || joined >= max_readers() {
-            return None;
-        }
-        let (tx, rx) = async_channel::bounded(channel_bound(&self.table));
-        j.txs[i] = Some(tx);
-        if joined == 0 {
-            let me = self.clone();
-            spawn_scan(&self.table, move || me.run());
-        }
-        if joined + 1 == self.members.len().min(max_readers()) {
-            self.all_in.notify_all();
-        }
-        Some(rx)
-    }
-
-    /// Wait for the readers (at most [`WAIT`]), then scan the union of the
-    /// columns of those that joined.
-    fn run(&self) {
-        let j = self.joined.lock().unwrap();
-        let (mut j, _) = self
-            .all_in
-            .wait_timeout_while(j, WAIT, |j| {
-                j.txs.iter().flatten().count() < self.members.len().min(max_readers())
-            })
-            .unwrap();
-        j.started = true;
-        let joined: Vec<(usize, async_channel::Sender<BatchResult>)> = j
-            .txs
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, tx)| tx.take().map(|tx| (i, tx)))
-            .collect();
-        drop(j);
-        let mut cols: Vec<usize> = joined
-            .iter()
-            .flat_map(|(i, _)| self.members[*i].0.iter().copied())
-            .collect();
-        cols.sort_unstable();
-        cols.dedup();
-        let readers = joined
-            .into_iter()
-            .map(|(i, tx)| {
-                let (mine, schema) = &self.members[i];
-                let at = mine
-                    .iter()
-                    .map(|c| cols.binary_search(c).unwrap())
-                    .collect();
-                Reader {
-                    tx,
-                    cols: Some(at),
-                    schema: schema.clone(),
-                }
-            })
-            .collect();
-        // Several scans: the table's streams are read from copies.
-        let resolved = self
-            .table
-            .streams()
-            .resolve(self.table.inputs(), false, self.table.sep());
-        let jobs = scan_jobs(
-            &self.table,
-            &resolved.inputs,
-            &cols,
-            self.batch_rows,
-            readers,
-        );
-        run_scans(&self.table, jobs, resolved);
-    }
-}
+use crate::inner::TableInner;
+use crate::shared::Shared;
+use crate::table::ScanExec;
 
 /// The physical optimizer rule that makes a table's scans share one scan
 /// where that is safe (see the module comment).
@@ -227,7 +95,11 @@ impl PhysicalOptimizerRule for ShareScans {
                 .iter()
                 .map(|l| l.scan.downcast_ref::<ScanExec>().unwrap())
                 .collect();
-            let shared = Shared::new(&scans);
+            let members = scans
+                .iter()
+                .map(|s| (s.projection.clone(), s.schema.clone()))
+                .collect();
+            let shared = Shared::new(scans[0].table.clone(), scans[0].batch_rows(), members);
             for (i, l) in group.iter().enumerate() {
                 share.insert(Arc::as_ptr(&l.scan) as *const (), (shared.clone(), i));
             }

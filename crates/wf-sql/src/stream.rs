@@ -448,31 +448,27 @@ impl Streams {
                     out.pipes.push(p);
                     out.keep.push(r);
                 }
-                Err(message) => {
+                Err(e) => {
                     // Nothing to read here: the input is empty in this scan.
                     let (path, size) = (PathBuf::from("/dev/null"), 0);
                     out.inputs[*i].source = Source::File { path, size };
-                    self.errors
-                        .lock()
-                        .unwrap()
-                        .push(InputError::new(name, message));
+                    let error = InputError::new(name, e.to_string());
+                    self.errors.lock().unwrap().push(error);
                 }
             }
         }
         out
     }
 
-    fn take(&self, slot: &mut Slot, direct: bool, cut: Cuts) -> Result<Taken, String> {
+    fn take(&self, slot: &mut Slot, direct: bool, cut: Cuts) -> Result<Taken, TakeError> {
         let fd_path = |f: &File| PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()));
         match std::mem::replace(slot, Slot::Taken) {
             Slot::Waiting(s) if direct => {
-                let (p, input, r) = s.pipe(cut).map_err(|e| io_message(&e))?;
+                let (p, input, r) = s.pipe(cut).map_err(TakeError::Pipe)?;
                 Ok(Taken::Pipe(p, input, r))
             }
             Slot::Waiting(s) => {
-                let (f, size) = s
-                    .spool(cut, &self.errors)
-                    .map_err(|e| format!("copying it to a temporary file: {}", io_message(&e)))?;
+                let (f, size) = s.spool(cut, &self.errors).map_err(TakeError::Spool)?;
                 let path = fd_path(&f);
                 *slot = Slot::Spooled(f, size);
                 Ok(Taken::File(path, size))
@@ -482,13 +478,23 @@ impl Streams {
                 *slot = Slot::Spooled(f, size);
                 Ok(Taken::File(path, size))
             }
-            Slot::Taken => Err(
-                "a stream can be read once, and another scan of the query read it \
-                 (a query that reads a table twice copies its streams first: please report this)"
-                    .into(),
-            ),
+            Slot::Taken => Err(TakeError::ReadTwice),
         }
     }
+}
+
+/// Why a scan could not have a stream.
+#[derive(Debug, thiserror::Error)]
+enum TakeError {
+    #[error("{}", io_message(.0))]
+    Pipe(io::Error),
+    #[error("copying it to a temporary file: {}", io_message(.0))]
+    Spool(io::Error),
+    #[error(
+        "a stream can be read once, and another scan of the query read it \
+         (a query that reads a table twice copies its streams first: please report this)"
+    )]
+    ReadTwice,
 }
 
 /// A stream as one scan gets it.

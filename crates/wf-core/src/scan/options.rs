@@ -96,3 +96,207 @@ pub struct Progress {
     /// Bytes processed so far.
     pub done: AtomicU64,
 }
+
+/// `--io`: chunks queued for the workers (each a slot of the planner's queue).
+pub const MAX_IO: usize = 4096;
+
+/// `--chunk-size` and `--ahead`: 1 TiB.
+pub const MAX_SPAN: u64 = 1 << 40;
+
+/// Scan settings as a user gives them (the CLI's flags, the Python package's
+/// keywords), before their defaults: the one place both make [`ScanOptions`],
+/// with the bounds of what the scan allocates or starts checked (ripgrep's
+/// `LowArgs` -> `HiArgs`). A bound is far beyond what helps: `--io 100000000`
+/// once took 5.5 GB for the queue's slots; chunks beyond a TiB only risk
+/// offsets past the end of any disk.
+#[derive(Debug, Clone, Default)]
+pub struct ScanSettings {
+    /// Worker threads, at most [`MAX_THREADS`]; `None` or 0: the cores.
+    pub threads: Option<usize>,
+    /// Chunk size, at most [`MAX_SPAN`]; `None`: [`DEFAULT_CHUNK`].
+    pub chunk_size: Option<u64>,
+    /// Chunks queued, at most [`MAX_IO`]; `None` or 0: 2 x threads.
+    pub io: Option<usize>,
+    pub mmap: bool,
+    pub readahead: bool,
+    /// Read-ahead distance, at most [`MAX_SPAN`]; 0: off; `None`: [`DEFAULT_AHEAD`].
+    pub ahead: Option<u64>,
+    /// `None`: [`DEFAULT_MAX_RECORD`].
+    pub max_record: Option<u64>,
+}
+
+impl ScanSettings {
+    /// The options, or the first setting past its bound.
+    pub fn options(&self) -> Result<ScanOptions, SettingError> {
+        let mut o = ScanOptions::default();
+        if let Some(j) = self.threads.filter(|&j| j > 0) {
+            o.threads = check_threads(j, &j.to_string())?;
+        }
+        if let Some(c) = self.chunk_size {
+            o.chunk_size = check_span(c, &c.to_string())?;
+        }
+        if let Some(n) = self.io {
+            o.inflight = check_count(n as u128, &n.to_string(), MAX_IO, true)?;
+        }
+        if let Some(a) = self.ahead {
+            o.ahead = check_span(a, &a.to_string())?;
+        }
+        o.readahead = self.readahead;
+        o.mmap = self.mmap;
+        o.max_record = self.max_record.unwrap_or(o.max_record);
+        Ok(o)
+    }
+}
+
+/// A setting past its bound, or not a number; each says the value as given
+/// (the CLI's usage errors, the Python package's `ValueError`s).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    #[error("'{0}': expected a number of threads")]
+    ThreadsNumber(String),
+    #[error("'{0}': at most {MAX_THREADS} threads")]
+    Threads(String),
+    #[error("'{0}': expected a whole number")]
+    Number(String),
+    #[error("'{input}': must be from {min} to {max}")]
+    Count {
+        input: String,
+        min: usize,
+        max: usize,
+    },
+    #[error(transparent)]
+    Size(#[from] super::inputs::SizeError),
+    #[error("'{0}': must be at most 1T ({MAX_SPAN} bytes)")]
+    Span(String),
+}
+
+/// `-j N`: 0 (the cores) to [`MAX_THREADS`].
+pub fn parse_threads(s: &str) -> Result<usize, SettingError> {
+    let n: usize = (s.trim().parse()).map_err(|_| SettingError::ThreadsNumber(s.into()))?;
+    check_threads(n, s)
+}
+
+/// A count from 1 (0 too if `zero`) to `max`.
+pub fn parse_count(s: &str, max: usize, zero: bool) -> Result<usize, SettingError> {
+    let n: u128 = (s.trim().parse()).map_err(|_| SettingError::Number(s.into()))?;
+    check_count(n, s, max, zero)
+}
+
+/// A size ([`parse_size`](super::inputs::parse_size)) of at most [`MAX_SPAN`].
+pub fn parse_span(s: &str) -> Result<u64, SettingError> {
+    check_span(super::inputs::parse_size(s)?, s)
+}
+
+/// A size of at most [`MAX_SPAN`], or 0 (off).
+pub fn parse_span_or_zero(s: &str) -> Result<u64, SettingError> {
+    if s.trim() == "0" {
+        Ok(0)
+    } else {
+        parse_span(s)
+    }
+}
+
+fn check_threads(n: usize, s: &str) -> Result<usize, SettingError> {
+    if n > MAX_THREADS {
+        return Err(SettingError::Threads(s.into()));
+    }
+    Ok(n)
+}
+
+fn check_count(n: u128, s: &str, max: usize, zero: bool) -> Result<usize, SettingError> {
+    let min = usize::from(!zero);
+    if n < min as u128 || n > max as u128 {
+        let input = s.into();
+        return Err(SettingError::Count { input, min, max });
+    }
+    Ok(n as usize)
+}
+
+fn check_span(v: u64, s: &str) -> Result<u64, SettingError> {
+    if v > MAX_SPAN {
+        return Err(SettingError::Span(s.into()));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_become_options_with_the_defaults() {
+        let o = ScanSettings::default().options().unwrap();
+        let d = ScanOptions::default();
+        assert_eq!(
+            (o.threads, o.chunk_size, o.inflight),
+            (d.threads, d.chunk_size, 0)
+        );
+        assert_eq!((o.ahead, o.max_record), (DEFAULT_AHEAD, DEFAULT_MAX_RECORD));
+        let s = ScanSettings {
+            threads: Some(3),
+            chunk_size: Some(4096),
+            io: Some(7),
+            ahead: Some(0),
+            mmap: true,
+            ..ScanSettings::default()
+        };
+        let o = s.options().unwrap();
+        assert_eq!(
+            (o.threads, o.chunk_size, o.inflight, o.ahead),
+            (3, 4096, 7, 0)
+        );
+        assert!(o.mmap && !o.readahead);
+        // 0 threads: the cores.
+        let zero = ScanSettings {
+            threads: Some(0),
+            ..ScanSettings::default()
+        };
+        assert_eq!(zero.options().unwrap().threads, d.threads);
+    }
+
+    #[test]
+    fn settings_past_their_bounds_say_so_as_the_cli_does() {
+        let err = |s: ScanSettings| s.options().unwrap_err().to_string();
+        let threads = ScanSettings {
+            threads: Some(1025),
+            ..ScanSettings::default()
+        };
+        assert_eq!(err(threads), "'1025': at most 1024 threads");
+        let chunk = ScanSettings {
+            chunk_size: Some(MAX_SPAN + 1),
+            ..ScanSettings::default()
+        };
+        assert_eq!(
+            err(chunk),
+            "'1099511627777': must be at most 1T (1099511627776 bytes)"
+        );
+        let io = ScanSettings {
+            io: Some(4097),
+            ..ScanSettings::default()
+        };
+        assert_eq!(err(io), "'4097': must be from 0 to 4096");
+        assert_eq!(
+            parse_threads("x").unwrap_err().to_string(),
+            "'x': expected a number of threads"
+        );
+        assert_eq!(parse_threads(" 1024 "), Ok(1024));
+        assert_eq!(
+            parse_span("2T").unwrap_err().to_string(),
+            "'2T': must be at most 1T (1099511627776 bytes)"
+        );
+        assert_eq!(parse_span("1T"), Ok(MAX_SPAN));
+        assert_eq!(parse_span_or_zero(" 0"), Ok(0));
+        assert!(parse_span("0")
+            .unwrap_err()
+            .to_string()
+            .contains("invalid size '0'"));
+        assert_eq!(
+            parse_count("0", 5, false).unwrap_err().to_string(),
+            "'0': must be from 1 to 5"
+        );
+        assert_eq!(
+            parse_count("-1", 5, true).unwrap_err().to_string(),
+            "'-1': expected a whole number"
+        );
+    }
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use wf_core::scan::{self, ScanOptions};
+use wf_core::scan::{self, ScanOptions, ScanSettings};
 
 /// Which inputs to read: the same for every command.
 #[derive(Args, Clone)]
@@ -111,28 +111,24 @@ pub(crate) struct ScanArgs {
 
 /// A thread count: 0 (the cores) to [`scan::MAX_THREADS`].
 fn parse_threads(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}': expected a number of threads"))?;
-    if n > scan::MAX_THREADS {
-        return Err(format!("'{s}': at most {} threads", scan::MAX_THREADS));
-    }
-    Ok(n)
+    scan::parse_threads(s).map_err(|e| e.to_string())
 }
 
 impl ScanArgs {
+    /// The scan options, through the settings' one front door (the
+    /// Python package's too); the bounds were checked as the flags were parsed.
     pub(crate) fn options(&self) -> ScanOptions {
-        let mut o = ScanOptions::default();
-        if let Some(j) = self.threads.filter(|&j| j > 0) {
-            o.threads = j;
-        }
-        o.chunk_size = self.chunk_size;
-        o.inflight = self.io.unwrap_or(0);
-        o.readahead = self.readahead;
-        o.mmap = self.mmap;
-        o.ahead = self.ahead;
-        o.max_record = self.max_record;
-        o
+        let settings = ScanSettings {
+            threads: self.threads,
+            chunk_size: Some(self.chunk_size),
+            io: self.io,
+            mmap: self.mmap,
+            readahead: self.readahead,
+            ahead: Some(self.ahead),
+            max_record: Some(self.max_record),
+        };
+        settings
+            .options()
+            .expect("bounds checked by the flags' parsers")
     }
 }

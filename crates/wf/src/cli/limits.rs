@@ -7,14 +7,13 @@
 //! Each bound is far beyond what helps: more queued chunks than 2 x the most
 //! threads, chunks beyond a TiB (a chunk is read in small pieces, but offsets
 //! past the end of any disk only risk overflow), more stations than 100 times
-//! the 1BRC's 10,000.
+//! the 1BRC's 10,000. The scan's own bounds and their messages are
+//! `wf_core::scan::ScanSettings`'s, which the Python package checks too.
 
 use wf_core::scan;
 
 /// `--io`: chunks queued for the workers (each a slot of the planner's queue).
-pub(crate) const MAX_IO: usize = 4096;
-/// `--chunk-size` and `--ahead`: 1 TiB.
-pub(crate) const MAX_SPAN: u64 = 1 << 40;
+pub(crate) const MAX_IO: usize = scan::MAX_IO;
 /// `wf bench --threads`: worker threads of one run.
 pub(crate) const MAX_THREADS: usize = 1024;
 /// `wf bench --runs`: timed runs per setting.
@@ -24,15 +23,7 @@ pub(crate) const MAX_STATIONS: usize = 1_000_000;
 
 /// A count from 1 (0 too if `zero`) to `max`.
 pub(crate) fn count_upto(s: &str, max: usize, zero: bool) -> Result<usize, String> {
-    let n: u128 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}': expected a whole number"))?;
-    let min = usize::from(!zero);
-    if n < min as u128 || n > max as u128 {
-        return Err(format!("'{s}': must be from {min} to {max}"));
-    }
-    Ok(n as usize)
+    scan::parse_count(s, max, zero).map_err(|e| e.to_string())
 }
 
 /// `--io N`: 1 to [`MAX_IO`] (0 is the default, 2 x threads).
@@ -50,22 +41,14 @@ pub(crate) fn runs(s: &str) -> Result<usize, String> {
     count_upto(s, MAX_RUNS, false)
 }
 
-/// A size ([`scan::parse_size`]) of at most [`MAX_SPAN`].
+/// A size ([`scan::parse_size`]) of at most [`scan::MAX_SPAN`].
 pub(crate) fn span(s: &str) -> Result<u64, String> {
-    let v = scan::parse_size(s).map_err(|e| e.to_string())?;
-    if v > MAX_SPAN {
-        return Err(format!("'{s}': must be at most 1T ({MAX_SPAN} bytes)"));
-    }
-    Ok(v)
+    scan::parse_span(s).map_err(|e| e.to_string())
 }
 
-/// A size of at most [`MAX_SPAN`], or 0 (off).
+/// A size of at most [`scan::MAX_SPAN`], or 0 (off).
 pub(crate) fn span_or_zero(s: &str) -> Result<u64, String> {
-    if s.trim() == "0" {
-        Ok(0)
-    } else {
-        span(s)
-    }
+    scan::parse_span_or_zero(s).map_err(|e| e.to_string())
 }
 
 /// A comma-separated list of counts from 1 to `max` (`wf bench --threads`,

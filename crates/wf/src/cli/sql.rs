@@ -149,12 +149,10 @@ pub(crate) struct SqlArgs {
 fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf_sql::TableSpec>, Vec<InputError>), String> {
     let mut names: Vec<(String, Vec<PathBuf>)> = Vec::new();
     for t in &q.table {
-        let (n, p) = t
-            .split_once('=')
-            .ok_or_else(|| format!("--table {t}: expected NAME=PATH"))?;
-        match names.iter_mut().find(|(x, _)| x == n) {
-            Some((_, ps)) => ps.push(p.into()),
-            None => names.push((n.to_string(), vec![p.into()])),
+        let (n, p) = wf_sql::TableSpec::parse(t).map_err(|e| e.to_string())?;
+        match names.iter_mut().find(|(x, _)| *x == n) {
+            Some((_, ps)) => ps.push(p),
+            None => names.push((n, vec![p])),
         }
     }
     let mut default = "auto".to_string();
@@ -202,29 +200,20 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf_sql::TableSpec>, Vec<InputError>), 
 }
 
 fn sql_options(q: &SqlArgs) -> Result<wf_sql::SqlOptions, String> {
-    let delimiter = match q.delimiter {
-        None => None,
-        Some(c) if c.is_ascii() => Some(c as u8),
-        Some(c) => return Err(format!("--delimiter '{c}': must be one ASCII character")),
-    };
-    let schema = q
-        .schema
-        .as_deref()
-        .map(wf_formats::parse_schema)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    let delimiter = q.delimiter.map(String::from);
+    let format = wf_formats::FormatOptions::parse(
+        delimiter.as_deref(),
+        q.no_header,
+        q.schema.as_deref(),
+        q.strict,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(wf_sql::SqlOptions {
-        scan: q.scan.options(),
-        format: wf_formats::FormatOptions {
-            delimiter,
-            no_header: q.no_header,
-            schema,
-            strict: q.strict,
-        },
         memory: q.memory,
         temp_dir: q.temp_dir.clone(),
         allow_write: q.allow_write,
         strict: q.strict,
+        ..wf_sql::SqlOptions::new(q.scan.options(), format)
     })
 }
 

@@ -1,8 +1,9 @@
-//! The scan job behind a SQL table: each worker thread parses the records of its
-//! chunks into Arrow batches of the projected columns and sends them to
-//! DataFusion through one bounded channel per reader (one, or one per scan
-//! that shares this one, see `sql::share`: each gets its own columns of every
-//! batch, a projection of shared arrays, not a copy).
+//! The scan job behind a read: each worker thread parses the records of its
+//! chunks into Arrow batches of the projected columns and sends them through
+//! one bounded channel per reader (one, or one per scan that shares this one,
+//! see `wf_sql::share`: each gets its own columns of every batch, a projection
+//! of shared arrays, not a copy). The reader is [`super::read`]'s iterator or
+//! DataFusion's partitions (`wf_sql::table`).
 //!
 //! Why one channel for all partitions (MPMC), not one per partition: a worker's
 //! state lives until the whole scan ends (states merge at the end), so a
@@ -15,19 +16,16 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use datafusion::arrow::array::ArrayRef;
-use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
-use datafusion::error::DataFusionError;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
 
 use super::problem::{line_at, schema_hint, ProblemKind, RecordError};
+use super::sample::strip_bom;
+use super::{BatchResult, ReadError};
+use crate::bytemap::ByteMap;
+use crate::{Columns, Format, Kind, Parser};
 use wf_core::jobs::{Chunk, Job};
 use wf_core::scan::{Input, Source};
-use wf_formats::bytemap::ByteMap;
-use wf_formats::{Columns, Format, Kind, Parser};
-
-/// What a batch channel carries.
-pub type BatchResult = Result<RecordBatch, DataFusionError>;
 
 /// A column of the table that is not in the records: where a row came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,8 +86,8 @@ pub struct BatchJob {
     pub failed: AtomicBool,
 }
 
-/// A reader of a scan's batches: the channel of one `ScanExec`, and which of
-/// the scan's columns it takes (see `sql::share`).
+/// A reader of a scan's batches: its channel (of one `ScanExec`, or of
+/// [`super::read`]), and which of the scan's columns it takes (see `wf_sql::share`).
 #[derive(Clone)]
 pub struct Reader {
     pub tx: async_channel::Sender<BatchResult>,
@@ -111,11 +109,10 @@ impl Reader {
                 let columns = cols.iter().map(|&c| b.column(c).clone()).collect();
                 let opts = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
                 RecordBatch::try_new_with_options(self.schema.clone(), columns, &opts)
-                    .map_err(DataFusionError::from)
+                    .map_err(ReadError::batch)
             }
             (Ok(b), None) => Ok(b.clone()),
-            // DataFusion's errors are not `Clone` (a batch's is Arrow's).
-            (Err(e), _) => Err(DataFusionError::Execution(e.to_string())),
+            (Err(e), _) => Err(e.clone()),
         };
         let _ = self.tx.send_blocking(mine);
     }
@@ -172,7 +169,7 @@ impl Job for BatchJob {
         BatchState {
             parser: self.format.parser(&self.format_cols),
             layout: 0,
-            map: wf_formats::byte_map(self.format.as_ref()),
+            map: crate::byte_map(self.format.as_ref()),
             cols: Columns::new(&kinds),
             virt: Columns::new(&vkinds),
             stats: ParseStats::default(),
@@ -381,7 +378,7 @@ impl BatchJob {
             end
         };
         let start = if chunk.offset == 0 && pos == 0 {
-            end - super::strip_bom(&data[pos..end]).len()
+            end - strip_bom(&data[pos..end]).len()
         } else {
             pos
         };
@@ -422,7 +419,7 @@ impl BatchJob {
 
     /// Does the change of the problem counts (see [`tally`]) stop the query?
     /// Under `--strict` any problem does; otherwise a value that does not fit
-    /// a type inferred from a sample (see `sql::problem`).
+    /// a type inferred from a sample (see [`super::problem`]).
     fn fatal(&self, before: [u64; 3], after: [u64; 3]) -> bool {
         if self.strict {
             before != after
@@ -454,7 +451,7 @@ impl BatchJob {
     /// column and value for a bad value.
     fn problem(&self, input: usize, record: &[u8]) -> Option<(ProblemKind, Option<BadValue>)> {
         let record = record.strip_suffix(b"\r").unwrap_or(record);
-        let record = super::strip_bom(record);
+        let record = strip_bom(record);
         let kinds: Vec<Kind> = (self.format_cols.iter())
             .map(|&c| self.format.fields()[c].kind)
             .collect();
@@ -505,8 +502,7 @@ impl BatchJob {
         };
         for r in &self.readers {
             if !r.tx.is_closed() {
-                let e = DataFusionError::External(Box::new(err.clone()));
-                let _ = r.tx.send_blocking(Err(e));
+                let _ = r.tx.send_blocking(Err(ReadError::Record(err.clone())));
             }
         }
     }
@@ -534,7 +530,7 @@ impl BatchJob {
             .collect();
         let opts = RecordBatchOptions::new().with_row_count(Some(rows));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &opts)
-            .map_err(DataFusionError::from);
+            .map_err(ReadError::batch);
         for r in &self.readers {
             r.send(&batch);
         }

@@ -5,14 +5,14 @@
 //! later values turned NULL was a wrong answer with exit status 0.
 //!
 //! The scan knows a problem happened from its counts; to name it, the record is
-//! parsed again on its own ([`crate::job`]), and its line is counted from
+//! parsed again on its own ([`super::job`]), and its line is counted from
 //! the file's start only then, so the fast paths carry no positions.
 
 use std::fmt;
 use std::io::Read;
 
+use crate::{Field, Kind};
 use wf_core::scan::{Input, Source};
-use wf_formats::{Field, Kind};
 
 /// What was wrong with a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ pub fn schema_hint(fields: &[Field], column: &str, value: &[u8]) -> String {
         .iter()
         .map(|f| {
             let kind = match f.kind {
-                Kind::Int if f.name == column && wf_formats::csv::decimal(value).is_some() => {
+                Kind::Int if f.name == column && crate::csv::decimal(value).is_some() => {
                     Kind::Float
                 }
                 _ if f.name == column => Kind::Str,
