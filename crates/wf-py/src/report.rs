@@ -38,7 +38,7 @@ pub(crate) fn report(
         max_rows,
     };
     let inputs = collect(paths)?;
-    let opts = scan_options(threads, chunk_size);
+    let opts = scan_options(threads, chunk_size)?;
     let done = py
         .detach(|| run(inputs, &settings, &opts, None))
         .map_err(value_error)?;

@@ -55,9 +55,11 @@ pub(super) fn plan(
     };
     let (files, mut streams) = by_kind(inputs);
     streams.retain(|&i| {
-        // A compressed file's span skips decoded bytes (`--state`).
+        // A compressed file's span `(n, u64::MAX)` skips `n` decoded bytes
+        // (`--state`); any other span of it is a byte range, which it has not.
         let compressed = matches!(inputs[i].source, Source::Compressed { .. });
-        let whole = inputs[i].span.is_none() || compressed;
+        let skip = compressed && inputs[i].span.is_some_and(|s| s.1 == u64::MAX);
+        let whole = inputs[i].span.is_none() || skip;
         if !whole {
             let msg = "a stream or compressed file is read whole: it cannot be cut at byte offsets";
             shared.error(i, msg.into());
