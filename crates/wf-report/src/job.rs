@@ -20,9 +20,8 @@ use wf_formats::{Columns, Format, Kind, Parser};
 
 use crate::acc::{Acc, Line, NO_TIME};
 use crate::agent::AgentCache;
-use crate::bots::BotCategory;
 use crate::rules;
-use crate::tally::Pair;
+pub use crate::tally::category_label;
 
 /// Which requests `--bots` keeps in the panels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -342,39 +341,6 @@ impl ReportJob {
             time,
             agent: b.opt_text(c.agent, row),
         })
-    }
-}
-
-/// The rows an agent adds to in the OS, browser and bot panels, as
-/// (group, item) keys.
-pub(crate) struct AgentRows {
-    pub(crate) os: Pair,
-    pub(crate) browser: Pair,
-    pub(crate) bot: Option<Pair>,
-}
-
-pub(crate) fn agent_rows(cache: &mut AgentCache, ua: &[u8]) -> AgentRows {
-    let a = cache.get(ua);
-    let key = |g: &str, i: &str| (g.to_owned(), i.to_owned());
-    match &a.bot {
-        Some(bot) => AgentRows {
-            os: key("Crawlers", &bot.name),
-            browser: key("Crawlers", &bot.name),
-            bot: Some(key(category_label(bot.category), &bot.name)),
-        },
-        None => AgentRows {
-            os: key(&a.os, &a.os_label()),
-            browser: key(&a.browser, &a.browser_label()),
-            bot: None,
-        },
-    }
-}
-
-pub fn category_label(c: BotCategory) -> &'static str {
-    match c {
-        BotCategory::AiCrawler => "AI crawlers",
-        BotCategory::SearchEngine => "Search engines",
-        BotCategory::Other => "Other bots",
     }
 }
 

@@ -12,8 +12,8 @@ use hashbrown::{HashMap, HashSet};
 
 use crate::acc::{self, Acc, Hb, Rows, NO_TIME, SLOTTED};
 use crate::agent::AgentCache;
+use crate::bots::BotCategory;
 use crate::intern::Keyed;
-use crate::job::{agent_rows, AgentRows};
 use crate::pairs::Pairs;
 use crate::rules;
 
@@ -483,6 +483,39 @@ fn status(a: &Acc) -> (Vec<Tally<u16>>, HashMap<&'static str, u64>) {
         .map(|g| (rules::status_group(g * 100), groups[g as usize]))
         .collect();
     (codes, names)
+}
+
+/// The rows an agent adds to in the OS, browser and bot panels, as
+/// (group, item) keys.
+pub(crate) struct AgentRows {
+    pub(crate) os: Pair,
+    pub(crate) browser: Pair,
+    pub(crate) bot: Option<Pair>,
+}
+
+pub(crate) fn agent_rows(cache: &mut AgentCache, ua: &[u8]) -> AgentRows {
+    let a = cache.get(ua);
+    let key = |g: &str, i: &str| (g.to_owned(), i.to_owned());
+    match &a.bot {
+        Some(bot) => AgentRows {
+            os: key("Crawlers", &bot.name),
+            browser: key("Crawlers", &bot.name),
+            bot: Some(key(category_label(bot.category), &bot.name)),
+        },
+        None => AgentRows {
+            os: key(&a.os, &a.os_label()),
+            browser: key(&a.browser, &a.browser_label()),
+            bot: None,
+        },
+    }
+}
+
+pub fn category_label(c: BotCategory) -> &'static str {
+    match c {
+        BotCategory::AiCrawler => "AI crawlers",
+        BotCategory::SearchEngine => "Search engines",
+        BotCategory::Other => "Other bots",
+    }
 }
 
 #[cfg(test)]
