@@ -487,6 +487,22 @@ fn numbered(n: usize) -> String {
     (0..n).map(|i| format!("{i} x{i}\n")).collect()
 }
 
+/// A FIFO `name` in `dir`, opened to read and write: it has a writer at once,
+/// kept until the returned file is dropped.
+fn open_fifo(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, std::fs::File) {
+    use std::os::unix::ffi::OsStrExt;
+    let fifo = dir.join(name);
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let w = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    (fifo, w)
+}
+
 /// The child's output once it exits; killed and failed if it still runs after
 /// 20 s (a guard against a hang, not a measure of speed: before the fix the
 /// query waited for the stream's end, which never came).
@@ -525,19 +541,8 @@ fn assert_three_rows(o: &std::process::Output, sent: &str, what: &str) {
 #[test]
 fn limit_over_a_fifo_that_stays_open_returns() {
     use std::io::Write;
-    use std::os::unix::ffi::OsStrExt;
     let t = tempfile::tempdir().unwrap();
-    let fifo = t.path().join("live");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    // Opened to read and write, the FIFO has a writer at once and keeps it
-    // until the end of the test.
-    let mut w = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&fifo)
-        .unwrap();
+    let (fifo, mut w) = open_fifo(t.path(), "live");
     let sent = numbered(10);
     w.write_all(sent.as_bytes()).unwrap();
     let q = "SELECT c1, c2 FROM logs LIMIT 3";
@@ -560,17 +565,8 @@ fn limit_over_a_fifo_that_stays_open_returns() {
 #[test]
 fn limit_over_a_csv_fifo_that_stays_open_returns() {
     use std::io::Write;
-    use std::os::unix::ffi::OsStrExt;
     let t = tempfile::tempdir().unwrap();
-    let fifo = t.path().join("live.csv");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let mut w = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&fifo)
-        .unwrap();
+    let (fifo, mut w) = open_fifo(t.path(), "live.csv");
     let sent = "id,note\n1,\"a\nb\"\n2,plain\n3,\"c,\nd\n\"\n4,e\n";
     w.write_all(sent.as_bytes()).unwrap();
     let q = "SELECT id, note FROM logs LIMIT 3";

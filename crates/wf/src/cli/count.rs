@@ -6,7 +6,7 @@ use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
 use super::job::{JobCmd, JobRun};
-use super::state::{self, StateArg, StateRun};
+use super::state::{self, StateArg};
 use super::time::{FormatArg, TimeArgs};
 
 // `wf count`: its help is on `Cmd::Count`.
@@ -30,23 +30,19 @@ impl JobCmd for CountArgs {
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let job = Count { sep: opts.sep };
         let format = self.format.format;
-        let out = match &self.state.state {
-            None => (self.time).scan(job, format, &self.scan, opts, progress),
-            Some(path) => {
-                let run = StateRun {
-                    path,
-                    time: &self.time,
-                    format,
-                    args: &self.scan,
-                    opts,
-                    progress,
-                };
-                let more = vec![("--format".into(), format!("{format:?}"))];
-                match run.scan(job, state::settings::<Count>(&run, more)) {
-                    Ok(out) => out,
-                    Err(e) => return JobRun::failed(e),
-                }
-            }
+        let run = state::Run {
+            time: &self.time,
+            format,
+            args: &self.scan,
+            opts,
+            progress,
+        };
+        let out = match self
+            .state
+            .scan(job, run, vec![("--format".into(), format!("{format:?}"))])
+        {
+            Ok(out) => out,
+            Err(e) => return JobRun::failed(e),
         };
         let line = if self.scan.json {
             report::count::json(&out.state, out.files)

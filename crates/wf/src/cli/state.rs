@@ -43,6 +43,39 @@ pub(crate) struct StateArg {
 }
 
 /// Everything a state run needs besides the job.
+/// What `count` and `wf2` share of a run: the scan, through `--state` when
+/// given (`more`: the job's own settings the state must have been made with).
+pub(crate) struct Run<'a> {
+    pub(crate) time: &'a TimeArgs,
+    pub(crate) format: TimeFormat,
+    pub(crate) args: &'a ScanArgs,
+    pub(crate) opts: &'a ScanOptions,
+    pub(crate) progress: Option<&'a Progress>,
+}
+
+impl StateArg {
+    /// Scan with `--since`/`--until`, and with `--state FILE` if given.
+    pub(crate) fn scan<J: Partial>(
+        &self,
+        job: J,
+        r: Run<'_>,
+        more: Settings,
+    ) -> Result<Scanned<J::State>, InputError> {
+        let Some(path) = &self.state else {
+            return Ok(r.time.scan(job, r.format, r.args, r.opts, r.progress));
+        };
+        let run = StateRun {
+            path,
+            time: r.time,
+            format: r.format,
+            args: r.args,
+            opts: r.opts,
+            progress: r.progress,
+        };
+        run.scan(job, settings::<J>(&run, more))
+    }
+}
+
 pub(crate) struct StateRun<'a> {
     pub(crate) path: &'a Path,
     pub(crate) time: &'a TimeArgs,

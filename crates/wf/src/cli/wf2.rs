@@ -6,7 +6,7 @@ use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
 use super::job::{JobCmd, JobRun};
-use super::state::{self, StateArg, StateRun};
+use super::state::{self, StateArg};
 use super::time::TimeArgs;
 use wf_core::jobs::time::TimeFormat;
 
@@ -31,22 +31,16 @@ impl JobCmd for Wf2Args {
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let format = TimeFormat::Clf;
-        let out = match &self.state.state {
-            None => (self.time).scan(Wf2, format, &self.scan, opts, progress),
-            Some(path) => {
-                let run = StateRun {
-                    path,
-                    time: &self.time,
-                    format,
-                    args: &self.scan,
-                    opts,
-                    progress,
-                };
-                match run.scan(Wf2, state::settings::<Wf2>(&run, vec![])) {
-                    Ok(out) => out,
-                    Err(e) => return JobRun::failed(e),
-                }
-            }
+        let run = state::Run {
+            time: &self.time,
+            format,
+            args: &self.scan,
+            opts,
+            progress,
+        };
+        let out = match self.state.scan(Wf2, run, vec![]) {
+            Ok(out) => out,
+            Err(e) => return JobRun::failed(e),
         };
         let (bytes, decoded, errors) = (out.bytes, out.decoded, out.errors);
         let r = Wf2.finish(out.state, self.top);
