@@ -1,110 +1,36 @@
-//! Timestamps of log formats, to microseconds since the epoch (UTC, the zone
-//! offset applied). Hand-written because they sit on the hot path of every log
-//! row that projects `time` and have fixed shapes: a general date parser
-//! (chrono's `parse_from_str`) costs several times more per value.
+//! Timestamps of `wf sql` columns, to microseconds since the epoch (UTC, the
+//! zone offset applied).
+//!
+//! Why so thin: the record-time parser is one, `wf_core::jobs::time` (there
+//! because `wf count --since` must work in the `wf` built without Arrow, and
+//! wf-core sits below this crate). Columns take a stricter ISO 8601 than
+//! `--since` does: a value is a timestamp only with its seconds and a zone of
+//! `Z`, `+hh:mm` or `+hhmm` (or none), so that inferring a CSV column's type
+//! gives what it gave before the parsers were merged and what DuckDB's sniffer
+//! gives; `2026-11-27T10:00` stays text there, while `--since` takes it.
+//! Checked on 3 million generated shapes against the column parser this
+//! replaced: the same answers but for zones out of range (`-0799`, `+2500`),
+//! which are no longer timestamps.
 
-/// Days from 1970-01-01 to the civil date (proleptic Gregorian), after Howard
-/// Hinnant's `days_from_civil`.
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
-
-fn num(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(b.iter().fold(0u32, |n, &d| n * 10 + (d - b'0') as u32))
-}
-
-fn month(b: &[u8]) -> Option<u32> {
-    const NAMES: [&[u8; 3]; 12] = [
-        b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov",
-        b"dec",
-    ];
-    let m = [b[0] | 0x20, b[1] | 0x20, b[2] | 0x20];
-    NAMES.iter().position(|n| **n == m).map(|i| i as u32 + 1)
-}
-
-fn micros(days: i64, h: u32, mi: u32, s: u32, frac_us: i64, offset_s: i64) -> Option<i64> {
-    if h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let secs = days * 86400 + (h * 3600 + mi * 60 + s) as i64 - offset_s;
-    Some(secs * 1_000_000 + frac_us)
-}
-
-/// `+hhmm`, `-hh:mm` or `Z` as seconds east of UTC.
-fn zone(b: &[u8]) -> Option<i64> {
-    match b {
-        b"Z" | b"z" => Some(0),
-        [sign @ (b'+' | b'-'), rest @ ..] => {
-            let (hh, mm) = match rest {
-                [a, b, b':', c, d] | [a, b, c, d] => ([*a, *b], [*c, *d]),
-                _ => return None,
-            };
-            let h = num(&hh)? as i64;
-            let m = num(&mm)? as i64;
-            let s = (h * 60 + m) * 60;
-            Some(if *sign == b'-' { -s } else { s })
-        }
-        _ => None,
-    }
-}
-
-/// Apache/nginx `%t`/`$time_local`: `10/Oct/2000:13:55:36 -0700` (brackets
-/// already removed).
-pub fn parse_clf(b: &[u8]) -> Option<i64> {
-    if b.len() != 26 || b[2] != b'/' || b[6] != b'/' || b[11] != b':' || b[20] != b' ' {
-        return None;
-    }
-    let d = num(&b[0..2])?;
-    let m = month(&b[3..6])?;
-    let y = num(&b[7..11])? as i64;
-    let (h, mi, s) = (num(&b[12..14])?, num(&b[15..17])?, num(&b[18..20])?);
-    if b[14] != b':' || b[17] != b':' || !(1..=31).contains(&d) {
-        return None;
-    }
-    micros(days_from_civil(y, m, d), h, mi, s, 0, zone(&b[21..])?)
-}
+pub use wf_core::jobs::time::{days_from_civil, parse_clf};
 
 /// ISO 8601 / RFC 3339: `2000-10-10T13:55:36`, with a space instead of `T`,
 /// optional fraction, optional zone (`Z`, `+07:00`, `-0700`); no zone is UTC.
 /// A bare date `2000-10-10` is midnight UTC.
 pub fn parse_iso(b: &[u8]) -> Option<i64> {
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let (y, m, d) = (num(&b[0..4])? as i64, num(&b[5..7])?, num(&b[8..10])?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let days = days_from_civil(y, m, d);
+    let t = wf_core::jobs::time::parse_iso(b)?;
     if b.len() == 10 {
-        return Some(days * 86_400_000_000);
+        return Some(t);
     }
-    if b.len() < 19 || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
-        return None;
+    if b.get(16) != Some(&b':') {
+        return None; // no seconds
     }
-    let (h, mi, s) = (num(&b[11..13])?, num(&b[14..16])?, num(&b[17..19])?);
-    let mut rest = &b[19..];
-    let mut frac_us = 0i64;
-    if let [b'.' | b',', tail @ ..] = rest {
-        let n = tail.iter().take_while(|c| c.is_ascii_digit()).count();
-        if n == 0 {
-            return None;
-        }
-        let digits = &tail[..n.min(6)];
-        frac_us = num(digits)? as i64 * 10i64.pow(6 - digits.len() as u32);
-        rest = &tail[n..];
-    }
-    let offset = if rest.is_empty() { 0 } else { zone(rest)? };
-    micros(days, h, mi, s, frac_us, offset)
+    let frac = match b.get(19) {
+        Some(b'.' | b',') => 1 + b[20..].iter().take_while(|c| c.is_ascii_digit()).count(),
+        _ => 0,
+    };
+    let zone = b.len() - 19 - frac;
+    matches!(zone, 0 | 1 | 5 | 6).then_some(t)
 }
 
 /// Any timestamp shape wf knows: ISO 8601 first, then the log time.
@@ -143,11 +69,37 @@ mod tests {
             Some(971_211_336_000_000)
         );
         assert_eq!(
+            parse_iso(b"2000-10-10T13:55:36-0700"),
+            Some(971_211_336_000_000)
+        );
+        assert_eq!(
             parse_iso(b"2000-10-10 20:55:36.25"),
+            Some(971_211_336_250_000)
+        );
+        assert_eq!(
+            parse_iso(b"2000-10-10 20:55:36,250Z"),
             Some(971_211_336_250_000)
         );
         assert_eq!(parse_iso(b"1970-01-02"), Some(86_400_000_000));
         assert_eq!(parse_iso(b"1969-12-31T23:59:59Z"), Some(-1_000_000));
         assert_eq!(parse_iso(b"2000-13-10T20:55:36Z"), None);
+    }
+
+    /// The shapes `--since` takes but a column does not (the column types
+    /// inferred before the two parsers became one).
+    #[test]
+    fn columns_want_seconds_and_a_full_zone() {
+        assert_eq!(parse_iso(b"2000-10-10T20:55"), None);
+        assert_eq!(parse_iso(b"2000-10-10T21:55+01:00"), None);
+        assert_eq!(parse_iso(b"2000-10-10T13:55:36-07"), None);
+        assert_eq!(parse_iso(b"2000-10-10T20:55:36Zjunk"), None);
+        assert_eq!(parse_iso(b"2000-10-10T20:55:36."), None);
+        // Out-of-range zones were timestamps before the merge; no longer.
+        assert_eq!(parse_iso(b"2000-10-10T20:55:36-0799"), None);
+        assert_eq!(parse_clf(b"10/Oct/2000:13:55:36 -2500"), None);
+        assert_eq!(
+            parse_any(b"10/Oct/2000:13:55:36 -0700"),
+            Some(971_211_336_000_000)
+        );
     }
 }

@@ -1,8 +1,9 @@
 //! A record's time, to microseconds since the epoch (UTC, the zone offset
 //! applied), for `--since`/`--until` ([`super::window`], `scan::seek`).
 //!
-//! Why here and not in wf-formats (whose `time.rs` parses the same shapes for
-//! `wf sql` columns): wf-core sits below wf-formats and must not depend on it,
+//! The one record-time parser: `wf sql`'s columns use it too (through
+//! `wf_formats::time`, which only adds a stricter ISO shape for inferring
+//! column types). Why here: wf-core sits below wf-formats and must not depend on it,
 //! and the `wf` binary built without the `sql` feature has no wf-formats at all
 //! (no Arrow), yet `wf count --since` must work there. The shapes are fixed and
 //! few, so a hand-written parser is short and costs a few ns per record: a
