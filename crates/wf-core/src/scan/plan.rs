@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel as chan;
 
-use super::inputs::{Input, Source};
+use super::inputs::{Input, InputError, Source};
 use super::options::ScanOptions;
 use super::regions::Regions;
 use super::shared::{Shared, Work};
@@ -381,8 +381,8 @@ impl Planner<'_> {
             Err(e) => return self.shared.io_error(i, io_message(&e), &e),
         };
         let skip = self.inputs[i].span.map_or(0, |s| s.0);
-        if let Err(msg) = skip_decoded(&mut *src, skip) {
-            return self.shared.error(i, msg);
+        if let Err(e) = skip_decoded(&mut *src, skip) {
+            return self.shared.fail(i, e);
         }
         let cut = Cut {
             size: self.chunk.min(64 << 20) as usize,
@@ -432,14 +432,21 @@ impl Planner<'_> {
 }
 
 /// Read and drop the first `n` decoded bytes of `src` (those a `--state`
-/// run counted before); an error if it has fewer.
-fn skip_decoded(src: &mut dyn io::Read, n: u64) -> Result<(), String> {
+/// run counted before); an error (its input's name filled in later) if it
+/// has fewer.
+fn skip_decoded(src: &mut dyn io::Read, n: u64) -> Result<(), InputError> {
     match io::copy(&mut io::Read::take(src, n), &mut io::sink()) {
         Ok(got) if got == n => Ok(()),
-        Ok(got) => Err(format!(
-            "decodes to {got} bytes, fewer than the {n} counted before (--state): not read"
+        Ok(got) => Err(InputError::new(
+            "",
+            format!(
+                "decodes to {got} bytes, fewer than the {n} counted before (--state): not read"
+            ),
         )),
-        Err(e) => Err(format!("bytes ..{n} not decoded: {}", io_message(&e))),
+        Err(e) => Err(
+            InputError::new("", format!("bytes ..{n} not decoded: {}", io_message(&e)))
+                .of_kind(e.kind()),
+        ),
     }
 }
 

@@ -72,7 +72,7 @@ impl Shared<'_> {
     }
 
     /// `err` (named when the scan ends) as an error of `input`.
-    fn fail(&self, input: usize, err: InputError) {
+    pub(super) fn fail(&self, input: usize, err: InputError) {
         self.errors.lock().unwrap().push((input, err));
     }
 
