@@ -127,14 +127,7 @@ impl InputSpec {
             }
         }
         if named.is_empty() && self.files_from.is_none() {
-            out.inputs.push(Input {
-                name: "<stdin>".into(),
-                source: Source::Stream {
-                    path: None,
-                    decompress: self.decompress,
-                },
-                span: None,
-            });
+            out.inputs.push(self.stdin());
             return out;
         }
         let mut stdin_used = self
@@ -216,16 +209,21 @@ impl InputSpec {
         out.errors.extend(errors);
     }
 
+    /// Standard input, as `-` or when no input is named.
+    fn stdin(&self) -> Input {
+        Input {
+            name: "<stdin>".into(),
+            source: Source::Stream {
+                path: None,
+                decompress: self.decompress,
+            },
+            span: None,
+        }
+    }
+
     fn add_path(&self, p: &Path, out: &mut Collected) {
         if p.as_os_str() == "-" {
-            out.inputs.push(Input {
-                name: "<stdin>".into(),
-                source: Source::Stream {
-                    path: None,
-                    decompress: self.decompress,
-                },
-                span: None,
-            });
+            out.inputs.push(self.stdin());
             return;
         }
         // Control characters (a stray `\r` from a CRLF `--files-from` list) are shown
