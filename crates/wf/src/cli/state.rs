@@ -1,4 +1,4 @@
-//! `--state FILE` of `count` and `wf2`: incremental runs. A run reads only
+//! `--state FILE` of `count`, `wf2` and `report`: incremental runs. A run reads only
 //! what the inputs hold past what the state has counted, merges, prints the
 //! report of everything, and saves the new state.
 //!
