@@ -1,6 +1,8 @@
 //! `wf report` as one library call: the format read from the first input's
-//! start, the scan, the report. The CLI (`wf report`) and the Python package
-//! (`widefinder.report`) both call [`run`], so the two cannot choose a format,
+//! start, the scan, the report. The Python package (`widefinder.report`)
+//! calls [`run`]; the CLI calls its parts, [`job`], [`prepare`] and
+//! [`report`], around the scan of `--since`/`--until`/`--state` (which live
+//! in the CLI with `count`'s and `wf2`'s), so the two cannot choose a format,
 //! count or build the report differently; each only renders the result.
 
 use std::io::Read;
