@@ -70,6 +70,7 @@ struct Cols {
 }
 
 /// The report job.
+#[derive(Clone)]
 pub struct ReportJob {
     format: Arc<dyn Format>,
     projection: Vec<usize>,
@@ -122,6 +123,22 @@ impl ReportJob {
     /// The format has a user agent column (browsers, OS and bots panels).
     pub fn has_agents(&self) -> bool {
         self.cols.agent.is_some()
+    }
+
+    /// `--bots`.
+    pub fn bots(&self) -> BotMode {
+        self.bots
+    }
+
+    /// The format's name (with its LogFormat or mapping): what a `--state`
+    /// file must have been made with.
+    pub fn format_name(&self) -> String {
+        self.format.name()
+    }
+
+    /// The format's separator of records.
+    pub fn separator(&self) -> u8 {
+        self.format.separator()
     }
 
     /// The format has a virtual host column.

@@ -21,6 +21,7 @@ pub mod job;
 pub mod mapped;
 pub mod output;
 pub mod pairs;
+pub mod partial;
 pub mod report;
 pub mod rules;
 pub mod run;

@@ -75,6 +75,26 @@ impl Pairs {
         self.sorted.is_empty() && self.fresh.is_empty()
     }
 
+    /// The distinct pairs, sorted, without changing `self` (for a saved
+    /// state, written from a shared reference).
+    pub fn sorted(&self) -> Vec<u64> {
+        let mut copy = Pairs {
+            sorted: self.sorted.clone(),
+            fresh: self.fresh.clone(),
+        };
+        copy.compact();
+        copy.sorted
+    }
+
+    /// Pairs already sorted and distinct (a saved state read back).
+    pub fn from_sorted(sorted: Vec<u64>) -> Self {
+        debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]));
+        Pairs {
+            sorted,
+            fresh: Vec::new(),
+        }
+    }
+
     /// Moves the pairs out (for a merge), sorted or not.
     pub fn into_vec(mut self) -> Vec<u64> {
         self.sorted.append(&mut self.fresh);

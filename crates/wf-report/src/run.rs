@@ -1,6 +1,8 @@
 //! `wf report` as one library call: the format read from the first input's
-//! start, the scan, the report. The CLI (`wf report`) and the Python package
-//! (`widefinder.report`) both call [`run`], so the two cannot choose a format,
+//! start, the scan, the report. The Python package (`widefinder.report`)
+//! calls [`run`]; the CLI calls its parts, [`job`], [`prepare`] and
+//! [`report`], around the scan of `--since`/`--until`/`--state` (which live
+//! in the CLI with `count`'s and `wf2`'s), so the two cannot choose a format,
 //! count or build the report differently; each only renders the result.
 
 use std::io::Read;
@@ -93,28 +95,44 @@ pub fn run(
     progress: Option<&Progress>,
 ) -> Result<Done, SetupError> {
     let job = job(&inputs, settings)?;
-    if job.has_agents() {
-        // The agents' rules compile (0.4-0.8 s) while the scan runs: they
-        // are needed once it ends.
-        std::thread::spawn(crate::agent::parsers);
-    }
+    prepare(&job);
     let out = scan::run(&job, inputs, opts, progress);
-    let meta = Meta {
-        log_size: out.bytes,
-        log_path: out.inputs().iter().map(|i| i.name.clone()).collect(),
-        max_rows: settings.max_rows,
-        has_vhosts: job.has_vhosts(),
-    };
+    let log_path: Vec<String> = out.inputs().iter().map(|i| i.name.clone()).collect();
     let (mut state, out) = out.into_parts();
-    let report = report::build(&mut state.acc, &meta);
+    let report = report(&mut state.acc, &job, settings, out.bytes, log_path.clone());
     Ok(Done {
         report,
         acc: state.acc,
         errors: out.errors,
         bytes: out.bytes,
         decoded: out.decoded,
-        log_path: meta.log_path,
+        log_path,
     })
+}
+
+/// What to start before `job`'s scan: the agents' rules compile (0.4-0.8 s)
+/// on a thread of their own while the scan runs; they are needed once it ends.
+pub fn prepare(job: &ReportJob) {
+    if job.has_agents() {
+        std::thread::spawn(crate::agent::parsers);
+    }
+}
+
+/// The report of the merged counts `acc` of `job` (`log_size`: bytes read).
+pub fn report(
+    acc: &mut Acc,
+    job: &ReportJob,
+    settings: &Settings,
+    log_size: u64,
+    log_path: Vec<String>,
+) -> Report {
+    let meta = Meta {
+        log_size,
+        log_path,
+        max_rows: settings.max_rows,
+        has_vhosts: job.has_vhosts(),
+    };
+    report::build(acc, &meta)
 }
 
 /// The first bytes of a file input (decoded if compressed); `None` for a

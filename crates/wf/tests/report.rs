@@ -1126,3 +1126,102 @@ fn cells(group: Option<&str>, r: &Value) -> Vec<String> {
     }
     v
 }
+
+/// The UTC seconds of a record's first `[...]` time, as `--since` reads it
+/// (the first `[`, 26 bytes, `]`, a space before the zone), or `None`.
+fn record_time(rec: &[u8]) -> Option<i64> {
+    let open = rec.iter().position(|&c| c == b'[')?;
+    if rec.get(open + 27) != Some(&b']') || rec[open + 21] != b' ' {
+        return None;
+    }
+    clf_local(&rec[open + 1..open + 27]).map(|(_, _, utc)| utc)
+}
+
+/// `2007-06-17T07:30:00Z` of UTC seconds.
+fn iso_utc(utc: i64) -> String {
+    let (y, m, d) = civil_from_days(utc.div_euclid(86_400));
+    let s = utc.rem_euclid(86_400);
+    let (h, mi, s) = (s / 3600, s / 60 % 60, s % 60);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// The JSON without what differs between runs over other files or other
+/// reads of them: the log's size and paths.
+fn without_log(mut j: Value) -> Value {
+    let g = j["general"].as_object_mut().unwrap();
+    g.remove("log_size");
+    g.remove("log_path");
+    j
+}
+
+#[test]
+fn since_until_equal_the_report_of_the_lines_in_range_and_skip_the_rest() {
+    let d = dir();
+    let log = generated_log(d.path(), "2M", "0.03", 5);
+    let data = std::fs::read(&log).unwrap();
+    let times: Vec<i64> = data
+        .split(|&c| c == b'\n')
+        .filter_map(record_time)
+        .collect();
+    let (lo, hi) = (times[times.len() / 3], times[times.len() * 2 / 3]);
+    // The plain filter: the records whose time is in [lo, hi); lines
+    // without a time are in no range.
+    let mut cut = Vec::new();
+    for rec in data.split_inclusive(|&c| c == b'\n') {
+        if record_time(rec).is_some_and(|t| t >= lo && t < hi) {
+            cut.extend_from_slice(rec);
+        }
+    }
+    let cut_path = d.path().join("cut.log");
+    std::fs::write(&cut_path, &cut).unwrap();
+    let want = without_log(report_json(&[], &[&cut_path]));
+    assert!(want["general"]["failed_requests"].as_u64().unwrap() > 0);
+    let (since, until) = (iso_utc(lo), iso_utc(hi));
+    for j in ["1", "3"] {
+        let args = [
+            "-j",
+            j,
+            "--chunk-size",
+            "64K",
+            "--since",
+            &since,
+            "--until",
+            &until,
+        ];
+        let got = without_log(report_json(&args, &[&log]));
+        // The overview first: a short message when the counts differ.
+        assert_eq!(got["general"], want["general"], "-j {j}");
+        assert!(got == want, "-j {j}: the panels differ");
+    }
+    // Not read either: the search skips most bytes before the window.
+    let mut c = wf();
+    c.args([
+        "report", "--json", "--stats", "--since", &since, "--until", &until,
+    ])
+    .arg(&log);
+    let o = run(c, None);
+    let stats = String::from_utf8_lossy(&o.stderr);
+    let skipped: u64 = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("bytes skipped by the time search:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no skip count in {stats}"));
+    assert!(skipped > data.len() as u64 / 4, "{stats}");
+    let json = String::from_utf8(o.stdout).unwrap();
+    let read: Value = serde_json::from_str(&json).unwrap();
+    assert!(read["general"]["log_size"].as_u64().unwrap() < data.len() as u64 * 3 / 4);
+}
+
+#[test]
+fn since_is_refused_for_caddy_epoch_times() {
+    let d = dir();
+    let p = d.path().join("caddy.log");
+    let r = &json_requests()[0];
+    std::fs::write(&p, caddy_line(r) + "\n").unwrap();
+    let mut c = wf();
+    c.args(["report", "--json", "--since", "2020-01-01"])
+        .arg(&p);
+    let o = run(c, None);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Caddy"));
+}

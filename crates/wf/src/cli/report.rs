@@ -2,18 +2,25 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use wf_core::jobs::time::TimeFormat;
 use wf_core::scan::{InputError, Progress, ScanOptions};
 use wf_report::run::Settings;
-use wf_report::BotMode;
+use wf_report::{BotMode, ReportJob};
 
 use super::args::ScanArgs;
 use super::job::{JobCmd, JobRun};
+use super::state::{self, StateArg};
+use super::time::TimeArgs;
 
 // `wf report`: its help is on `Cmd::Report`.
 #[derive(Args)]
 pub(crate) struct ReportArgs {
     #[command(flatten)]
     scan: ScanArgs,
+    #[command(flatten)]
+    time: TimeArgs,
+    #[command(flatten)]
+    state: StateArg,
     /// The log format: auto (detected from the first file's start; combined
     /// on stdin), combined, common, vcombined, apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
@@ -56,22 +63,51 @@ impl JobCmd for ReportArgs {
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let collected = self.scan.input.collect();
-        let mut errors = collected.errors;
-        let done = match wf_report::run::run(collected.inputs, &self.settings(), opts, progress) {
-            Ok(d) => d,
-            Err(e) => return failed(errors, "--format", e.to_string()),
+        let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
+        let settings = self.settings();
+        let job = match wf_report::run::job(&collected.inputs, &settings) {
+            Ok(j) => j,
+            Err(e) => return failed(collected.errors, "--format", e.to_string()),
         };
-        errors.extend(done.errors);
-        let acc = done.acc;
+        drop(collected);
+        let Some(format) = self.time_format(&job) else {
+            let why = "--since/--until need a time in ISO 8601 or [dd/Mon/yyyy:HH:MM:SS +zzzz]; \
+                       Caddy's is seconds since the epoch";
+            return failed(Vec::new(), "--format", why.into());
+        };
+        wf_report::run::prepare(&job);
+        let run = state::Run {
+            time: &self.time,
+            format,
+            args: &self.scan,
+            opts,
+            progress,
+        };
+        let more = vec![
+            ("--format".into(), job.format_name()),
+            ("--bots".into(), format!("{:?}", job.bots())),
+        ];
+        let out = match self.state.scan(job.clone(), run, more) {
+            Ok(out) => out,
+            Err(e) => return JobRun::failed(e),
+        };
+        let mut acc = out.state.acc;
+        if self.state.state.is_some() {
+            // Input indices of this run's scans are not those of `names`.
+            acc.failed_at.clear();
+        }
+        let report = wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone());
+        let mut errors = out.errors;
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),
         ];
         for (input, offset) in &acc.failed_at {
-            let name = done.log_path.get(*input).map_or("?", String::as_str);
+            let name = names.get(*input).map_or("?", String::as_str);
             extra.push((format!("failed line at byte offset of {name}"), *offset));
         }
-        let output = match self.render(&done.report, &done.log_path) {
+        extra.extend(out.extra);
+        let output = match self.render(&report, &names) {
             Ok(o) => o,
             Err(e) => {
                 errors.push(e);
@@ -85,10 +121,10 @@ impl JobCmd for ReportArgs {
         JobRun {
             output,
             errors,
-            bytes: done.bytes,
+            bytes: out.bytes,
             records,
             extra,
-            decoded: done.decoded,
+            decoded: out.decoded,
         }
     }
 }
@@ -106,6 +142,23 @@ fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
 }
 
 impl ReportArgs {
+    /// Where `--since`/`--until` find a record's time: `%t` of the log
+    /// formats, the ISO 8601 time of JSON lines; `None` for Caddy's epoch
+    /// seconds under a window (every record would be left out).
+    fn time_format(&self, job: &ReportJob) -> Option<TimeFormat> {
+        let name = job.format_name();
+        let json = ["caddy:", "traefik:", "json:"]
+            .iter()
+            .any(|p| name.starts_with(p));
+        if !json {
+            return Some(TimeFormat::Clf);
+        }
+        if name.starts_with("caddy:") && self.time.window().is_some() {
+            return None;
+        }
+        Some(TimeFormat::Json)
+    }
+
     fn settings(&self) -> Settings {
         Settings {
             format: self.format.clone(),

@@ -1,4 +1,4 @@
-//! `--state FILE` of `count` and `wf2`: incremental runs. A run reads only
+//! `--state FILE` of `count`, `wf2` and `report`: incremental runs. A run reads only
 //! what the inputs hold past what the state has counted, merges, prints the
 //! report of everything, and saves the new state.
 //!
@@ -18,6 +18,7 @@ use clap::Args;
 
 use wf_core::jobs::partial::{self, Partial};
 use wf_core::jobs::time::TimeFormat;
+use wf_core::jobs::{Chunk, Job, Piece};
 use wf_core::scan::state::{self, Entry, Fate, Ledger, Restart, Settings, StateError};
 use wf_core::scan::{InputError, Progress, ScanOptions, Source};
 
@@ -138,7 +139,7 @@ impl StateRun<'_> {
         };
         let main_inputs = part(&|i| Some(inputs[i].span.unwrap_or((0, u64::MAX))));
         let tail_inputs = part(&|i| resume.tails[i]);
-        let again = || J::from_params(&job.params()).expect("the job's own settings");
+        let again = || Same(&job);
         let (t, o, p) = (self.time, self.opts, self.progress);
         let main = t.scan_inputs(again(), self.format, main_inputs, vec![], o, p);
         let mut merged = old_state.unwrap_or_else(|| job.new_state());
@@ -195,6 +196,36 @@ impl StateRun<'_> {
             let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
             InputError::new(self.path.display().to_string(), why).of_kind(e.kind())
         })
+    }
+}
+
+/// `job` by reference, for the two scans of a run (the main one and the
+/// partial last lines): a job whose settings are not all numbers (the
+/// report's format) cannot be made again from its `params`.
+struct Same<'a, J>(&'a J);
+
+impl<J: Job> Job for Same<'_, J> {
+    type State = J::State;
+    fn new_state(&self) -> J::State {
+        self.0.new_state()
+    }
+    fn process(&self, st: &mut J::State, chunk: &Chunk<'_>) {
+        self.0.process(st, chunk)
+    }
+    fn merge(&self, into: &mut J::State, other: J::State) {
+        self.0.merge(into, other)
+    }
+    fn offsets(&self) -> bool {
+        self.0.offsets()
+    }
+    fn stopped(&self) -> bool {
+        self.0.stopped()
+    }
+    fn long_records(&self) -> Option<usize> {
+        self.0.long_records()
+    }
+    fn piece(&self, st: &mut J::State, piece: &Piece<'_>) {
+        self.0.piece(st, piece)
     }
 }
 

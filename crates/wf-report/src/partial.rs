@@ -1,0 +1,360 @@
+//! The report's counts as a partial state (`wf_core::jobs::partial`), for
+//! `wf report --state FILE`: a run saves its merged [`Acc`], the next one
+//! reads it back and merges what it read since.
+//!
+//! Why this shape: an `Acc` is already a set of interned strings, vectors of
+//! counts indexed by id, visitors as (day, client id, agent id) and sorted
+//! (row, visitor) pairs, so it is written as it is: each table's keys in id
+//! order (read back through the same interning, so the ids are the same),
+//! the pairs sorted and written as deltas (a few bytes each). Every id read
+//! back is checked against the table it points into, so damaged bytes that
+//! pass the CRC are an error, never a report that panics or lies.
+//!
+//! What is not saved: the first failed lines' offsets (`failed_at`, named in
+//! `--stats` by input index: indices of another run's inputs mean nothing
+//! in this one), and the per-thread caches (agents classified, parser
+//! buffers). The format is not a job parameter (it is no number): the CLI
+//! puts its name in the state's settings, so a state is only continued with
+//! the same format; [`Partial::from_params`] makes a combined-log job, whose
+//! only use is to read a state back.
+
+use wf_core::jobs::partial::{Damage, Partial, Reader, Writer};
+use wf_core::jobs::Job;
+
+use crate::acc::{unpair, Acc, AgentHits, Hb, ReqHits, Rows, Visitor};
+use crate::intern::Keyed;
+use crate::job::{BotMode, ReportJob, ReportState};
+use crate::pairs::Pairs;
+
+impl Partial for ReportJob {
+    const TAG: u8 = 4;
+    const NAME: &'static str = "report";
+
+    fn params(&self) -> Vec<u64> {
+        vec![match self.bots() {
+            BotMode::Include => 0,
+            BotMode::Exclude => 1,
+            BotMode::Only => 2,
+        }]
+    }
+
+    fn from_params(p: &[u64]) -> Result<Self, Damage> {
+        let bots = match p {
+            [0] => BotMode::Include,
+            [1] => BotMode::Exclude,
+            [2] => BotMode::Only,
+            _ => return Err(Damage::Settings(Self::NAME)),
+        };
+        let format = crate::format("combined", b"").map_err(|_| Damage::Settings(Self::NAME))?;
+        ReportJob::new(format, bots).map_err(|_| Damage::Settings(Self::NAME))
+    }
+
+    fn write_state(&self, st: &ReportState, w: &mut Writer) {
+        write_acc(&st.acc, w);
+    }
+
+    fn read_state(&self, r: &mut Reader) -> Result<ReportState, Damage> {
+        let mut st = self.new_state();
+        st.acc = read_acc(r)?;
+        Ok(st)
+    }
+}
+
+fn int(w: &mut Writer, v: i64) {
+    w.uint(((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn read_int(r: &mut Reader) -> Result<i64, Damage> {
+    let u = r.uint()?;
+    Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+}
+
+fn hb(w: &mut Writer, h: Hb) {
+    w.uint(h.hits);
+    w.uint(h.bytes);
+}
+
+fn read_hb(r: &mut Reader) -> Result<Hb, Damage> {
+    Ok(Hb {
+        hits: r.uint()?,
+        bytes: r.uint()?,
+    })
+}
+
+/// A count of items, each at least one byte long: more than the bytes left
+/// is damage (so no absurd allocation is made for it).
+fn count(r: &mut Reader) -> Result<usize, Damage> {
+    r.index(r.left() as u64)
+}
+
+fn write_acc(a: &Acc, w: &mut Writer) {
+    for n in [
+        a.lines,
+        a.failed,
+        a.skipped,
+        a.excluded,
+        a.hits,
+        a.bytes,
+        a.not_found_hits,
+    ] {
+        w.uint(n);
+    }
+    for t in [a.first, a.last] {
+        w.uint(t.is_some() as u64);
+        if let Some((utc, off)) = t {
+            int(w, utc);
+            int(w, off);
+        }
+    }
+    let p = &a.panels;
+    keyed(w, &p.clients, |w, v| hb(w, *v));
+    keyed(w, &p.agents, |w, v| {
+        w.uint(v.all);
+        hb(w, v.kept);
+    });
+    w.uint(p.visitors.len() as u64);
+    for v in &p.visitors.list {
+        int(w, v.day);
+        w.uint(v.client as u64);
+        w.uint(v.agent as u64);
+        w.uint(v.hours as u64);
+        w.uint(v.status);
+    }
+    let mut hours: Vec<_> = p.hours().into_iter().collect();
+    hours.sort_unstable_by_key(|h| h.0);
+    w.uint(hours.len() as u64);
+    for (h, v) in hours {
+        int(w, h);
+        hb(w, v);
+    }
+    let codes: Vec<_> = (0..p.status.len())
+        .filter(|&c| p.status[c] != Hb::default())
+        .collect();
+    w.uint(codes.len() as u64);
+    for c in codes {
+        w.uint(c as u64);
+        hb(w, p.status[c]);
+    }
+    pairs(w, &p.status_pairs);
+    rows(w, &p.requests, |w, v| {
+        hb(w, v.ok);
+        hb(w, v.not_found);
+    });
+    rows(w, &p.referrers, |w, v| hb(w, *v));
+    rows(w, &p.vhosts, |w, v| hb(w, *v));
+}
+
+fn keyed<T>(w: &mut Writer, k: &Keyed<T>, each: impl Fn(&mut Writer, &T)) {
+    w.uint(k.values.len() as u64);
+    for (key, v) in k.keys.keys().zip(&k.values) {
+        w.bytes(key);
+        each(w, v);
+    }
+}
+
+/// Sorted distinct pairs as deltas from the one before.
+fn pairs(w: &mut Writer, p: &Pairs) {
+    let v = p.sorted();
+    w.uint(v.len() as u64);
+    let mut last = 0;
+    for &x in &v {
+        w.uint(x - last);
+        last = x;
+    }
+}
+
+fn rows<T>(w: &mut Writer, r: &Rows<T>, each: impl Fn(&mut Writer, &T)) {
+    keyed(w, &r.keyed, each);
+    pairs(w, &r.pairs);
+}
+
+fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
+    let mut a = Acc::default();
+    for n in [
+        &mut a.lines,
+        &mut a.failed,
+        &mut a.skipped,
+        &mut a.excluded,
+        &mut a.hits,
+        &mut a.bytes,
+        &mut a.not_found_hits,
+    ] {
+        *n = r.uint()?;
+    }
+    if a.failed > a.lines {
+        return Err(Damage::Invalid("more failed lines than lines"));
+    }
+    for t in [&mut a.first, &mut a.last] {
+        *t = match r.uint()? {
+            0 => None,
+            1 => Some((read_int(r)?, read_int(r)?)),
+            _ => return Err(Damage::Invalid("a time flag not 0 or 1")),
+        };
+    }
+    let p = &mut a.panels;
+    p.clients = read_keyed(r, read_hb)?;
+    p.agents = read_keyed(r, |r| {
+        Ok(AgentHits {
+            all: r.uint()?,
+            kept: read_hb(r)?,
+        })
+    })?;
+    let (nc, na) = (p.clients.len() as u64, p.agents.len() as u64);
+    for i in 0..count(r)? {
+        let v = Visitor {
+            day: read_int(r)?,
+            client: r.index(nc.saturating_sub(1))? as u32,
+            agent: r.index(na.saturating_sub(1))? as u32,
+            hours: r.index(u32::MAX as u64)? as u32,
+            status: r.uint()?,
+        };
+        if nc == 0 || na == 0 || p.visitors.id(v.day, v.client, v.agent) as usize != i {
+            return Err(Damage::Invalid("a visitor twice, or of no client"));
+        }
+        let s = &mut p.visitors.list[i];
+        (s.hours, s.status) = (v.hours, v.status);
+    }
+    for _ in 0..count(r)? {
+        let h = read_int(r)?;
+        if p.hourly.insert(h, read_hb(r)?).is_some() {
+            return Err(Damage::Invalid("an hour twice"));
+        }
+    }
+    for _ in 0..count(r)? {
+        let c = r.index(p.status.len() as u64 - 1)?;
+        p.status[c] = read_hb(r)?;
+    }
+    let nv = p.visitors.len() as u64;
+    p.status_pairs = read_pairs(r, 600, nv)?;
+    p.requests = read_rows(r, nv, |r| {
+        Ok(ReqHits {
+            ok: read_hb(r)?,
+            not_found: read_hb(r)?,
+        })
+    })?;
+    p.referrers = read_rows(r, nv, read_hb)?;
+    p.vhosts = read_rows(r, nv, read_hb)?;
+    Ok(a)
+}
+
+fn read_keyed<T: Default>(
+    r: &mut Reader,
+    each: impl Fn(&mut Reader) -> Result<T, Damage>,
+) -> Result<Keyed<T>, Damage> {
+    let mut k = Keyed::default();
+    for i in 0..count(r)? {
+        let key = r.bytes()?;
+        let (id, slot) = k.slot(key);
+        if id as usize != i {
+            return Err(Damage::Invalid("a key twice"));
+        }
+        *slot = each(r)?;
+    }
+    Ok(k)
+}
+
+/// Pairs whose row is under `rows` and visitor under `visitors`, increasing.
+fn read_pairs(r: &mut Reader, rows: u64, visitors: u64) -> Result<Pairs, Damage> {
+    let n = count(r)?;
+    let mut v = Vec::with_capacity(n);
+    let mut last = 0u64;
+    for i in 0..n {
+        let d = r.uint()?;
+        if i > 0 && d == 0 {
+            return Err(Damage::Invalid("pairs not increasing"));
+        }
+        last = last
+            .checked_add(d)
+            .ok_or(Damage::Invalid("a pair past 64 bits"))?;
+        let (row, vis) = unpair(last);
+        if row as u64 >= rows || vis as u64 >= visitors {
+            return Err(Damage::Invalid("a pair of no row or no visitor"));
+        }
+        v.push(last);
+    }
+    Ok(Pairs::from_sorted(v))
+}
+
+fn read_rows<T: Default>(
+    r: &mut Reader,
+    visitors: u64,
+    each: impl Fn(&mut Reader) -> Result<T, Damage>,
+) -> Result<Rows<T>, Damage> {
+    let keyed = read_keyed(r, each)?;
+    let pairs = read_pairs(r, keyed.len() as u64, visitors)?;
+    Ok(Rows { keyed, pairs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use wf_core::jobs::partial::{decode, encode};
+    use wf_core::jobs::Chunk;
+
+    const LOG: &[u8] = b"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a.css HTTP/1.0\" 200 2 \"http://x/\" \"Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0\"
+5.6.7.8 - - [11/Oct/2000:13:55:36 -0700] \"GET /b HTTP/1.0\" 404 3 \"-\" \"Googlebot/2.1\"
+bad line
+1.2.3.4 - - [11/Oct/2000:14:55:36 -0700] \"GET /c HTTP/1.0\" 599 4 \"-\" \"curl/8\"
+";
+
+    fn state(job: &ReportJob, data: &[u8]) -> ReportState {
+        let mut st = job.new_state();
+        let chunk = Chunk {
+            input: 0,
+            offset: 0,
+            data,
+        };
+        job.process(&mut st, &chunk);
+        st
+    }
+
+    fn job() -> ReportJob {
+        ReportJob::new(crate::format("combined", b"").unwrap(), BotMode::Include).unwrap()
+    }
+
+    fn json(mut a: Acc) -> String {
+        let meta = crate::report::Meta {
+            log_size: 0,
+            log_path: vec![],
+            max_rows: 100,
+            has_vhosts: false,
+        };
+        crate::report::json(&crate::report::build(&mut a, &meta))
+    }
+
+    #[test]
+    fn round_trip_gives_the_same_report_and_bytes() {
+        let j = job();
+        let st = state(&j, LOG);
+        let bytes = encode(&j, &st, &BTreeSet::new());
+        let (_, t) = decode::<ReportJob>(&bytes).unwrap();
+        assert_eq!(encode(&j, &t.state, &BTreeSet::new()), bytes);
+        assert_eq!(json(t.state.acc), json(state(&j, LOG).acc));
+    }
+
+    #[test]
+    fn decoded_halves_merge_to_the_whole() {
+        let j = job();
+        let cut = LOG.iter().position(|&c| c == b'\n').unwrap() + 1;
+        let (a, b) = (state(&j, &LOG[..cut]), state(&j, &LOG[cut..]));
+        let ea = encode(&j, &a, &BTreeSet::new());
+        let (_, mut ta) = decode::<ReportJob>(&ea).unwrap();
+        j.merge(&mut ta.state, b);
+        assert_eq!(json(ta.state.acc), json(state(&j, LOG).acc));
+    }
+
+    #[test]
+    fn every_damage_is_an_error() {
+        let j = job();
+        let good = encode(&j, &state(&j, LOG), &BTreeSet::new());
+        for n in 0..good.len() {
+            assert!(decode::<ReportJob>(&good[..n]).is_err(), "cut at {n}");
+        }
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x40;
+            assert!(decode::<ReportJob>(&bad).is_err(), "byte {i}");
+        }
+    }
+}

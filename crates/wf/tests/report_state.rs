@@ -1,0 +1,148 @@
+//! `wf report --state FILE` (incremental runs), against fresh runs: a
+//! generated log (with malformed lines) appended to in pieces cut at random
+//! bytes (mid-line), rotated by rename, by gzip and by copytruncate in
+//! between; after every incremental run its `--json` equals one fresh run
+//! over what the files hold (but for `log_size`, the bytes this run read).
+//! Also: a state of other settings or of another job is refused.
+
+mod common;
+use common::*;
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde_json::Value;
+
+/// `wf report --json --format combined [ARGS] DIR`: the JSON without
+/// `log_size`, stderr, and whether it succeeded.
+fn report(args: &[&str], dir: &Path) -> (Option<Value>, String, bool) {
+    let mut c = wf();
+    c.args(["report", "--json", "--format", "combined"])
+        .args(args)
+        .arg(dir);
+    let o = run(c, None);
+    let json = serde_json::from_slice::<Value>(&o.stdout)
+        .ok()
+        .map(|mut j| {
+            j["general"].as_object_mut().unwrap().remove("log_size");
+            j
+        });
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    (json, err, o.status.success())
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+fn gzip(from: &Path, to: &Path) {
+    let data = fs::read(from).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&data).unwrap();
+    fs::write(to, e.finish().unwrap()).unwrap();
+    fs::remove_file(from).unwrap();
+}
+
+/// A rotation, as logrotate does it, of `log` in `dir`.
+fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
+    let n1 = dir.join("access.log.1");
+    match step {
+        2 => {
+            fs::rename(log, &n1).unwrap();
+            Some("rename")
+        }
+        4 => {
+            gzip(&n1, &dir.join("access.log.1.gz"));
+            Some("gzip")
+        }
+        6 => {
+            fs::rename(dir.join("access.log.1.gz"), dir.join("access.log.2.gz")).unwrap();
+            fs::copy(log, &n1).unwrap();
+            let f = OpenOptions::new().write(true).open(log).unwrap();
+            f.set_len(0).unwrap();
+            Some("copytruncate")
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn pieces_and_rotations_equal_a_fresh_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "300K", "0.03", 38)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let state = tmp.path().join("report.state");
+    let s = state.to_str().unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(38);
+    let mut at = 0;
+    for step in 0..9 {
+        let rotated = rotate(step, &dir, &log);
+        // A piece of random length, cut anywhere (mid-line most often).
+        let n = rng.random_range(1..src.len() / 6).min(src.len() - at);
+        append(&log, &src[at..at + n]);
+        at += n;
+        let j = rng.random_range(1..4).to_string();
+        let chunk = ["4K", "64K", "8M"][rng.random_range(0..3)];
+        let args = ["--state", s, "-j", &j, "--chunk-size", chunk];
+        let (got, err, ok) = report(&args, &dir);
+        assert!(ok, "step {step}: {err}");
+        let (want, _, _) = report(&[], &dir);
+        assert!(want.is_some());
+        assert_eq!(got, want, "step {step} ({rotated:?}) -j {j} {chunk}");
+        if rotated == Some("copytruncate") {
+            assert!(err.contains("read from its start"), "{err}");
+        } else {
+            assert!(err.is_empty(), "step {step} ({rotated:?}): {err}");
+        }
+    }
+    assert!(at > src.len() / 3, "the pieces covered {at} bytes");
+    let (j, _, _) = report(&[], &dir);
+    assert!(j.unwrap()["general"]["failed_requests"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn other_settings_and_other_jobs_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    fs::copy(
+        generated_log(tmp.path(), "20K", "0", 3),
+        dir.join("access.log"),
+    )
+    .unwrap();
+    let state = tmp.path().join("report.state");
+    let s = state.to_str().unwrap();
+    let (_, err, ok) = report(&["--state", s], &dir);
+    assert!(ok, "{err}");
+    let made = fs::read(&state).unwrap();
+    let refused = |args: &[&str], what: &str| {
+        let (out, err, ok) = report(args, &dir);
+        assert!(!ok && out.is_none(), "{args:?}");
+        assert!(err.contains(what), "{args:?}: wanted {what:?} in {err}");
+        assert_eq!(fs::read(&state).unwrap(), made, "the state changed");
+    };
+    refused(&["--state", s, "--bots", "only"], "settings");
+    refused(&["--state", s, "--since", "2007-06-17"], "--since");
+    // --max-rows only shapes the output: allowed.
+    let (_, err, ok) = report(&["--state", s, "--max-rows", "3"], &dir);
+    assert!(ok, "{err}");
+    // A state of `wf count` is not a report's.
+    let count_state = tmp.path().join("count.state");
+    let mut c = wf();
+    c.arg("count").arg("--state").arg(&count_state).arg(&dir);
+    ok_bytes(c, None);
+    let cs = count_state.to_str().unwrap();
+    let (out, err, ok) = report(&["--state", cs], &dir);
+    assert!(!ok && out.is_none());
+    assert!(err.contains("another job"), "{err}");
+}
