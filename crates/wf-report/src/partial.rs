@@ -199,6 +199,17 @@ fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
             kept: read_hb(r)?,
         })
     })?;
+    let agent_hits = p
+        .agents
+        .values
+        .iter()
+        .try_fold(0u64, |n, h| n.checked_add(h.all));
+    let valid = a.hits.checked_add(a.excluded);
+    if !matches!((agent_hits, valid), (Some(x), Some(v)) if x <= v) {
+        // Each valid request (kept or left out by --bots) counts its agent
+        // once; the tally subtracts the bots' requests from the valid ones.
+        return Err(Damage::Invalid("more agents' requests than requests"));
+    }
     let (nc, na) = (p.clients.len() as u64, p.agents.len() as u64);
     for i in 0..count(r)? {
         let v = Visitor {
@@ -342,6 +353,17 @@ bad line
         let (_, mut ta) = decode::<ReportJob>(&ea).unwrap();
         j.merge(&mut ta.state, b);
         assert_eq!(json(ta.state.acc), json(state(&j, LOG).acc));
+    }
+
+    /// A state whose checksum is right but whose counts cannot be (more
+    /// requests of agents than requests) is an error, not a wrapped count.
+    #[test]
+    fn impossible_counts_are_an_error() {
+        let j = job();
+        let mut st = state(&j, LOG);
+        st.acc.panels.agents.values[0].all += 10;
+        let bytes = encode(&j, &st, &BTreeSet::new());
+        assert!(decode::<ReportJob>(&bytes).is_err());
     }
 
     #[test]
