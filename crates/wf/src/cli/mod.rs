@@ -159,6 +159,8 @@ bytes with count and percent, items under a group); -o FILE.html one self-contai
 Examples:\n  wf report access.log\n  wf report -o report.html /var/log/nginx/\n  \
 wf report --bots only --top 20 access.log.gz\n  \
 wf report --format vcombined other_vhosts_access.log\n  \
+wf report --since -24h -o today.html access.log\n  \
+wf report --state /var/lib/wf/report.state -o report.html access.log*\n  \
 wf report --json -j 2 access.log | jq .general";
 
 /// The exit statuses of the scan jobs, in their `--help`.
