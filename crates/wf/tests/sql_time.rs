@@ -334,3 +334,86 @@ fn json_lines_time_key() {
     let (span, size) = spans(&err).unwrap();
     assert!(span * 10 < size, "{span} of {size}");
 }
+
+/// `wf feed --since --until -- cat`: the lines the workers got, sorted.
+fn feed_lines(path: &Path, a: i64, b: i64, extra: &[&str]) -> (Vec<Vec<u8>>, String) {
+    let mut c = wf();
+    c.args([
+        "feed",
+        "-j",
+        "2",
+        "--block",
+        "4K",
+        "--since",
+        &iso(a),
+        "--until",
+        &iso(b),
+    ])
+    .args(extra)
+    .arg(path)
+    .args(["--", "cat"]);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    let mut lines: Vec<Vec<u8>> = o
+        .stdout
+        .split_inclusive(|&c| c == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    lines.sort();
+    (lines, err)
+}
+
+fn naive_lines(data: &[u8], a: i64, b: i64) -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = data
+        .split_inclusive(|&c| c == b'\n')
+        .filter(|l| clf_secs(l).is_some_and(|t| (a..b).contains(&t)))
+        .map(<[u8]>::to_vec)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn feed_gets_only_the_records_of_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen_days(dir.path(), "m.log", "2M", 3, 9);
+    let data = std::fs::read(&p).unwrap();
+    let t: Vec<i64> = data.split(|&c| c == b'\n').filter_map(clf_secs).collect();
+    let (a, b) = (t[0] + 86400, t[0] + 86400 + 3000);
+    let (got, _) = feed_lines(&p, a, b, &[]);
+    let want = naive_lines(&data, a, b);
+    assert!(!want.is_empty());
+    assert!(got == want, "{} lines, want {}", got.len(), want.len());
+    // Late lines within the slack, lines without a time, and a file out of
+    // order (read whole, said so), gzipped too.
+    let t0 = Y2007 + 40 * 86400;
+    let d = disordered(5000, t0);
+    let mut two = d.clone();
+    two.extend_from_slice(&d);
+    let p2 = dir.path().join("two.log");
+    std::fs::write(&p2, &two).unwrap();
+    for (a, b) in [(t0 + 20_000, t0 + 20_600), (t0 + 33_330, t0 + 33_340)] {
+        let (got, err) = feed_lines(&p2, a, b, &["--format", "combined"]);
+        assert!(err.contains("not in time order"), "{err}");
+        assert!(got == naive_lines(&two, a, b), "{a}..{b}");
+        let p1 = dir.path().join("one.log");
+        std::fs::write(&p1, &d).unwrap();
+        let (got, _) = feed_lines(&p1, a, b, &[]);
+        assert!(got == naive_lines(&d, a, b), "{a}..{b}");
+    }
+    let gz = dir.path().join("m.log.gz");
+    let mut c = wf();
+    c.args([
+        "gen", "wf2", "--size", "2M", "--days", "3", "--seed", "9", "-o",
+    ])
+    .arg(&gz);
+    ok(c);
+    let (got, _) = feed_lines(&gz, a, b, &[]);
+    assert!(
+        got == want,
+        "gzip: {} lines, want {}",
+        got.len(),
+        want.len()
+    );
+}

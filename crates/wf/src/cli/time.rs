@@ -161,7 +161,7 @@ impl TimeArgs {
         ]
     }
 
-    fn window(&self) -> Option<seek::Window> {
+    pub(crate) fn window(&self) -> Option<seek::Window> {
         if self.since.is_none() && self.until.is_none() {
             return None;
         }
