@@ -21,12 +21,16 @@ impl Scans {
     }
 }
 
+/// What the time push-down did in each scan of a table (`crate::time`).
+pub(crate) type TimeNotes = Arc<Mutex<Vec<Arc<crate::time::SeekNote>>>>;
+
 /// A table as its scans share it: what to read, and the threads reading it.
 #[derive(Debug)]
 pub(crate) struct TableInner {
     pub(crate) read: read::Table,
     /// The scan threads started so far; `LogTable::scans` waits for them.
     threads: Scans,
+    pub(crate) time_notes: TimeNotes,
 }
 
 impl TableInner {
@@ -34,6 +38,7 @@ impl TableInner {
         TableInner {
             read,
             threads: Scans::default(),
+            time_notes: TimeNotes::default(),
         }
     }
 

@@ -20,6 +20,7 @@ mod shared;
 pub mod stream;
 pub mod sum;
 pub mod table;
+mod time;
 
 /// The scan job and a record's problems live with the reader now.
 pub use wf_formats::read::{job, problem};
@@ -105,6 +106,8 @@ pub struct TableRun {
     scans: table::Scans,
     meter: Arc<Meter>,
     streams: Arc<stream::Streams>,
+    /// What the time push-down did in each scan of the table.
+    time_notes: inner::TimeNotes,
 }
 
 /// Why a query failed.
@@ -236,6 +239,7 @@ fn run_into(
             scans: table.scans(),
             meter: o.meter,
             streams: o.streams,
+            time_notes: table.time_notes(),
         });
         ctx.register_table(name.as_str(), Arc::new(table))
             .map_err(|e| SqlError::Usage(e.to_string()))?;
@@ -582,6 +586,16 @@ pub fn stats_text(t: &TableRun) -> String {
     }
     for f in &r.serial_files {
         s.push_str(&format!("  read serially (quoted line breaks): {f}\n"));
+    }
+    for n in t.time_notes.lock().unwrap().iter() {
+        let (span, size) = n.bytes();
+        s.push_str(&format!(
+            "  time push-down {}: {span} of {size} bytes of files in the spans, {} probed\n",
+            n.bounds, n.probed
+        ));
+        for (name, why) in &n.whole {
+            s.push_str(&format!("    read whole and filtered: {name}: {why}\n"));
+        }
     }
     if r.reported && !r.complete {
         s.push_str(&format!(

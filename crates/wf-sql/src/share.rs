@@ -88,7 +88,12 @@ impl PhysicalOptimizerRule for ShareScans {
                 }
                 continue;
             }
-            if !can_share(group) {
+            // A scan with a time window reads spans of its own.
+            let windowed = |l: &&Leaf| {
+                let s = l.scan.downcast_ref::<ScanExec>();
+                s.is_some_and(|s| s.time.is_some())
+            };
+            if !can_share(group) || group.iter().any(windowed) {
                 continue;
             }
             let scans: Vec<&ScanExec> = group

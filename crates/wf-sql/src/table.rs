@@ -27,7 +27,7 @@ use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::memory_pool::MemoryLimit;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::coop::cooperative;
 use datafusion::physical_plan::execution_plan::SchedulingType;
@@ -43,6 +43,7 @@ use futures::StreamExt;
 pub use crate::inner::Scans;
 use crate::inner::{spawn_scan, TableInner};
 use crate::shared::Shared;
+use crate::time::{self, Bounds, TimeCol, TimeScan};
 use wf_formats::read::job::Reader;
 use wf_formats::read::{self, BatchResult, ReadError};
 use wf_formats::Format;
@@ -53,13 +54,44 @@ pub use wf_formats::read::ScanReport;
 #[derive(Debug)]
 pub struct LogTable {
     inner: Arc<TableInner>,
+    /// The column that is the records' log time, for the time push-down
+    /// (`crate::time`).
+    time: Option<TimeCol>,
 }
 
 impl LogTable {
     pub fn new(table: read::Table) -> Self {
+        let time = time::time_column(table.format().as_ref()).map(|(index, text)| TimeCol {
+            index,
+            name: table.schema().field(index).name().clone(),
+            text,
+        });
         LogTable {
             inner: Arc::new(TableInner::new(table)),
+            time,
         }
+    }
+
+    /// What the time push-down did in each scan of this table (`--stats`).
+    pub(crate) fn time_notes(&self) -> crate::inner::TimeNotes {
+        self.inner.time_notes.clone()
+    }
+
+    /// The window the time filters among `filters` set, if any.
+    fn time_bounds(&self, filters: &[Expr]) -> Option<Bounds> {
+        let tc = self.time.as_ref()?;
+        let all = Bounds {
+            since: i64::MIN,
+            until: i64::MAX,
+        };
+        let b = filters
+            .iter()
+            .filter_map(|f| time::bounds(f, tc))
+            .fold(all, |a, b| Bounds {
+                since: a.since.max(b.since),
+                until: a.until.min(b.until),
+            });
+        (b != all).then_some(b)
     }
 
     /// What the scans of this table found (complete once its queries are done
@@ -102,11 +134,28 @@ impl TableProvider for LogTable {
         TableType::Base
     }
 
+    /// Bounds on the log's time column are used to narrow the files
+    /// (`crate::time`), inexactly: DataFusion still applies them.
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(
+                |f| match self.time.as_ref().and_then(|tc| time::bounds(f, tc)) {
+                    Some(_) => TableProviderFilterPushDown::Inexact,
+                    None => TableProviderFilterPushDown::Unsupported,
+                },
+            )
+            .collect())
+    }
+
     async fn scan(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize> = (0..self.inner.read.schema().fields().len()).collect();
@@ -121,11 +170,19 @@ impl TableProvider for LogTable {
             SCAN_BATCHES
         };
         let batch_rows = state.config().batch_size() * batches;
-        Ok(Arc::new(ScanExec::new(
-            self.inner.clone(),
-            projection,
-            batch_rows,
-        )))
+        // `_line` counts lines from the start of a file: only whole files.
+        let line = self.inner.read.format().fields().len() + 2;
+        let time = match (self.time_bounds(filters), &self.time) {
+            (Some(b), Some(tc)) if !projection.contains(&line) => {
+                let t = time::time_scan(&self.inner.read, tc, b);
+                self.inner.time_notes.lock().unwrap().push(t.note.clone());
+                Some(Arc::new(t))
+            }
+            _ => None,
+        };
+        let mut scan = ScanExec::new(self.inner.clone(), projection, batch_rows);
+        scan.time = time;
+        Ok(Arc::new(scan))
     }
 }
 
@@ -148,6 +205,9 @@ pub struct ScanExec {
     /// The only scan of its table in the plan (`crate::share` says so): it may
     /// read the table's streams as they come (see `crate::stream`).
     sole: bool,
+    /// A time window pushed down: the table with its files narrowed to spans
+    /// (never shared with other scans, see `crate::share`).
+    pub(crate) time: Option<Arc<TimeScan>>,
 }
 
 impl fmt::Debug for ScanExec {
@@ -181,6 +241,7 @@ impl ScanExec {
             rx: Mutex::new((None, 0)),
             share: None,
             sole: false,
+            time: None,
         }
     }
 
@@ -192,6 +253,7 @@ impl ScanExec {
     pub(crate) fn shared(&self, share: Arc<Shared>, i: usize) -> Self {
         let mut s = ScanExec::new(self.table.clone(), self.projection.clone(), self.batch_rows);
         s.share = Some((share, i));
+        s.time = self.time.clone();
         s
     }
 
@@ -199,6 +261,7 @@ impl ScanExec {
     pub(crate) fn sole(&self) -> Self {
         let mut s = ScanExec::new(self.table.clone(), self.projection.clone(), self.batch_rows);
         s.sole = true;
+        s.time = self.time.clone();
         s
     }
 
@@ -238,8 +301,10 @@ impl ScanExec {
             self.batch_rows,
             self.sole,
         );
+        let spanned = self.time.as_ref().map(|t| t.table.clone());
         spawn_scan(&self.table, move || {
-            read::scan(&table.read, &projection, rows, readers, sole)
+            let read = spanned.as_deref().unwrap_or(&table.read);
+            read::scan(read, &projection, rows, readers, sole)
         });
         r
     }
@@ -260,6 +325,9 @@ impl DisplayAs for ScanExec {
             self.table.read.inputs().len(),
             cols.join(", ")
         )?;
+        if let Some(t) = &self.time {
+            write!(f, ", {}", t.note)?;
+        }
         match &self.share {
             Some((sh, i)) => write!(f, ", shared: reader {} of {}", i + 1, sh.readers()),
             None => Ok(()),

@@ -11,4 +11,4 @@ mod random;
 mod strs;
 mod wf2;
 
-pub use wf2::wf2;
+pub use wf2::{wf2, wf2_days};

@@ -224,6 +224,21 @@ impl Table {
         self
     }
 
+    /// The same table over `inputs` (the same inputs with byte spans: `wf
+    /// sql`'s time push-down), sharing its report.
+    pub fn with_inputs(&self, inputs: Vec<Input>) -> Table {
+        Table {
+            format: self.format.clone(),
+            inputs,
+            opts: self.opts.clone(),
+            schema: self.schema.clone(),
+            progress: self.progress.clone(),
+            report: self.report.clone(),
+            strict: self.strict,
+            streams: self.streams.clone(),
+        }
+    }
+
     pub fn format(&self) -> &Arc<dyn Format> {
         &self.format
     }

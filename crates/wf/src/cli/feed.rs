@@ -7,6 +7,8 @@ use wf_core::scan;
 
 use super::args::InputArgs;
 
+mod window;
+
 // `wf feed`: its help is on `Cmd::Feed`.
 #[derive(Args)]
 pub(crate) struct FeedArgs {
@@ -51,6 +53,12 @@ pub(crate) struct FeedArgs {
     /// The worker command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
+    /// --since/--until: the workers get only the records of the window, e.g.
+    /// `wf feed --since -1h access.log -- wc -l`.
+    #[command(flatten)]
+    time: super::time::TimeArgs,
+    #[command(flatten)]
+    time_format: super::time::FormatArg,
 }
 
 impl FeedArgs {
@@ -93,12 +101,34 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 /// `wf feed`: the inputs to the workers; exit status 2 if any input could not be
 /// read or any worker failed (`wf_core::feed` has reported it on stderr).
 pub(crate) fn run(f: &FeedArgs) -> ExitCode {
-    let collected = f.input.collect();
+    let mut collected = f.input.collect();
     let opts = f.options();
     for e in &collected.errors {
         wf_core::warn!("wf: {e}");
     }
-    match wf_core::feed::run(collected.inputs, &opts) {
+    // --since/--until: the window's records through a pipe (see `window`).
+    let narrowed = match f.time.window() {
+        Some(w) => {
+            let inputs = std::mem::take(&mut collected.inputs);
+            let fmt = f.time_format.format;
+            match window::narrow(inputs, w, fmt, opts.sep, opts.max_record) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    wf_core::warn!("wf feed: --since/--until: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        None => None,
+    };
+    if let Some(n) = &narrowed {
+        collected.inputs = vec![n.input.clone()];
+    }
+    let result = wf_core::feed::run(collected.inputs, &opts);
+    let window_errors = narrowed.map(|n| n.finish()).unwrap_or_default();
+    window_errors.iter().for_each(|e| wf_core::warn!("wf: {e}"));
+    collected.errors.extend(window_errors);
+    match result {
         Ok(r) => {
             for e in &r.input_errors {
                 wf_core::warn!("wf: {e}");

@@ -16,7 +16,8 @@ blog): article URIs /ongoing/When/200x/YYYY/MM/DD/Slug and static files with ske
 many clients, referrers, statuses 200/304/404/301/500. The same seed gives the same bytes. \
 --odd-lines mixes in malformed lines: short, empty, tabs, leading spaces, invalid UTF-8 and \
 very long lines.\n\nExamples:\n  wf gen wf2 --size 1G -o access.log\n  \
-wf gen wf2 --size 100M --seed 7 --odd-lines 0.01 | wf wf2 --stats"
+wf gen wf2 --size 100M --seed 7 --odd-lines 0.01 | wf wf2 --stats\n  \
+wf gen wf2 --size 1G --days 30 -o month.log"
     )]
     Wf2 {
         /// Approximate size to write, e.g. 100M or 1G (K, M, G, T: x1024; KB, MB,
@@ -29,6 +30,13 @@ wf gen wf2 --size 100M --seed 7 --odd-lines 0.01 | wf wf2 --stats"
         /// Fraction of malformed lines to mix in (0 to 1).
         #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
         odd_lines: f64,
+        /// Spread the lines' times evenly over N days from 2007-06-17 00:00 -0700
+        /// (the last line about N days after the first), instead of the hourly
+        /// pattern of the real log (about 4.4 hours per 4096 lines). For
+        /// --since/--until and `WHERE time >= ...` tests, e.g. `wf gen wf2 --size
+        /// 1G --days 30 -o month.log`.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        days: Option<u32>,
         /// Write to FILE instead of standard output.
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -66,6 +74,7 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
             size,
             seed,
             odd_lines,
+            days,
             output,
         } => {
             if !(0.0..=1.0).contains(odd_lines) {
@@ -73,7 +82,7 @@ pub(crate) fn run(g: &GenCmd) -> ExitCode {
                 return ExitCode::from(2);
             }
             write_to(output.as_deref(), |w| {
-                wf_core::gen::wf2(w, *size, *seed, *odd_lines)
+                wf_core::gen::wf2_days(w, *size, *seed, *odd_lines, *days)
             })
         }
         GenCmd::Onebrc {

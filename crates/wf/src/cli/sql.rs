@@ -56,6 +56,14 @@ Every table also has _file (the input's name), _offset (byte offset of the recor
 (line number of its first line, from 1; a query that uses it reads each file on one core), to \
 find the raw record behind a row.
 
+A time range on the log's own time (the `time` column of the Apache and nginx formats; \
+`time`, `timestamp`, `@timestamp` or `ts` of JSON lines and logfmt) compared with constants, \
+as `time >= X`, `time < X`, `BETWEEN` (X: TIMESTAMP '2026-11-27T10:00:00Z', \
+'2026-11-27T10:00Z'::timestamp, now() - INTERVAL '1 hour'), reads only the part of each file \
+that can hold it, found by binary search as `wf count --since` finds it (5 minutes of slack \
+for records written late); streams, compressed and out-of-order files are read whole. \
+EXPLAIN and --stats show the byte spans; WF_TIME_PUSHDOWN=0 turns it off.
+
 Lines that do not parse are not rows: --stats counts them and locates the first few (by byte \
 offset); --strict makes them an error, and so are values not of their column's type and \
 invalid UTF-8: the query stops at the first, naming its file, line and value.
@@ -64,6 +72,7 @@ Examples:
   wf sql 'SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY n DESC' access.log
   wf sql \"SELECT date_trunc('hour', time) AS hour, count(*) FROM logs GROUP BY 1 ORDER BY 1\" logs/
   wf sql 'SELECT path, approx_percentile_cont(bytes, 0.99) FROM logs GROUP BY path' access.log
+  wf sql \"SELECT path, count(*) FROM logs WHERE time >= now() - INTERVAL '1 hour' GROUP BY 1\" access.log
   wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:decimal(3,1)' \\
     'SELECT station, min(t), avg(t), max(t) FROM logs GROUP BY station ORDER BY station' m.txt
   wf sql 'SELECT * FROM logs' access.log -o access.parquet

@@ -9,9 +9,13 @@ fn gen(size: u64, seed: u64, odd: f64) -> Vec<u8> {
 }
 
 fn gen_threads(size: u64, seed: u64, odd: f64, threads: usize) -> Vec<u8> {
+    gen_days(size, seed, odd, None, threads)
+}
+
+fn gen_days(size: u64, seed: u64, odd: f64, days: Option<u32>, threads: usize) -> Vec<u8> {
     let mut v = Vec::new();
     let t = (odd * 18_446_744_073_709_551_616.0) as u64;
-    let n = generate(&mut v, size, seed, t, threads).unwrap();
+    let n = generate(&mut v, size, seed, t, days, threads).unwrap();
     assert_eq!(n, v.len() as u64);
     v
 }
@@ -138,6 +142,10 @@ fn bytes_do_not_depend_on_thread_count() {
         // wf2 picks its own thread count: same bytes.
         assert!(one == gen(9 << 20, 5, odd));
     }
+    // Times spread over days (`--days`): the same too.
+    let one = gen_days(9 << 20, 5, 0.01, Some(30), 1);
+    assert!(one == gen_days(9 << 20, 5, 0.01, Some(30), 3));
+    assert!(one != gen_days(9 << 20, 5, 0.01, Some(29), 1));
 }
 
 #[test]

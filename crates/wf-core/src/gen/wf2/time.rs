@@ -17,15 +17,40 @@ pub(super) const MONTHS: [&[u8; 3]; 12] = [
 /// Block start times and durations, computed in block order, so a pure function of the index.
 pub(super) struct Clock {
     t_ms: u64,
+    b: u64,
+    /// `wf gen wf2 --days`: block b starts at `T0 + b * span_ms / blocks`,
+    /// with `blocks` (the expected number of blocks, a fraction) as
+    /// `blocks_num / blocks_den`; `None`: the hourly pattern.
+    even: Option<Even>,
+}
+
+/// Times spread evenly over `span_ms`, for `blocks_num / blocks_den` blocks.
+#[derive(Clone, Copy)]
+pub(super) struct Even {
+    pub(super) span_ms: u64,
+    pub(super) blocks_num: u64,
+    pub(super) blocks_den: u64,
 }
 
 impl Clock {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(even: Option<Even>) -> Self {
         Clock {
             t_ms: T0_SECS * 1000,
+            b: 0,
+            even,
         }
     }
     pub(super) fn next(&mut self) -> (u64, u64) {
+        if let Some(e) = self.even {
+            let at = |b: u64| {
+                let off = b as u128 * e.span_ms as u128 * e.blocks_den as u128
+                    / e.blocks_num.max(1) as u128;
+                T0_SECS * 1000 + off.min(u64::MAX as u128 / 2) as u64
+            };
+            let (t0, t1) = (at(self.b), at(self.b + 1));
+            self.b += 1;
+            return (t0, t1 - t0);
+        }
         let hour = (self.t_ms / 3_600_000 % 24) as usize;
         let dur = HOURLY_GAP_MS[hour] * LINES_PER_BLOCK as u64;
         let t0 = self.t_ms;
