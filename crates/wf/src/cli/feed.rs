@@ -48,6 +48,8 @@ pub(crate) struct FeedArgs {
     /// With one process per block, print block outputs in input order (implies --per-block).
     #[arg(long)]
     keep_order: bool,
+    #[command(flatten)]
+    follow: super::follow::FollowArgs,
     /// The worker command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
@@ -93,6 +95,9 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 /// `wf feed`: the inputs to the workers; exit status 2 if any input could not be
 /// read or any worker failed (`wf_core::feed` has reported it on stderr).
 pub(crate) fn run(f: &FeedArgs) -> ExitCode {
+    if f.follow.on() {
+        return super::follow::feed(&f.follow, &f.input, f.options());
+    }
     let collected = f.input.collect();
     let opts = f.options();
     for e in &collected.errors {
