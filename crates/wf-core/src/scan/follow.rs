@@ -17,7 +17,9 @@
 //!   is read on by its descriptor until a poll finds it quiet, then its last
 //!   record goes out whole and it is closed; the new file is read from 0.
 //! - copytruncate (the same inode, shorter, or its first bytes changed): read
-//!   again from 0, and said ([`Event::Truncated`]). What was written between
+//!   again from 0, and said ([`Event::Truncated`]); the partial last record
+//!   the last poll saw (kept in memory, up to 1 MiB) goes out as a record, as
+//!   the copy ends with it. What was written between
 //!   the last poll and the truncation is only in the copy: lost to every
 //!   follower of the name (logrotate's manual says so of copytruncate).
 //! - A name that is gone: its open file is read on; a file that comes back
@@ -84,7 +86,13 @@ struct Followed {
     head: (u64, u64),
     /// Since when a partial record has waited at `offset`.
     waiting: Option<Instant>,
+    /// The partial record as the last poll saw it (up to [`HELD`] bytes): if
+    /// the file is truncated, it goes out from here, as the copy holds it.
+    held: Vec<u8>,
 }
+
+/// The longest partial record kept in memory against a truncation.
+const HELD: u64 = 1 << 20;
 
 /// The files followed, and what has been handed on of each.
 pub struct Follower {
@@ -209,6 +217,17 @@ impl Follower {
                     was: f.size,
                     now: size,
                 });
+                // The partial record the copy ends with goes out as one.
+                let held = std::mem::take(&mut f.held);
+                if !held.is_empty() {
+                    match in_memory(&f.name, &held) {
+                        Ok((inp, file)) => {
+                            p.records.push(inp);
+                            p.closing.push(file);
+                        }
+                        Err(e) => p.events.push(Event::Failed(InputError::io(&f.name, &e))),
+                    }
+                }
                 (f.offset, f.head, f.waiting) = (0, (0, 0), None);
                 self.generations += 1;
             }
@@ -236,7 +255,13 @@ impl Follower {
                 f.note_head();
             } else {
                 p.tails.push(f.span(f.offset, size));
+                if !quiet {
+                    f.hold(size);
+                }
             }
+        }
+        if f.offset == size {
+            f.held.clear();
         }
         !(rotated_away && quiet)
     }
@@ -322,6 +347,21 @@ impl Write for LastByte<'_> {
     }
 }
 
+/// `bytes` as an input of its own (an unnamed temporary file, open while
+/// the returned file is).
+fn in_memory(name: &str, bytes: &[u8]) -> io::Result<(Input, File)> {
+    let mut file = tempfile::tempfile()?;
+    file.write_all(bytes)?;
+    let len = bytes.len() as u64;
+    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let inp = Input {
+        name: name.to_string(),
+        source: Source::File { path, size: len },
+        span: Some((0, len)),
+    };
+    Ok((inp, file))
+}
+
 /// Open `path` to follow it from its start.
 fn open(name: &str, path: PathBuf) -> io::Result<Followed> {
     let file = File::open(&path)?;
@@ -335,6 +375,7 @@ fn open(name: &str, path: PathBuf) -> io::Result<Followed> {
         size: 0,
         head: (0, 0),
         waiting: None,
+        held: Vec::new(),
     })
 }
 
@@ -348,6 +389,17 @@ impl Followed {
             source: Source::File { path, size: to },
             // Always a span: without one the scan reads the whole file.
             span: Some((from, to)),
+        }
+    }
+
+    /// Keep the partial record `[offset, size)` (if not too long).
+    fn hold(&mut self, size: u64) {
+        self.held.clear();
+        let len = size - self.offset;
+        if len <= HELD {
+            self.held.resize(len as usize, 0);
+            let n = read_full_at(&self.file, &mut self.held, self.offset).unwrap_or(0);
+            self.held.truncate(n);
         }
     }
 

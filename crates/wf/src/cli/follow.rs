@@ -160,7 +160,7 @@ pub(crate) fn run<J: Partial>(
     failed |= say_errors(&errors);
     let mut total = job.new_state();
     let terminal = std::io::stdout().is_terminal();
-    let mut last = false;
+    let (mut last, mut handed) = (false, 0u64);
     loop {
         let p = if last { fl.finish() } else { fl.poll() };
         failed |= say(&p.events);
@@ -170,6 +170,7 @@ pub(crate) fn run<J: Partial>(
             .scan_inputs(again(), cx.format, p.records.clone(), vec![], &opts, None);
         failed |= say_errors(&inc.errors);
         job.merge(&mut total, inc.state);
+        handed += p.records.iter().map(span_len).sum::<u64>();
         if p.changed || last {
             let now = with_tails(&job, &total, &p, &cx, &opts);
             if !print(&render(now, fl.generations), terminal) {
@@ -178,7 +179,10 @@ pub(crate) fn run<J: Partial>(
             if cx.args.stats {
                 let held: u64 = p.tails.iter().map(span_len).sum();
                 let n = fl.generations;
-                wf_core::warn!("wf: follow: {n} files, {held} bytes waiting in partial last lines");
+                wf_core::warn!(
+                    "wf: follow: {n} files, {} bytes read, {held} of them in partial last lines",
+                    handed + held
+                );
             }
         }
         if last {
