@@ -31,7 +31,16 @@ struct Following {
 
 impl Following {
     fn start(args: &[&str]) -> Following {
+        use std::os::unix::process::CommandExt;
         let mut c = wf();
+        // SIGINT as from a terminal, even when the tests run in the
+        // background of a shell (which ignores it for its children).
+        unsafe {
+            c.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         c.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -116,6 +125,14 @@ impl Following {
     }
 }
 
+impl Drop for Following {
+    /// A test that failed leaves no follower running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn append(path: &Path, bytes: &[u8]) {
     let mut f = OpenOptions::new()
         .create(true)
@@ -194,6 +211,9 @@ fn count_and_wf2_follow_appends_and_rotations_to_a_fresh_run() {
     let common = ["--follow", "--interval", "100ms", "--json", "--stats"];
     let count = Following::start(&[&["count"], &common[..], &["-j", "2", l]].concat());
     let wf2 = Following::start(&[&["wf2"], &common[..], &["--chunk-size", "1K", l]].concat());
+    // Both have opened the log before it is rotated.
+    count.wait_for("a first report", |o, _| !o.is_empty());
+    wf2.wait_for("a first report", |o, _| !o.is_empty());
     let done = write_rotating(&dir, &parts[1..], &[&count, &wf2], true);
     assert!(done.contains(&"rename") && done.contains(&"copytruncate"));
     for (job, w) in [("count", count), ("wf2", wf2)] {
@@ -245,6 +265,8 @@ fn feed_follow_hands_every_record_on_once_whole() {
     // A follower that says how far it has read (`wf feed` has no report),
     // for the waits between two renames.
     let count = Following::start(&["count", "--follow", "--interval", "100ms", "--stats", l]);
+    count.wait_for("a first report", |o, _| !o.is_empty());
+    feed.wait_for("the first lines", |o, _| !o.is_empty());
     let done = write_rotating(&dir, &parts[1..], &[&count], false);
     assert!(done.contains(&"rename"));
     // Let feed read all before its SIGINT, as the counter has.

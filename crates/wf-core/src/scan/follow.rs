@@ -212,23 +212,7 @@ impl Follower {
         if !quiet {
             p.changed = true;
             if size < f.size || !f.same_head() {
-                p.events.push(Event::Truncated {
-                    name: f.name.clone(),
-                    was: f.size,
-                    now: size,
-                });
-                // The partial record the copy ends with goes out as one.
-                let held = std::mem::take(&mut f.held);
-                if !held.is_empty() {
-                    match in_memory(&f.name, &held) {
-                        Ok((inp, file)) => {
-                            p.records.push(inp);
-                            p.closing.push(file);
-                        }
-                        Err(e) => p.events.push(Event::Failed(InputError::io(&f.name, &e))),
-                    }
-                }
-                (f.offset, f.head, f.waiting) = (0, (0, 0), None);
+                f.restart(size, p);
                 self.generations += 1;
             }
         }
@@ -246,22 +230,23 @@ impl Follower {
             f.note_head();
         }
         let rotated_away = f.path.is_none();
-        if size > f.offset {
+        if f.offset == size {
+            f.held.clear();
+        } else {
+            if !quiet || f.held.len() as u64 != size - f.offset {
+                f.hold(size);
+            }
+            let part = f.partial(size, p);
             let since = *f.waiting.get_or_insert(now);
             let due = flush_after.is_some_and(|d| now.duration_since(since) >= d);
             if due || (rotated_away && quiet) {
-                p.records.push(f.span(f.offset, size));
+                p.records.push(part);
                 (f.offset, f.waiting) = (size, None);
+                f.held.clear();
                 f.note_head();
             } else {
-                p.tails.push(f.span(f.offset, size));
-                if !quiet {
-                    f.hold(size);
-                }
+                p.tails.push(part);
             }
-        }
-        if f.offset == size {
-            f.held.clear();
         }
         !(rotated_away && quiet)
     }
@@ -390,6 +375,41 @@ impl Followed {
             // Always a span: without one the scan reads the whole file.
             span: Some((from, to)),
         }
+    }
+
+    /// Truncated (or rewritten) to `size` bytes: read again from the start;
+    /// the partial record the last poll saw goes out as one (the copy that
+    /// copytruncate made ends with it).
+    fn restart(&mut self, size: u64, p: &mut Poll) {
+        p.events.push(Event::Truncated {
+            name: self.name.clone(),
+            was: self.size,
+            now: size,
+        });
+        let held = std::mem::take(&mut self.held);
+        if !held.is_empty() {
+            match in_memory(&self.name, &held) {
+                Ok((inp, file)) => {
+                    p.records.push(inp);
+                    p.closing.push(file);
+                }
+                Err(e) => p.events.push(Event::Failed(InputError::io(&self.name, &e))),
+            }
+        }
+        (self.offset, self.head, self.waiting) = (0, (0, 0), None);
+    }
+
+    /// The partial record `[offset, size)` as an input: a copy of the bytes
+    /// held (the scan finishes a record it reads past the span's end, and
+    /// the file may have grown), or the span if it is too long to hold.
+    fn partial(&self, size: u64, p: &mut Poll) -> Input {
+        if self.held.len() as u64 == size - self.offset {
+            if let Ok((inp, file)) = in_memory(&self.name, &self.held) {
+                p.closing.push(file);
+                return inp;
+            }
+        }
+        self.span(self.offset, size)
     }
 
     /// Keep the partial record `[offset, size)` (if not too long).
