@@ -164,12 +164,15 @@ pub(crate) fn run<J: Partial>(
     loop {
         let p = if last { fl.finish() } else { fl.poll() };
         failed |= say(&p.events);
-        let again = || J::from_params(&job.params()).expect("the job's own settings");
-        let inc = cx
-            .time
-            .scan_inputs(again(), cx.format, p.records.clone(), vec![], &opts, None);
-        failed |= say_errors(&inc.errors);
-        job.merge(&mut total, inc.state);
+        // An idle poll starts no scan (its threads cost more than the poll).
+        if !p.records.is_empty() {
+            let again = J::from_params(&job.params()).expect("the job's own settings");
+            let inc = cx
+                .time
+                .scan_inputs(again, cx.format, p.records.clone(), vec![], &opts, None);
+            failed |= say_errors(&inc.errors);
+            job.merge(&mut total, inc.state);
+        }
         handed += p.records.iter().map(span_len).sum::<u64>();
         if p.changed || last {
             let now = with_tails(&job, &total, &p, &cx, &opts);
