@@ -40,7 +40,8 @@ pub(crate) struct FollowArgs {
     /// Keep reading the files as they grow, like `tail -F`: every --interval,
     /// what was appended (whole lines) is read and the report of everything
     /// printed again (refreshed in place on a terminal; one report after
-    /// another otherwise, with --json one JSON report per line). logrotate's
+    /// another otherwise, with --json one JSON report per line; `wf feed`
+    /// hands the new lines to its workers as they come). logrotate's
     /// rotations are followed: a renamed file is read to its end, then the new
     /// one from its start; a file truncated in place (copytruncate) is read
     /// again from its start (said on stderr). A last line without its newline
@@ -48,8 +49,10 @@ pub(crate) struct FollowArgs {
     /// report is printed, exit status 0. Files only (not stdin or pipes, which
     /// are read as they come without --follow); not with --state; compressed
     /// files and files in named directories are read, but only the files
-    /// found at the start are followed, and compressed ones are read once.
-    /// E.g. `wf wf2 --follow /var/log/nginx/access.log`.
+    /// found at the start are followed, and compressed ones are read once;
+    /// count and wf2 keep the records of --since/--until. E.g. `wf wf2
+    /// --follow /var/log/nginx/access.log`, `wf feed --follow app.log -- grep
+    /// ERROR`.
     #[arg(long)]
     pub(crate) follow: bool,
     /// How often --follow looks at the files: ms, s, m or h, e.g. `500ms`,
