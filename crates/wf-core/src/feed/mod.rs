@@ -105,6 +105,11 @@ pub struct FeedOptions {
     /// Longest record given to a worker, in bytes (without its separator); a
     /// longer one is not given to any worker and is reported as an input error.
     pub max_record: u64,
+    /// A live pipeline (`--follow`): streams are handed on as soon as they go
+    /// quiet, and the first SIGINT/SIGTERM/SIGHUP sets this flag instead of
+    /// stopping (the stream's writer then ends it, and feeding ends as at any
+    /// end of input); a second signal stops as usual.
+    pub follow: Option<Arc<AtomicBool>>,
 }
 
 impl Default for FeedOptions {
@@ -121,6 +126,7 @@ impl Default for FeedOptions {
             per_block: false,
             keep_order: false,
             max_record: DEFAULT_MAX_RECORD,
+            follow: None,
         }
     }
 }
@@ -211,6 +217,8 @@ pub(crate) struct Ctl {
     pids: Mutex<Vec<i32>>,
     /// Output failure message.
     failure: Mutex<Option<String>>,
+    /// [`FeedOptions::follow`].
+    pub(crate) follow: Option<Arc<AtomicBool>>,
 }
 
 impl Ctl {
@@ -579,7 +587,10 @@ struct Session {
 impl Session {
     /// Install the signal handlers and open the output.
     fn open(opts: &FeedOptions) -> io::Result<Session> {
-        let ctl = Arc::new(Ctl::default());
+        let ctl = Arc::new(Ctl {
+            follow: opts.follow.clone(),
+            ..Ctl::default()
+        });
         let guard = signals::install()?;
         let (sink, combine) = open_output(opts, &ctl)?;
         Ok(Session {
@@ -711,6 +722,13 @@ impl Watch {
     fn step(&mut self, guard: &signals::Guard, ctl: &Ctl) -> Option<i32> {
         guard.wait(100);
         let sig = guard.pending();
+        if let (Some(_), Some(flag)) = (sig, &ctl.follow) {
+            // A follow's first signal: its reader ends the stream.
+            if !flag.swap(true, Ordering::SeqCst) {
+                guard.clear();
+                return None;
+            }
+        }
         if sig.is_some() {
             ctl.abort(STOP_SIGNAL);
         }

@@ -274,7 +274,11 @@ impl Planner<'_> {
     fn stream(&mut self, input: usize, f: File) -> Result<(), Fail> {
         let ctl = self.ctl;
         let stop = || ctl.planner_stop();
-        let mut src = Polled::new(&f, &stop);
+        // A live pipeline (`--follow`) hands on what came once it is quiet.
+        let mut src = match ctl.follow {
+            Some(_) => Polled::eager(&f, &stop, 10),
+            None => Polled::new(&f, &stop),
+        };
         self.blocks(input, &mut src)
     }
 

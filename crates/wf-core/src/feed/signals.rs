@@ -99,6 +99,11 @@ impl Guard {
         while unsafe { libc::read(self.rd, b.as_mut_ptr().cast(), b.len()) } > 0 {}
     }
 
+    /// Forget the signal received (it has been handled).
+    pub(crate) fn clear(&self) {
+        PENDING.store(0, Ordering::SeqCst);
+    }
+
     /// The signal received, if any.
     pub(crate) fn pending(&self) -> Option<i32> {
         match PENDING.load(Ordering::SeqCst) {

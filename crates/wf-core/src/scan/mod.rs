@@ -9,12 +9,14 @@
 //! read-ahead helper and its gate), `worker` (a worker thread), `range` (the
 //! records a chunk owns), `stream` (streams into record-aligned blocks, for the
 //! engine and for `feed`), `decompress` (formats
-//! and decoders), `split` (one compressed file decoded in parts) and `state`
-//! (what `--state` keeps between incremental runs).
+//! and decoders), `split` (one compressed file decoded in parts) `state`
+//! (what `--state` keeps between incremental runs) and `follow` (`--follow`:
+//! files read as they grow).
 
 mod ahead;
 pub mod decompress;
 pub mod engine;
+pub mod follow;
 pub mod inputs;
 mod options;
 mod plan;

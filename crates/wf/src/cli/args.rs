@@ -16,8 +16,9 @@ pub(crate) struct InputArgs {
     /// Read more paths from FILE, one per line (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     files_from: Option<PathBuf>,
-    /// Follow symbolic links while walking directories.
-    #[arg(short = 'L', long = "follow")]
+    /// Follow symbolic links while walking directories (`--follow` is
+    /// something else: reading files as they grow).
+    #[arg(short = 'L', long = "follow-links", id = "follow_links")]
     pub(crate) follow: bool,
     /// Decode gzip, zstd, bzip2, xz and lzma files, known by their first bytes
     /// (auto); read every file as it is (never); or fail on a file that is not

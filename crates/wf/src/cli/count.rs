@@ -1,10 +1,13 @@
+use std::process::ExitCode;
+
 use clap::Args;
 
-use wf_core::jobs::count::Count;
+use wf_core::jobs::count::{Count, CountState};
 use wf_core::report;
 use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
+use super::follow::{self, FollowArgs, JobFollow};
 use super::job::{JobCmd, JobRun};
 use super::state::{self, StateArg};
 use super::time::{FormatArg, TimeArgs};
@@ -20,6 +23,35 @@ pub(crate) struct CountArgs {
     format: FormatArg,
     #[command(flatten)]
     state: StateArg,
+    #[command(flatten)]
+    follow: FollowArgs,
+}
+
+impl CountArgs {
+    /// `wf count`, or `wf count --follow`.
+    pub(crate) fn run(&self) -> ExitCode {
+        if !self.follow.on() {
+            return super::job::run(self);
+        }
+        let json = self.scan.json;
+        let render = |st: CountState, files: u64| {
+            let line = if json {
+                report::count::json(&st, files)
+            } else {
+                report::count::text(&st, files)
+            };
+            (line + "\n").into_bytes()
+        };
+        let cx = JobFollow {
+            follow: &self.follow,
+            args: &self.scan,
+            time: &self.time,
+            format: self.format.format,
+            state: self.state.state.is_some(),
+        };
+        let sep = self.scan.options().sep;
+        follow::run(Count { sep }, cx, &render)
+    }
 }
 
 impl JobCmd for CountArgs {

@@ -50,6 +50,8 @@ pub(crate) struct FeedArgs {
     /// With one process per block, print block outputs in input order (implies --per-block).
     #[arg(long)]
     keep_order: bool,
+    #[command(flatten)]
+    follow: super::follow::FollowArgs,
     /// The worker command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
@@ -101,6 +103,13 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 /// `wf feed`: the inputs to the workers; exit status 2 if any input could not be
 /// read or any worker failed (`wf_core::feed` has reported it on stderr).
 pub(crate) fn run(f: &FeedArgs) -> ExitCode {
+    if f.follow.on() {
+        if f.time.window().is_some() {
+            wf_core::warn!("wf feed: --follow does not take --since/--until yet");
+            return ExitCode::from(2);
+        }
+        return super::follow::feed(&f.follow, &f.input, f.options());
+    }
     let mut collected = f.input.collect();
     let opts = f.options();
     for e in &collected.errors {

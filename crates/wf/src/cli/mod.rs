@@ -12,6 +12,7 @@ mod args;
 mod bench;
 mod count;
 mod feed;
+mod follow;
 mod gen;
 mod job;
 mod limits;
@@ -197,8 +198,8 @@ pub fn main() -> ExitCode {
         }
     };
     match &cli.cmd {
-        Cmd::Count(a) => job::run(a),
-        Cmd::Wf2(a) => job::run(a),
+        Cmd::Count(a) => a.run(),
+        Cmd::Wf2(a) => a.run(),
         Cmd::Pangram(a) => job::run(a),
         Cmd::Report(a) => job::run(a),
         Cmd::Feed(f) => feed::run(f),

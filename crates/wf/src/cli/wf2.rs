@@ -1,10 +1,13 @@
+use std::process::ExitCode;
+
 use clap::Args;
 
-use wf_core::jobs::wf2::Wf2;
+use wf_core::jobs::wf2::{Wf2, Wf2State};
 use wf_core::report;
 use wf_core::scan::{Progress, ScanOptions};
 
 use super::args::ScanArgs;
+use super::follow::{self, FollowArgs, JobFollow};
 use super::job::{JobCmd, JobRun};
 use super::state::{self, StateArg};
 use super::time::TimeArgs;
@@ -19,9 +22,37 @@ pub(crate) struct Wf2Args {
     time: TimeArgs,
     #[command(flatten)]
     state: StateArg,
+    #[command(flatten)]
+    follow: FollowArgs,
     /// Length of each top list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
+}
+
+impl Wf2Args {
+    /// `wf wf2`, or `wf wf2 --follow`.
+    pub(crate) fn run(&self) -> ExitCode {
+        if !self.follow.on() {
+            return super::job::run(self);
+        }
+        let (json, top) = (self.scan.json, self.top);
+        let render = |st: Wf2State, _files: u64| {
+            let r = Wf2.finish(st, top);
+            if json {
+                (report::wf2::json(&r) + "\n").into_bytes()
+            } else {
+                report::wf2::text(&r)
+            }
+        };
+        let cx = JobFollow {
+            follow: &self.follow,
+            args: &self.scan,
+            time: &self.time,
+            format: TimeFormat::Clf,
+            state: self.state.state.is_some(),
+        };
+        follow::run(Wf2, cx, &render)
+    }
 }
 
 impl JobCmd for Wf2Args {

@@ -1,0 +1,446 @@
+//! `--follow`: files read as they grow, like `tail -F`, handed on in whole
+//! records through the scan's own inputs.
+//!
+//! Why this shape: every poll turns what the followed files hold past their
+//! offsets into [`Input`]s with spans ([`Poll::records`]), so the caller reads
+//! them with the same scan (chunks, threads, jobs, `--since`) or copies them to
+//! `wf feed`'s workers ([`Follower::pump`]): there is no second reader. Each
+//! file stays open (its descriptor is held), and the spans name it as
+//! `/proc/self/fd/N`, so a file renamed or removed between the poll and the
+//! read is still the file read; the span's file size is the size the poll saw,
+//! and the scan reads nothing past it.
+//!
+//! - A span ends after the last separator: a partial last record waits for
+//!   its separator ([`Poll::tails`] has it, for a report of what the files
+//!   hold now), or for `flush_after`, then goes out as a record.
+//! - Rotation by rename (the name now points to another inode): the old file
+//!   is read on by its descriptor until a poll finds it quiet, then its last
+//!   record goes out whole and it is closed; the new file is read from 0.
+//! - copytruncate (the same inode, shorter, or its first bytes changed): read
+//!   again from 0, and said ([`Event::Truncated`]); the partial last record
+//!   the last poll saw (kept in memory, up to 1 MiB) goes out as a record, as
+//!   the copy ends with it. What was written between
+//!   the last poll and the truncation is only in the copy: lost to every
+//!   follower of the name (logrotate's manual says so of copytruncate).
+//! - A name that is gone: its open file is read on; a file that comes back
+//!   under the name is a rotation.
+//! - Compressed inputs are read once, at the first poll, and not followed.
+//!
+//! An idle poll costs a `stat` of the name and an `fstat` of the open file.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::inputs::{Input, InputError, Source};
+use super::read_full_at;
+use super::state::{head_hash, last_record_end, HEAD};
+
+/// What happened to a followed file (for the caller to say on stderr).
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The name points to another file: the old one is read to its end by its
+    /// descriptor, the new one from its start.
+    Rotated { name: String },
+    /// The same file is shorter than what was read (`now` < `was` bytes), or
+    /// its first bytes changed: read again from its start.
+    Truncated { name: String, was: u64, now: u64 },
+    /// A followed file could not be looked at or read.
+    Failed(InputError),
+}
+
+/// What one poll found.
+#[derive(Debug, Default)]
+pub struct Poll {
+    /// Whole records to hand on, in order: spans of the open files (and the
+    /// compressed inputs, whole, at the first poll).
+    pub records: Vec<Input>,
+    /// The partial last records, not handed on: what the files hold beyond
+    /// `records` now.
+    pub tails: Vec<Input>,
+    pub events: Vec<Event>,
+    /// Some file changed size since the last poll (or this is the first).
+    pub changed: bool,
+    /// Files read to their end by this poll: open while the poll lives, as
+    /// its spans name them by descriptor.
+    closing: Vec<File>,
+}
+
+/// One open file.
+struct Followed {
+    /// How it is named in messages.
+    name: String,
+    /// The name to watch for rotation; `None` once it has been rotated away
+    /// (it is read to its end, then closed).
+    path: Option<PathBuf>,
+    file: File,
+    id: (u64, u64),
+    /// Handed on up to here: the end of a whole record (or a flushed one).
+    offset: u64,
+    /// Its size at the last poll.
+    size: u64,
+    /// The hash of its first `head.0` bytes (to see a rewrite).
+    head: (u64, u64),
+    /// Since when a partial record has waited at `offset`.
+    waiting: Option<Instant>,
+    /// The partial record as the last poll saw it (up to [`HELD`] bytes): if
+    /// the file is truncated, it goes out from here, as the copy holds it.
+    held: Vec<u8>,
+}
+
+/// The longest partial record kept in memory against a truncation.
+const HELD: u64 = 1 << 20;
+
+/// The files followed, and what has been handed on of each.
+pub struct Follower {
+    files: Vec<Followed>,
+    /// Compressed inputs, read once at the first poll.
+    once: Vec<Input>,
+    sep: u8,
+    flush_after: Option<Duration>,
+    /// Files read so far: each followed file, and each generation of one
+    /// (after a rotation or a truncation), once.
+    pub generations: u64,
+    first: bool,
+}
+
+impl Follower {
+    /// Follow the regular files of `inputs` (compressed ones are read once);
+    /// a stream or a file that cannot be opened is an error.
+    pub fn new(
+        inputs: Vec<Input>,
+        sep: u8,
+        flush_after: Option<Duration>,
+    ) -> (Follower, Vec<InputError>) {
+        let mut f = Follower {
+            files: Vec::new(),
+            once: Vec::new(),
+            sep,
+            flush_after,
+            generations: 0,
+            first: true,
+        };
+        let mut errors = Vec::new();
+        for inp in inputs {
+            match inp.source {
+                Source::File { ref path, .. } => match open(&inp.name, path.clone()) {
+                    Ok(x) => f.files.push(x),
+                    Err(e) => errors.push(InputError::io(&inp.name, &e)),
+                },
+                Source::Compressed { .. } => f.once.push(inp),
+                Source::Stream { .. } => {
+                    let why = "a stream: --follow needs files, reopened by name";
+                    errors.push(InputError::new(&inp.name, why));
+                }
+            }
+        }
+        f.generations = (f.files.len() + f.once.len()) as u64;
+        (f, errors)
+    }
+
+    /// Look at every file: rotations, truncations, and what they hold now.
+    pub fn poll(&mut self) -> Poll {
+        let mut p = Poll {
+            records: std::mem::take(&mut self.once),
+            changed: std::mem::take(&mut self.first),
+            ..Poll::default()
+        };
+        let now = Instant::now();
+        let mut k = 0;
+        while k < self.files.len() {
+            if let Some(new) = self.rotated(k, &mut p) {
+                self.files.insert(k + 1, new);
+                self.generations += 1;
+            }
+            let keep = self.read(k, now, &mut p);
+            if keep {
+                k += 1;
+            } else {
+                p.closing.push(self.files.remove(k).file);
+            }
+        }
+        p
+    }
+
+    /// The last poll: every partial record goes out as a record.
+    pub fn finish(&mut self) -> Poll {
+        let mut p = self.poll();
+        p.records.append(&mut p.tails);
+        for f in &mut self.files {
+            f.offset = f.size;
+        }
+        p
+    }
+
+    /// If file `k`'s name now points to another file, open that one (the
+    /// old one is read to its end).
+    fn rotated(&mut self, k: usize, p: &mut Poll) -> Option<Followed> {
+        let f = &mut self.files[k];
+        let path = f.path.as_ref()?;
+        let m = std::fs::metadata(path).ok()?;
+        if (m.dev(), m.ino()) == f.id {
+            return None;
+        }
+        let new = open(&f.name, path.clone()).ok()?;
+        if new.id == f.id {
+            return None;
+        }
+        p.events.push(Event::Rotated {
+            name: f.name.clone(),
+        });
+        p.changed = true;
+        f.path = None;
+        Some(new)
+    }
+
+    /// Hand on what file `k` holds past its offset; false once a rotated
+    /// file has been read to its end.
+    fn read(&mut self, k: usize, now: Instant, p: &mut Poll) -> bool {
+        let (sep, flush_after) = (self.sep, self.flush_after);
+        let f = &mut self.files[k];
+        let size = match f.file.metadata() {
+            Ok(m) => m.len(),
+            Err(e) => {
+                p.events.push(Event::Failed(InputError::io(&f.name, &e)));
+                return true;
+            }
+        };
+        let quiet = size == f.size;
+        if !quiet {
+            p.changed = true;
+            if size < f.size || !f.same_head() {
+                f.restart(size, p);
+                self.generations += 1;
+            }
+        }
+        f.size = size;
+        let end = match last_record_end(&f.file, f.offset, size, sep) {
+            Ok(e) => e,
+            Err(e) => {
+                p.events.push(Event::Failed(InputError::io(&f.name, &e)));
+                return true;
+            }
+        };
+        if end > f.offset {
+            p.records.push(f.span(f.offset, end));
+            (f.offset, f.waiting) = (end, None);
+            f.note_head();
+        }
+        let rotated_away = f.path.is_none();
+        if f.offset == size {
+            f.held.clear();
+        } else {
+            if !quiet || f.held.len() as u64 != size - f.offset {
+                f.hold(size);
+            }
+            let part = f.partial(size, p);
+            let since = *f.waiting.get_or_insert(now);
+            let due = flush_after.is_some_and(|d| now.duration_since(since) >= d);
+            if due || (rotated_away && quiet) {
+                p.records.push(part);
+                (f.offset, f.waiting) = (size, None);
+                f.held.clear();
+                f.note_head();
+            } else {
+                p.tails.push(part);
+            }
+        }
+        !(rotated_away && quiet)
+    }
+
+    /// Hand on every poll's records to `out` until `wait` says stop (it
+    /// waits up to the given time, and returns true to stop), then the last
+    /// poll's, partial records too ([`Follower::finish`]). A record handed
+    /// on without its separator (flushed, or a file's last) gets one, so
+    /// `out` only ever receives whole records. `event` is told what happened.
+    pub fn pump(
+        &mut self,
+        out: &mut dyn Write,
+        interval: Duration,
+        wait: &dyn Fn(Duration) -> bool,
+        event: &mut dyn FnMut(&Event),
+    ) -> io::Result<()> {
+        let mut stop = false;
+        loop {
+            let p = if stop { self.finish() } else { self.poll() };
+            p.events.iter().for_each(&mut *event);
+            for r in &p.records {
+                self.copy(r, out)?;
+            }
+            out.flush()?;
+            if stop {
+                return Ok(());
+            }
+            stop = wait(interval);
+        }
+    }
+
+    /// Write the records of `r` to `out`, with a separator after the last
+    /// if it has none.
+    fn copy(&self, r: &Input, out: &mut dyn Write) -> io::Result<()> {
+        let mut last = self.sep;
+        match &r.source {
+            Source::File { path, size } => {
+                let f = File::open(path)?;
+                let (mut at, end) = r.span.unwrap_or((0, *size));
+                let mut buf = vec![0u8; (64 << 10).min((end - at) as usize)];
+                while at < end {
+                    let want = buf.len().min((end - at) as usize);
+                    let n = read_full_at(&f, &mut buf[..want], at)?;
+                    if n == 0 {
+                        break;
+                    }
+                    out.write_all(&buf[..n])?;
+                    last = buf[n - 1];
+                    at += n as u64;
+                }
+            }
+            src => {
+                let mut s = super::stream::open_stream(src, None)?;
+                let mut w = LastByte { out, last: None };
+                io::copy(&mut s, &mut w)?;
+                last = w.last.unwrap_or(self.sep);
+            }
+        }
+        if last != self.sep {
+            out.write_all(&[self.sep])?;
+        }
+        Ok(())
+    }
+}
+
+/// A writer that remembers the last byte written.
+struct LastByte<'a> {
+    out: &'a mut dyn Write,
+    last: Option<u8>,
+}
+
+impl Write for LastByte<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(b)?;
+        if n > 0 {
+            self.last = Some(b[n - 1]);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// `bytes` as an input of its own (an unnamed temporary file, open while
+/// the returned file is).
+fn in_memory(name: &str, bytes: &[u8]) -> io::Result<(Input, File)> {
+    let mut file = tempfile::tempfile()?;
+    file.write_all(bytes)?;
+    let len = bytes.len() as u64;
+    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let inp = Input {
+        name: name.to_string(),
+        source: Source::File { path, size: len },
+        span: Some((0, len)),
+    };
+    Ok((inp, file))
+}
+
+/// Open `path` to follow it from its start.
+fn open(name: &str, path: PathBuf) -> io::Result<Followed> {
+    let file = File::open(&path)?;
+    let m = file.metadata()?;
+    Ok(Followed {
+        name: name.to_string(),
+        path: Some(path),
+        file,
+        id: (m.dev(), m.ino()),
+        offset: 0,
+        size: 0,
+        head: (0, 0),
+        waiting: None,
+        held: Vec::new(),
+    })
+}
+
+impl Followed {
+    /// `[from, to)` of this file as an input the scan reads through its
+    /// descriptor, no further than `to`.
+    fn span(&self, from: u64, to: u64) -> Input {
+        let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        Input {
+            name: self.name.clone(),
+            source: Source::File { path, size: to },
+            // Always a span: without one the scan reads the whole file.
+            span: Some((from, to)),
+        }
+    }
+
+    /// Truncated (or rewritten) to `size` bytes: read again from the start;
+    /// the partial record the last poll saw goes out as one (the copy that
+    /// copytruncate made ends with it).
+    fn restart(&mut self, size: u64, p: &mut Poll) {
+        p.events.push(Event::Truncated {
+            name: self.name.clone(),
+            was: self.size,
+            now: size,
+        });
+        let held = std::mem::take(&mut self.held);
+        if !held.is_empty() {
+            match in_memory(&self.name, &held) {
+                Ok((inp, file)) => {
+                    p.records.push(inp);
+                    p.closing.push(file);
+                }
+                Err(e) => p.events.push(Event::Failed(InputError::io(&self.name, &e))),
+            }
+        }
+        (self.offset, self.head, self.waiting) = (0, (0, 0), None);
+    }
+
+    /// The partial record `[offset, size)` as an input: a copy of the bytes
+    /// held (the scan finishes a record it reads past the span's end, and
+    /// the file may have grown), or the span if it is too long to hold.
+    fn partial(&self, size: u64, p: &mut Poll) -> Input {
+        if self.held.len() as u64 == size - self.offset {
+            if let Ok((inp, file)) = in_memory(&self.name, &self.held) {
+                p.closing.push(file);
+                return inp;
+            }
+        }
+        self.span(self.offset, size)
+    }
+
+    /// Keep the partial record `[offset, size)` (if not too long).
+    fn hold(&mut self, size: u64) {
+        self.held.clear();
+        let len = size - self.offset;
+        if len <= HELD {
+            self.held.resize(len as usize, 0);
+            let n = read_full_at(&self.file, &mut self.held, self.offset).unwrap_or(0);
+            self.held.truncate(n);
+        }
+    }
+
+    /// Remember the hash of the first bytes handed on (up to [`HEAD`]).
+    fn note_head(&mut self) {
+        let len = self.offset.min(HEAD as u64);
+        if len > self.head.0 {
+            if let Some(h) = self.hash(len) {
+                self.head = (len, h);
+            }
+        }
+    }
+
+    /// Are the first bytes handed on still the file's first bytes?
+    fn same_head(&self) -> bool {
+        self.head.0 == 0 || self.hash(self.head.0) == Some(self.head.1)
+    }
+
+    fn hash(&self, len: u64) -> Option<u64> {
+        let mut b = vec![0u8; len as usize];
+        let n = read_full_at(&self.file, &mut b, 0).ok()?;
+        (n == b.len()).then(|| head_hash(&b))
+    }
+}

@@ -1,0 +1,348 @@
+//! `--follow` of `wf count`, `wf wf2` and `wf feed`, as real processes: a
+//! writer appends a generated log in pieces cut at random bytes (mid-line)
+//! and rotates it (rename, copytruncate) while wf follows it at a short
+//! `--interval`; after SIGINT, the last report equals a fresh run over every
+//! file the log became, and `feed` has handed every record on once, whole.
+//! The only waits are for something to happen (a report, a line), with
+//! deadlines far beyond need; nothing is timed.
+
+mod common;
+use common::*;
+
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// How long a wait for wf may take before the test fails.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A running `wf ... --follow`, its stdout (lines) and stderr collected.
+struct Following {
+    child: Child,
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<String>>,
+}
+
+impl Following {
+    fn start(args: &[&str]) -> Following {
+        use std::os::unix::process::CommandExt;
+        let mut c = wf();
+        // SIGINT as from a terminal, even when the tests run in the
+        // background of a shell (which ignores it for its children).
+        unsafe {
+            c.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        c.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let err = Arc::new(Mutex::new(String::new()));
+        let mut so = child.stdout.take().unwrap();
+        let o = out.clone();
+        std::thread::spawn(move || {
+            let mut b = [0u8; 4096];
+            while let Ok(n) = so.read(&mut b) {
+                if n == 0 {
+                    break;
+                }
+                o.lock().unwrap().extend_from_slice(&b[..n]);
+            }
+        });
+        let se = child.stderr.take().unwrap();
+        let e = err.clone();
+        std::thread::spawn(move || {
+            for l in BufReader::new(se).lines().map_while(Result::ok) {
+                let mut e = e.lock().unwrap();
+                e.push_str(&l);
+                e.push('\n');
+            }
+        });
+        Following { child, out, err }
+    }
+
+    fn out(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
+    }
+
+    fn err(&self) -> String {
+        self.err.lock().unwrap().clone()
+    }
+
+    /// Wait until `ok` holds of stdout and stderr.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str, &str) -> bool) {
+        let t = Instant::now();
+        while !ok(&self.out(), &self.err()) {
+            assert!(
+                t.elapsed() < DEADLINE,
+                "waited for {what}; stdout:\n{}\nstderr:\n{}",
+                self.out(),
+                self.err()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Wait until wf's `--stats` line says it has read `bytes` bytes.
+    fn caught_up(&self, bytes: usize) {
+        let want = format!(" {bytes} bytes read,");
+        self.wait_for(&format!("{bytes} bytes read"), |_, e| {
+            e.lines().last().is_some_and(|l| l.contains(&want))
+        });
+    }
+
+    /// SIGINT, then its exit status and whole stdout (bytes) and stderr.
+    fn interrupt_bytes(mut self) -> (bool, Vec<u8>, String) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t.elapsed() < DEADLINE, "wf did not stop on SIGINT");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The readers end with the pipes.
+        std::thread::sleep(Duration::from_millis(100));
+        let out = self.out.lock().unwrap().clone();
+        (status.success(), out, self.err())
+    }
+
+    /// SIGINT, then its exit status and whole stdout and stderr.
+    fn interrupt(self) -> (bool, String, String) {
+        let (ok, out, err) = self.interrupt_bytes();
+        (ok, String::from_utf8_lossy(&out).into_owned(), err)
+    }
+}
+
+impl Drop for Following {
+    /// A test that failed leaves no follower running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+/// The log in pieces: `(step, piece)`, random lengths, cut anywhere.
+fn pieces(src: &[u8], seed: u64, n: usize) -> Vec<Vec<u8>> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut at = 0;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let k = rng.random_range(1..src.len() / n * 2).min(src.len() - at);
+        v.push(src[at..at + k].to_vec());
+        at += k;
+    }
+    v
+}
+
+/// Write `pieces` to `dir/access.log`, rotating it by rename at some steps
+/// and by copytruncate at others, waiting for every follower in `wfs` to
+/// have read all before a copytruncate (what is written between a
+/// follower's last look and the truncation is only in the copy) and once in
+/// a while otherwise (a name rotated twice within one interval is not
+/// followed through). Returns the rotations done.
+fn write_rotating(
+    dir: &Path,
+    pieces: &[Vec<u8>],
+    wfs: &[&Following],
+    truncate: bool,
+) -> Vec<&'static str> {
+    let log = dir.join("access.log");
+    let mut written = fs::metadata(&log).unwrap().len() as usize;
+    let mut done = Vec::new();
+    for (step, p) in pieces.iter().enumerate() {
+        let kept = dir.join(format!("access.log.{step}"));
+        match step % 6 {
+            2 => {
+                fs::rename(&log, &kept).unwrap();
+                done.push("rename");
+            }
+            5 if truncate => {
+                wfs.iter().for_each(|w| w.caught_up(written));
+                fs::copy(&log, &kept).unwrap();
+                let f = OpenOptions::new().write(true).open(&log).unwrap();
+                f.set_len(0).unwrap();
+                done.push("copytruncate");
+            }
+            4 => wfs.iter().for_each(|w| w.caught_up(written)),
+            _ => {}
+        }
+        append(&log, p);
+        written += p.len();
+        std::thread::sleep(Duration::from_millis(15));
+    }
+    done
+}
+
+fn last_line(s: &str) -> &str {
+    s.lines().last().unwrap_or("")
+}
+
+#[test]
+fn count_and_wf2_follow_appends_and_rotations_to_a_fresh_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "120K", "0.02", 7)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let parts = pieces(&src, 7, 14);
+    append(&log, &parts[0]);
+    let l = log.to_str().unwrap();
+    let common = ["--follow", "--interval", "100ms", "--json", "--stats"];
+    let count = Following::start(&[&["count"], &common[..], &["-j", "2", l]].concat());
+    let wf2 = Following::start(&[&["wf2"], &common[..], &["--chunk-size", "1K", l]].concat());
+    // Both have opened the log before it is rotated.
+    count.wait_for("a first report", |o, _| !o.is_empty());
+    wf2.wait_for("a first report", |o, _| !o.is_empty());
+    let done = write_rotating(&dir, &parts[1..], &[&count, &wf2], true);
+    assert!(done.contains(&"rename") && done.contains(&"copytruncate"));
+    for (job, w) in [("count", count), ("wf2", wf2)] {
+        let (ok, out, err) = w.interrupt();
+        assert!(ok, "{job}: {err}");
+        let mut c = wf();
+        c.args([job, "--json"]).arg(&dir);
+        let fresh = ok_with(c, None);
+        assert_eq!(last_line(&out), fresh.trim_end(), "{job}; stderr:\n{err}");
+        assert!(err.contains("rotated"), "{job}: {err}");
+        assert!(err.contains("truncated"), "{job}: {err}");
+        assert!(
+            out.lines().count() > 3,
+            "{job}: a report per interval:\n{out}"
+        );
+    }
+}
+
+/// Lines of `text`, sorted (workers' output interleaves by line).
+fn sorted_lines(text: &[u8]) -> Vec<&[u8]> {
+    let mut v: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn feed_follow_hands_every_record_on_once_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "60K", "0.02", 8)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let parts = pieces(&src, 8, 12);
+    append(&log, &parts[0]);
+    let l = log.to_str().unwrap();
+    let feed = Following::start(&[
+        "feed",
+        "--follow",
+        "--interval",
+        "100ms",
+        "-j",
+        "2",
+        "--block",
+        "1K",
+        l,
+        "--",
+        "cat",
+    ]);
+    // A follower that says how far it has read (`wf feed` has no report),
+    // for the waits between two renames.
+    let count = Following::start(&["count", "--follow", "--interval", "100ms", "--stats", l]);
+    count.wait_for("a first report", |o, _| !o.is_empty());
+    feed.wait_for("the first lines", |o, _| !o.is_empty());
+    let done = write_rotating(&dir, &parts[1..], &[&count], false);
+    assert!(done.contains(&"rename"));
+    // Let feed read all before its SIGINT, as the counter has.
+    let total: usize = parts.iter().map(Vec::len).sum();
+    count.caught_up(total);
+    let (ok, got, err) = feed.interrupt_bytes();
+    assert!(ok, "{err}");
+    count.interrupt();
+    // Everything the files hold, each file's last line given its newline.
+    let mut want = Vec::new();
+    for f in files_in(&dir) {
+        let b = fs::read(f).unwrap();
+        want.extend_from_slice(&b);
+        if b.last().is_some_and(|&c| c != b'\n') {
+            want.push(b'\n');
+        }
+    }
+    let got = &got[..];
+    assert_eq!(got.len(), want.len(), "stderr:\n{err}");
+    assert!(sorted_lines(got) == sorted_lines(&want), "stderr:\n{err}");
+}
+
+#[test]
+fn a_partial_line_waits_for_its_newline_or_flush_after() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("app.log");
+    append(&log, b"one\ntw");
+    let l = log.to_str().unwrap();
+    let args = |more: &[&'static str]| -> Vec<String> {
+        let mut v: Vec<String> = ["feed", "--follow", "--interval", "50ms"]
+            .iter()
+            .chain(more)
+            .map(|s| s.to_string())
+            .collect();
+        v.extend([l.to_string(), "--".into(), "cat".into()]);
+        v
+    };
+    let waits = args(&[]);
+    let waits = Following::start(&waits.iter().map(String::as_str).collect::<Vec<_>>());
+    let flushes = args(&["--flush-after", "200ms"]);
+    let flushes = Following::start(&flushes.iter().map(String::as_str).collect::<Vec<_>>());
+    waits.wait_for("the first line", |o, _| o == "one\n");
+    flushes.wait_for("the partial line, flushed", |o, _| o == "one\ntw\n");
+    // Many intervals later, still only the whole line.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(waits.out(), "one\n");
+    append(&log, b"o\nthree");
+    waits.wait_for("the line completed", |o, _| o == "one\ntwo\n");
+    flushes.wait_for("the rest as a line", |o, _| o.starts_with("one\ntw\no\n"));
+    let (ok, out, err) = waits.interrupt();
+    assert!(ok, "{err}");
+    assert_eq!(out, "one\ntwo\nthree\n", "the last line at the end");
+    let (ok, out, _) = flushes.interrupt();
+    assert!(ok);
+    assert_eq!(out, "one\ntw\no\nthree\n");
+}
+
+#[test]
+fn follow_refuses_stdin_and_state() {
+    let mut c = wf();
+    c.args(["count", "--follow"]);
+    let o = run(c, Some(b"a\n"));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--follow needs files"), "{err}");
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("a.log");
+    fs::write(&log, "a\n").unwrap();
+    let mut c = wf();
+    c.args(["wf2", "--follow", "--state"])
+        .arg(tmp.path().join("s"))
+        .arg(&log);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--state"));
+    let mut c = wf();
+    c.args(["count", "--follow", "--interval", "2x"]).arg(&log);
+    assert_eq!(run(c, None).status.code(), Some(2));
+}
