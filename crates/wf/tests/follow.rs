@@ -7,10 +7,11 @@
 //! deadlines far beyond need; nothing is timed.
 
 mod common;
+use common::logrotate::append;
 use common::*;
 
 use std::fs::{self, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
@@ -131,15 +132,6 @@ impl Drop for Following {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
 }
 
 /// The log in pieces: `(step, piece)`, random lengths, cut anywhere.

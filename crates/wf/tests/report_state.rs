@@ -6,10 +6,10 @@
 //! Also: a state of other settings or of another job is refused.
 
 mod common;
+use common::logrotate::{self, append, Rotation};
 use common::*;
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
@@ -34,44 +34,15 @@ fn report(args: &[&str], dir: &Path) -> (Option<Value>, String, bool) {
     (json, err, o.status.success())
 }
 
-fn append(path: &Path, bytes: &[u8]) {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
-}
-
-fn gzip(from: &Path, to: &Path) {
-    let data = fs::read(from).unwrap();
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(&data).unwrap();
-    fs::write(to, e.finish().unwrap()).unwrap();
-    fs::remove_file(from).unwrap();
-}
-
-/// A rotation, as logrotate does it, of `log` in `dir`.
+/// The rotations of the test, by step.
 fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
-    let n1 = dir.join("access.log.1");
-    match step {
-        2 => {
-            fs::rename(log, &n1).unwrap();
-            Some("rename")
-        }
-        4 => {
-            gzip(&n1, &dir.join("access.log.1.gz"));
-            Some("gzip")
-        }
-        6 => {
-            fs::rename(dir.join("access.log.1.gz"), dir.join("access.log.2.gz")).unwrap();
-            fs::copy(log, &n1).unwrap();
-            let f = OpenOptions::new().write(true).open(log).unwrap();
-            f.set_len(0).unwrap();
-            Some("copytruncate")
-        }
-        _ => None,
-    }
+    let r = match step {
+        2 => Rotation::Rename,
+        4 => Rotation::Gzip,
+        6 => Rotation::CopyTruncate,
+        _ => return None,
+    };
+    Some(logrotate::rotate(r, dir, log))
 }
 
 #[test]

@@ -5,10 +5,10 @@
 //! Also: files gone, damaged and foreign state files, other settings.
 
 mod common;
+use common::logrotate::{self, append, Rotation};
 use common::*;
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
@@ -26,56 +26,16 @@ fn wf_run(job: &str, args: &[&str], dir: &Path) -> (String, String, bool) {
     )
 }
 
-fn append(path: &Path, bytes: &[u8]) {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
-}
-
-fn gzip(from: &Path, to: &Path) {
-    let data = fs::read(from).unwrap();
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(&data).unwrap();
-    fs::write(to, e.finish().unwrap()).unwrap();
-    fs::remove_file(from).unwrap();
-}
-
-/// A rotation, as logrotate does it, of `log` in `dir`.
+/// The rotations of the test, by step: rename, compress, copytruncate and
+/// the copy compressed.
 fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
-    let n1 = dir.join("access.log.1");
-    match step {
-        // Rename: access.log -> access.log.1, a new access.log.
-        3 => {
-            fs::rename(log, &n1).unwrap();
-            Some("rename")
-        }
-        // Compressed later: access.log.1 -> access.log.1.gz.
-        5 => {
-            gzip(&n1, &dir.join("access.log.1.gz"));
-            Some("gzip")
-        }
-        // The next rotation: .1.gz -> .2.gz, then copytruncate.
-        7 => {
-            fs::rename(dir.join("access.log.1.gz"), dir.join("access.log.2.gz")).unwrap();
-            fs::copy(log, &n1).unwrap();
-            OpenOptions::new()
-                .write(true)
-                .open(log)
-                .unwrap()
-                .set_len(0)
-                .unwrap();
-            Some("copytruncate")
-        }
-        // And the copy renamed and compressed in one go.
-        10 => {
-            gzip(&n1, &dir.join("access.log.1.gz"));
-            Some("gzip")
-        }
-        _ => None,
-    }
+    let r = match step {
+        3 => Rotation::Rename,
+        5 | 10 => Rotation::Gzip,
+        7 => Rotation::CopyTruncate,
+        _ => return None,
+    };
+    Some(logrotate::rotate(r, dir, log))
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
+pub mod logrotate;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
