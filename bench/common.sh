@@ -1,9 +1,12 @@
-# Shared by the bench scripts: build wf, make the test data once, warm it.
+# Shared by the bench scripts: build wf (or time the one WF names), make the
+# test data once, warm it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-cargo build --release -q
-WF="${CARGO_TARGET_DIR:-$ROOT/target}/release/wf"
+if [ -z "${WF:-}" ]; then
+  cargo build --release -q
+  WF="${CARGO_TARGET_DIR:-$ROOT/target}/release/wf"
+fi
 DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
 RUNS=${RUNS:-7}
 mkdir -p "$DATA"

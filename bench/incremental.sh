@@ -9,17 +9,8 @@
 # Usage: bench/incremental.sh [SIZE]   (SIZE of the log, default 1G; the issue
 # asks 10G. RUNS=7; WF_BENCH_DIR=/tmp/wf-bench; WF=path/to/wf to time a wf
 # already built instead of building --release.)
-set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+source "$(dirname "$0")/common.sh"
 SIZE=${1:-1G}
-if [ -z "${WF:-}" ]; then
-  cargo build --release -q
-  WF="${CARGO_TARGET_DIR:-$ROOT/target}/release/wf"
-fi
-DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
-RUNS=${RUNS:-7}
-mkdir -p "$DATA"
 GEN="$DATA/wf2-$SIZE.log"
 [ -s "$GEN" ] || "$WF" gen wf2 --size "$SIZE" --seed 1 -o "$GEN"
 LOG="$DATA/incremental-$SIZE.log"

@@ -13,16 +13,8 @@
 # and its wall time beyond user + sys was time spent waiting for a core
 # (`perf sched latency`: 73 switches of the main thread, 3.1 ms average delay,
 # at a load average of 9 on 2 cores; bench/results/sqlc-longrecord-2026-11-27.txt).
-set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-if [ -z "${WF:-}" ]; then
-  cargo build --release -q
-  WF="${CARGO_TARGET_DIR:-$ROOT/target}/release/wf"
-fi
-DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
-RUNS=${RUNS:-5}
-mkdir -p "$DATA"
+RUNS=${RUNS:-5}  # before common.sh, whose default is 7
+source "$(dirname "$0")/common.sh"
 
 # A file of one line of `bytes` bytes (letters, then a newline).
 one_line() {

@@ -7,17 +7,8 @@
 # 32 days of `wf gen wf2` per GiB. RUNS=7; WF_BENCH_DIR=/tmp/wf-bench;
 # WF=path/to/wf to time a wf already built instead of building --release;
 # SQL_ONLY=1 for the SQL part alone.)
-set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+source "$(dirname "$0")/common.sh"
 SIZE=${1:-1G}
-if [ -z "${WF:-}" ]; then
-  cargo build --release -q
-  WF="${CARGO_TARGET_DIR:-$ROOT/target}/release/wf"
-fi
-DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
-RUNS=${RUNS:-7}
-mkdir -p "$DATA"
 if [ -z "${SQL_ONLY:-}" ]; then  # SQL_ONLY=1: only the SQL part below
 LOG="$DATA/wf2-$SIZE.log"
 [ -s "$LOG" ] || "$WF" gen wf2 --size "$SIZE" --seed 1 -o "$LOG"
