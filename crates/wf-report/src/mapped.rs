@@ -208,10 +208,7 @@ fn time(v: &Value) -> Option<i64> {
             let s = n.as_f64()?;
             s.is_finite().then(|| (s * 1e6).round() as i64)
         }
-        Value::String(s) => {
-            let b = s.as_bytes();
-            wf_formats::time::parse_iso(b).or_else(|| wf_formats::time::parse_clf(b))
-        }
+        Value::String(s) => wf_formats::time::parse_any(s.as_bytes()),
         _ => None,
     }
 }
