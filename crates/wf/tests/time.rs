@@ -370,6 +370,101 @@ fn json_and_iso_lines() {
     assert!(untimed > 0 && untimed < 10, "{err}");
 }
 
+/// logfmt lines, and CSV/TSV lines with their time in a column named by
+/// --time-column (by name from the header, or by number): `count` and `feed`
+/// keep the window's records, at -j 1 and 2.
+#[test]
+fn logfmt_csv_and_tsv_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = naive_days(2026, 11, 27) * 86400;
+    let (mut logfmt, mut csv, mut tsv) = (String::new(), String::new(), String::new());
+    csv.push_str("id,\"msg, quoted\",ts,n\n");
+    tsv.push_str("n\tts\n");
+    let mut window = String::new();
+    for i in 0..5000 {
+        let t = iso(t0 + i * 9);
+        // A quoted `time=` before the real key is data, not the time.
+        logfmt.push_str(&format!(
+            "level=info msg=\"a time=1999-01-01\" ts={t} n={i}\n"
+        ));
+        let row = format!("{i},\"x, \"\"{i}\"\"\",\"{t}\",{i}\n");
+        csv.push_str(&row);
+        tsv.push_str(&format!("{i}\t{t}\n"));
+        if (36000..37800).contains(&(i * 9)) {
+            window.push_str(&row);
+        }
+    }
+    let p = |n: &str, d: &str| {
+        let p = dir.path().join(n);
+        std::fs::write(&p, d).unwrap();
+        p
+    };
+    let (pl, pc, pt) = (p("a.log", &logfmt), p("b.csv", &csv), p("c.tsv", &tsv));
+    let want = (36000..37800).filter(|s| s % 9 == 0).count() as u64;
+    let window_args = [
+        "--since",
+        "2026-11-27T10:00",
+        "--until",
+        "2026-11-27T10:30Z",
+    ];
+    let cases: [(&PathBuf, &[&str]); 6] = [
+        (&pl, &["--format", "logfmt"]),
+        (&pl, &["--format", "auto"]),
+        (&pc, &["--format", "csv", "--time-column", "ts"]),
+        (&pc, &["--format", "csv", "--time-column", "3"]),
+        (&pt, &["--format", "tsv", "--time-column", "ts"]),
+        (&pt, &["--format", "tsv", "--time-column", "2"]),
+    ];
+    for (path, fmt) in cases {
+        for j in ["1", "2"] {
+            let mut a = window_args.to_vec();
+            a.extend(fmt);
+            a.extend(["--chunk-size", "4K", "-j", j]);
+            let (v, err) = count(&a, path, None);
+            assert_eq!(v["records"], want, "{path:?} {fmt:?} -j {j}: {err}");
+        }
+    }
+    let mut c = wf();
+    c.args(["feed", "--format", "csv", "--time-column", "ts"])
+        .args(window_args)
+        .arg(&pc)
+        .args(["--", "cat"]);
+    let sorted = |s: &str| {
+        let mut v: Vec<String> = s.lines().map(String::from).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(&ok(c)), sorted(&window));
+}
+
+/// A time column that is not there, or given where it means nothing, is
+/// refused with a message, exit 2.
+#[test]
+fn bad_time_columns_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.csv");
+    std::fs::write(&f, "a,b\n1,2\n").unwrap();
+    for (args, says) in [
+        (
+            &["--format", "csv", "--time-column", "c"][..],
+            "no column 'c'",
+        ),
+        (&["--format", "csv", "--time-column", "0"], "from 1"),
+        (&["--format", "csv"], "need --time-column"),
+        (
+            &["--format", "json", "--time-column", "a"],
+            "needs --format csv",
+        ),
+    ] {
+        let mut c = wf();
+        c.arg("count").args(args).arg(&f);
+        let o = run(c, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
 /// Bad values are refused with a message, exit 2.
 #[test]
 fn bad_times_are_refused() {
@@ -377,7 +472,7 @@ fn bad_times_are_refused() {
         ["--since", "10:00"],
         ["--until", "-1y"],
         ["--disorder", "5"],
-        ["--format", "csv"],
+        ["--format", "xml"],
     ] {
         let mut c = wf();
         c.arg("count").args(args).arg("/dev/null");

@@ -19,6 +19,7 @@ pub mod count;
 pub mod pangram;
 pub mod partial;
 pub mod time;
+pub mod time_keys;
 pub mod wf2;
 pub mod window;
 

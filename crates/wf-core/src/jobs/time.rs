@@ -10,6 +10,8 @@
 //! general date parser would cost several times more on every record of the
 //! window's edges and of every file read whole.
 
+use super::time_keys::{field_time, logfmt_time};
+
 /// How to find the time in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeFormat {
@@ -21,8 +23,14 @@ pub enum TimeFormat {
     Json,
     /// An ISO 8601 time at the start of the line (`2026-11-27T10:00:00Z ...`).
     Iso,
+    /// logfmt: the ISO 8601 value of the first key `time`, `ts`,
+    /// `timestamp`, `@timestamp` or `t` (`time=2026-11-27T10:00:00Z`).
+    Logfmt,
+    /// CSV or TSV: the ISO 8601 value of column `index` (from 0), fields
+    /// separated by `sep`, a quoted field read without its quotes.
+    Field { index: u16, sep: u8 },
     /// Each record by its shape: `{` is JSON, else a leading ISO 8601 time,
-    /// else the first `[...]`.
+    /// else the first `[...]`, else a logfmt time key.
     Auto,
 }
 
@@ -33,9 +41,14 @@ impl TimeFormat {
             TimeFormat::Clf => clf_field(rec),
             TimeFormat::Json => json_time(rec),
             TimeFormat::Iso => iso_prefix(rec).map(|(t, _)| t),
+            TimeFormat::Logfmt => logfmt_time(rec),
+            TimeFormat::Field { index, sep } => field_time(rec, index, sep),
             TimeFormat::Auto => match rec.first()? {
                 b'{' => json_time(rec),
-                _ => iso_prefix(rec).map(|(t, _)| t).or_else(|| clf_field(rec)),
+                _ => iso_prefix(rec)
+                    .map(|(t, _)| t)
+                    .or_else(|| clf_field(rec))
+                    .or_else(|| logfmt_time(rec)),
             },
         }
     }

@@ -33,6 +33,13 @@ impl CountArgs {
         if !self.follow.on() {
             return super::job::run(self);
         }
+        let format = match self.format.time_format(&self.scan.input) {
+            Ok(f) => f,
+            Err(e) => {
+                wf_core::warn!("wf: {e}");
+                return ExitCode::from(2);
+            }
+        };
         let json = self.scan.json;
         let render = |st: CountState, files: u64| {
             let line = if json {
@@ -46,7 +53,7 @@ impl CountArgs {
             follow: &self.follow,
             args: &self.scan,
             time: &self.time,
-            format: self.format.format,
+            format,
             state: self.state.state.is_some(),
         };
         let sep = self.scan.options().sep;
@@ -61,7 +68,10 @@ impl JobCmd for CountArgs {
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let job = Count { sep: opts.sep };
-        let format = self.format.format;
+        let format = match self.format.time_format(&self.scan.input) {
+            Ok(f) => f,
+            Err(e) => return JobRun::failed(e),
+        };
         let run = state::Run {
             time: &self.time,
             format,

@@ -119,7 +119,13 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
     let narrowed = match f.time.window() {
         Some(w) => {
             let inputs = std::mem::take(&mut collected.inputs);
-            let fmt = f.time_format.format;
+            let fmt = match f.time_format.time_format(&f.input) {
+                Ok(fmt) => fmt,
+                Err(e) => {
+                    wf_core::warn!("wf feed: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             match window::narrow(inputs, w, fmt, opts.sep, opts.max_record) {
                 Ok(n) => Some(n),
                 Err(e) => {

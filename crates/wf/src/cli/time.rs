@@ -7,17 +7,19 @@
 //! read. Record times come from wf-core's own small parser (`jobs::time`), not
 //! wf-formats, so the commands work the same in a build without `wf sql`.
 
+use std::io::{self, BufRead, Read};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 
 use wf_core::jobs::time::{iso_prefix, TimeFormat};
+use wf_core::jobs::time_keys;
 use wf_core::jobs::window::Window;
 use wf_core::jobs::Job;
 use wf_core::scan::seek::{self, Whole};
 use wf_core::scan::{self, Decoded, InputError, Progress, ScanOptions};
 
-use super::args::ScanArgs;
+use super::args::{InputArgs, ScanArgs};
 
 const SEC: i64 = 1_000_000;
 const DAY: i64 = 86_400 * SEC;
@@ -54,24 +56,96 @@ pub(crate) struct TimeArgs {
 pub(crate) struct FormatArg {
     /// Where a line's time is, for --since/--until: combined, common or
     /// vcombined (the first `[10/Oct/2000:13:55:36 -0700]`), json (the ISO 8601
-    /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line), iso (an ISO
-    /// 8601 time starting the line), or auto: each line by its shape (`{` json,
-    /// else iso, else the first `[...]`). E.g. `wf count --format json --since
-    /// -1d app.jsonl`.
+    /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line), logfmt (the
+    /// `time=`, `ts=`, `timestamp=`, `@timestamp=` or `t=` of a line), csv or
+    /// tsv (the column named by --time-column), iso (an ISO 8601 time
+    /// starting the line), or auto: each line by its shape (`{` json, else
+    /// iso, else the first `[...]`, else logfmt). E.g. `wf count --format json
+    /// --since -1d app.jsonl`.
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = parse_format)]
-    pub(crate) format: TimeFormat,
+    format: Shape,
+    /// With --format csv or tsv: the column holding the ISO 8601 time, by its
+    /// number (from 1) or its name in the first line of the first input. A
+    /// record is a line here. E.g. `wf count --format csv --time-column ts
+    /// --since 2026-11-27 events.csv`.
+    #[arg(long, value_name = "COLUMN")]
+    time_column: Option<String>,
 }
 
-fn parse_format(s: &str) -> Result<TimeFormat, String> {
-    match s {
-        "combined" | "common" | "vcombined" | "clf" => Ok(TimeFormat::Clf),
-        "json" | "jsonl" => Ok(TimeFormat::Json),
-        "iso" => Ok(TimeFormat::Iso),
-        "auto" => Ok(TimeFormat::Auto),
-        _ => Err(format!(
-            "'{s}': expected combined, common, vcombined, json, iso or auto"
-        )),
+/// What `--format` names: a time format, or CSV/TSV (a column to find).
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Fixed(TimeFormat),
+    Columns(u8),
+}
+
+fn parse_format(s: &str) -> Result<Shape, String> {
+    Ok(Shape::Fixed(match s {
+        "combined" | "common" | "vcombined" | "clf" => TimeFormat::Clf,
+        "json" | "jsonl" => TimeFormat::Json,
+        "logfmt" => TimeFormat::Logfmt,
+        "iso" => TimeFormat::Iso,
+        "auto" => TimeFormat::Auto,
+        "csv" => return Ok(Shape::Columns(b',')),
+        "tsv" => return Ok(Shape::Columns(b'\t')),
+        _ => {
+            return Err(format!(
+                "'{s}': expected combined, common, vcombined, json, logfmt, csv, tsv, iso or auto"
+            ))
+        }
+    }))
+}
+
+impl FormatArg {
+    /// The time format of the records of `input` (a column's name is looked
+    /// up in the first line of its first input).
+    pub(crate) fn time_format(&self, input: &InputArgs) -> Result<TimeFormat, InputError> {
+        let usage = |m: &str| InputError::new("--time-column", m);
+        let (sep, col) = match (self.format, &self.time_column) {
+            (Shape::Fixed(f), None) => return Ok(f),
+            (Shape::Fixed(_), Some(_)) => return Err(usage("needs --format csv or --format tsv")),
+            (Shape::Columns(_), None) => {
+                return Err(usage("--format csv and tsv need --time-column COLUMN"))
+            }
+            (Shape::Columns(sep), Some(c)) => (sep, c),
+        };
+        let index = match col.parse::<usize>() {
+            Ok(0) => return Err(usage("columns are numbered from 1")),
+            Ok(n) => n - 1,
+            Err(_) => column_named(col, sep, input)?,
+        };
+        let index = u16::try_from(index).map_err(|_| usage("at most 65535 columns"))?;
+        Ok(TimeFormat::Field { index, sep })
     }
+}
+
+/// The index of the column `name` in the header (the first line) of the
+/// first of `input`'s inputs.
+fn column_named(name: &str, sep: u8, input: &InputArgs) -> Result<usize, InputError> {
+    let collected = input.collect();
+    let Some(first) = collected.inputs.first() else {
+        return Err(InputError::new(
+            "--time-column",
+            "no input to read a header from",
+        ));
+    };
+    let fail = |m: String| InputError::new(&first.name, m);
+    if matches!(first.source, scan::Source::Stream { .. }) {
+        let m = format!("cannot look up column '{name}' in a stream: give its number");
+        return Err(fail(m));
+    }
+    let mut line = Vec::new();
+    let r = scan::open_stream(&first.source, None)
+        .and_then(|r| io::BufReader::new(r.take(1 << 20)).read_until(b'\n', &mut line));
+    r.map_err(|e| fail(format!("reading its header: {}", scan::io_message(&e))))?;
+    let (at, names) = time_keys::column_named(&line, name.as_bytes(), sep);
+    at.ok_or_else(|| {
+        let m = format!(
+            "no column '{name}' in its first line (columns: {})",
+            names.join(", ")
+        );
+        fail(m)
+    })
 }
 
 fn now_us() -> i64 {
