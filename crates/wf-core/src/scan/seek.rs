@@ -157,6 +157,9 @@ pub fn seek_all(
     out
 }
 
+/// How records end and a record's time.
+type Records<'a> = (u8, &'a (dyn Fn(&[u8]) -> Option<i64> + Sync));
+
 /// A compressed input's path, size and codec.
 fn file_of(inp: &Input) -> (std::path::PathBuf, u64, Codec) {
     match &inp.source {
@@ -173,7 +176,7 @@ fn starts_after(
     out: &mut Seeked,
     (path, _, codec): &(std::path::PathBuf, u64, Codec),
     w: &Window,
-    (sep, time): (u8, &(dyn Fn(&[u8]) -> Option<i64> + Sync)),
+    (sep, time): Records<'_>,
 ) -> bool {
     if w.until == i64::MAX {
         return false;
@@ -205,7 +208,7 @@ fn seek_blocks(
     i: usize,
     (path, size, codec): (std::path::PathBuf, u64, Codec),
     w: &Window,
-    (sep, time): (u8, &(dyn Fn(&[u8]) -> Option<i64> + Sync)),
+    (sep, time): Records<'_>,
 ) -> Option<(u64, u64)> {
     let why = match blocks_of(i, &path, size, codec) {
         Ok(Some(p)) => return search_blocks(out, i, &p, w, (sep, time)),
@@ -222,7 +225,7 @@ fn search_blocks(
     i: usize,
     parts: &Parts,
     w: &Window,
-    (sep, time): (u8, &(dyn Fn(&[u8]) -> Option<i64> + Sync)),
+    (sep, time): Records<'_>,
 ) -> Option<(u64, u64)> {
     let size = parts.size;
     let n = parts.starts.len() as u64;
