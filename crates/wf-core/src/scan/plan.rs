@@ -56,16 +56,22 @@ pub(super) fn plan(
     let (files, mut streams) = by_kind(inputs);
     streams.retain(|&i| {
         // A compressed file's span `(n, u64::MAX)` skips `n` decoded bytes
-        // (`--state`); any other is a compressed range at block or frame
-        // starts (`--since`, `seek.rs`), read in parts or else whole. A
-        // stream's span is a byte range, which it has not.
-        let compressed = matches!(inputs[i].source, Source::Compressed { .. });
-        if compressed && inputs[i].span.is_some_and(|(a, b)| a >= b) {
-            return false; // left out by the time search
-        }
-        let whole = inputs[i].span.is_none() || compressed;
+        // (`--state`); one at block or frame starts (`--since`, `seek.rs`)
+        // is a compressed range, read in parts or else whole. Any other
+        // span of it, or of a stream, is a byte range, which it has not.
+        let whole = match (&inputs[i].source, inputs[i].span) {
+            (_, None) | (Source::Compressed { .. }, Some((_, u64::MAX))) => true,
+            // Decoded in parts, or else read whole (the window job filters
+            // every record); an empty one is left out.
+            (Source::Compressed { path, codec, size }, Some(r))
+                if split::is_range(path, *codec, *size, r) =>
+            {
+                return r.0 < r.1;
+            }
+            _ => false,
+        };
         if !whole {
-            let msg = "a stream is read whole: it cannot be cut at byte offsets";
+            let msg = "a stream or compressed file is read whole: it cannot be cut at byte offsets";
             shared.error(i, msg.into());
         }
         whole

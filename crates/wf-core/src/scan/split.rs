@@ -139,6 +139,32 @@ pub(super) fn locate(
     Ok(parts)
 }
 
+/// Whether `(a, b)` is a range at block starts of a BGZF file or frame
+/// starts of a zstd file (the file's end counts as one): what `--since`
+/// sets as a compressed file's span (`seek.rs`). Any other span of a
+/// compressed file is not a range it can be cut at.
+pub(super) fn is_range(path: &Path, codec: Codec, size: u64, (a, b): (u64, u64)) -> bool {
+    let Ok(map) = map_file(path) else {
+        return false;
+    };
+    let data = &map[..(size as usize).min(map.len())];
+    let start = |x: u64| {
+        let Some(h) = data.get(x as usize..) else {
+            return false;
+        };
+        match codec {
+            _ if x == size => true,
+            Codec::Zstd => {
+                h.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+                    && zstd::zstd_safe::find_frame_compressed_size(h).is_ok()
+            }
+            Codec::Gzip => bgzf_size(h).is_some(),
+            _ => false,
+        }
+    };
+    a <= b && b <= size && start(a) && start(b)
+}
+
 /// The file at `path`, mapped read-only.
 pub(super) fn map_file(path: &Path) -> io::Result<memmap2::Mmap> {
     let f = File::open(path)?;
