@@ -141,6 +141,34 @@ impl ReportJob {
         self.format.separator()
     }
 
+    /// A record's time as this report reads it (UTC microseconds; `None`
+    /// when the format has no time), for `--since`/`--until` and their
+    /// search: the format's own parser on the time column, so an Apache
+    /// `LogFormat` whose `%t` is not the first `[...]` is read right. A
+    /// parser is taken from a pool for each record (threads share it).
+    pub fn time_reader(&self) -> Option<Box<wf_core::jobs::time::TimeFn>> {
+        let col = self.projection[self.cols.time?];
+        let format = self.format.clone();
+        let pool = std::sync::Mutex::new(Vec::<Box<dyn Parser>>::new());
+        Some(Box::new(move |rec: &[u8]| {
+            let rec = rec.strip_suffix(&[format.separator()]).unwrap_or(rec);
+            let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
+            let popped = pool.lock().map(|mut p| p.pop()).unwrap_or(None);
+            let mut parser = popped.unwrap_or_else(|| format.parser(&[col]));
+            let mut cols = Columns::new(&[Kind::Time]);
+            let ok = parser.parse(rec, &mut cols);
+            if let Ok(mut p) = pool.lock() {
+                p.push(parser);
+            }
+            if !ok {
+                return None;
+            }
+            let (arrays, _) = cols.take();
+            let a = arrays.first()?.as_primitive::<TimestampMicrosecondType>();
+            (a.len() == 1 && a.is_valid(0)).then(|| a.value(0))
+        }))
+    }
+
     /// The format has a virtual host column.
     pub fn has_vhosts(&self) -> bool {
         self.cols.vhost.is_some()

@@ -32,7 +32,52 @@ pub enum TimeFormat {
     /// Each record by its shape: `{` is JSON, else a leading ISO 8601 time,
     /// else the first `[...]`, else a logfmt time key.
     Auto,
+    /// The format's own reader of its time field: an Apache `LogFormat` or
+    /// nginx `log_format` whose `%t` need not be the first `[...]` (or is
+    /// `$time_iso8601`), a JSON key mapping. Slower than the fixed shapes
+    /// (a record is parsed up to its time), exact where they may not be.
+    Reader(Reader),
 }
+
+/// A record's time in UTC microseconds, as a format's parser reads it.
+pub type TimeFn = dyn Fn(&[u8]) -> Option<i64> + Send + Sync;
+
+/// A format's time reader and the format's name (for messages and
+/// `--state` settings).
+///
+/// Why `'static`: [`TimeFormat`] is `Copy` and goes by value through the
+/// scan's window, `--state` and `--follow`; a reader is made once per run of
+/// a command and lives to its end, so it is leaked ([`Reader::new`]) rather
+/// than counted.
+#[derive(Clone, Copy)]
+pub struct Reader {
+    pub name: &'static str,
+    pub time: &'static TimeFn,
+}
+
+impl Reader {
+    /// A reader for the rest of the process (see [`Reader`]).
+    pub fn new(name: String, time: Box<TimeFn>) -> Reader {
+        Reader {
+            name: Box::leak(name.into_boxed_str()),
+            time: Box::leak(time),
+        }
+    }
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reader({})", self.name)
+    }
+}
+
+impl PartialEq for Reader {
+    fn eq(&self, o: &Reader) -> bool {
+        self.name == o.name && std::ptr::addr_eq(self.time, o.time)
+    }
+}
+
+impl Eq for Reader {}
 
 impl TimeFormat {
     /// The time of `rec` (one record, with or without its separator).
@@ -50,6 +95,7 @@ impl TimeFormat {
                     .or_else(|| clf_field(rec))
                     .or_else(|| logfmt_time(rec)),
             },
+            TimeFormat::Reader(r) => (r.time)(rec),
         }
     }
 }

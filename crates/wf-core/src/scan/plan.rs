@@ -56,10 +56,20 @@ pub(super) fn plan(
     let (files, mut streams) = by_kind(inputs);
     streams.retain(|&i| {
         // A compressed file's span `(n, u64::MAX)` skips `n` decoded bytes
-        // (`--state`); any other span of it is a byte range, which it has not.
-        let compressed = matches!(inputs[i].source, Source::Compressed { .. });
-        let skip = compressed && inputs[i].span.is_some_and(|s| s.1 == u64::MAX);
-        let whole = inputs[i].span.is_none() || skip;
+        // (`--state`); one at block or frame starts (`--since`, `seek.rs`)
+        // is a compressed range, read in parts or else whole. Any other
+        // span of it, or of a stream, is a byte range, which it has not.
+        let whole = match (&inputs[i].source, inputs[i].span) {
+            (_, None) | (Source::Compressed { .. }, Some((_, u64::MAX))) => true,
+            // Decoded in parts, or else read whole (the window job filters
+            // every record); an empty one is left out.
+            (Source::Compressed { path, codec, size }, Some(r))
+                if split::is_range(path, *codec, *size, r) =>
+            {
+                return r.0 < r.1;
+            }
+            _ => false,
+        };
         if !whole {
             let msg = "a stream or compressed file is read whole: it cannot be cut at byte offsets";
             shared.error(i, msg.into());
@@ -364,10 +374,22 @@ impl Planner<'_> {
         let Source::Compressed { path, size, codec } = &self.inputs[i].source else {
             return None;
         };
-        if !self.shared.split || self.inputs[i].span.is_some() {
+        let range = match self.inputs[i].span {
+            Some((_, u64::MAX)) => return None,
+            Some((a, b)) => Some((a.min(*size), b.min(*size))),
+            None => None,
+        };
+        if !self.shared.split {
             return None;
         }
-        let parts = split::locate(i, path, *codec, *size, self.chunk).ok()?;
+        let mut parts = split::locate(i, path, *codec, *size, self.chunk).ok()?;
+        if let Some((a, b)) = range {
+            // The starts in the range, from its first (a block start).
+            parts.starts.retain(|&s| s > a && s < b);
+            parts.starts.insert(0, a);
+            parts.range = (a, b.max(a));
+            return Some(Arc::new(parts));
+        }
         (parts.starts.len() > 1).then(|| Arc::new(parts))
     }
 
@@ -380,7 +402,12 @@ impl Planner<'_> {
             Ok(src) => src,
             Err(e) => return self.shared.io_error(i, io_message(&e), &e),
         };
-        let skip = self.inputs[i].span.map_or(0, |s| s.0);
+        // Decoded bytes to skip (`--state`); a compressed range is read
+        // whole here (the window job filters every record).
+        let skip = match self.inputs[i].span {
+            Some((n, u64::MAX)) => n,
+            _ => 0,
+        };
         if let Err(e) = skip_decoded(&mut *src, skip) {
             return self.shared.fail(i, e);
         }

@@ -16,13 +16,25 @@
 //!
 //! Never a wrong answer: the probes' times are checked for order afterwards; a
 //! file where one goes back by more than the slack is read whole (and the
-//! caller says so). Streams and compressed files cannot be cut at offsets and
-//! are read whole; the window job filters them all the same.
+//! caller says so). Streams cannot be cut at offsets and are read whole; the
+//! window job filters them all the same.
+//!
+//! Compressed files ([`seek_all`]): a BGZF file or a zstd file of several
+//! frames is searched the same way over its blocks (members, frames), a probe
+//! decoding from a block start to the first record with a time after the
+//! first separator; the span is a compressed range at block starts, which
+//! the scan decodes in parts (`split.rs`: the record begun before the range
+//! is dropped, the one begun in its last block finished). The block starts
+//! are found by walking the headers (exact; it touches each header's page,
+//! not the data decoded). A single gzip member (or gzip that is not BGZF), a
+//! zstd file of one frame, bzip2 and xz are read whole and filtered.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 
+use super::decompress::Codec;
 use super::inputs::{Input, Source};
+use super::split::{self, Parts};
 use super::{read_full_at, record_start_at};
 
 /// The window asked for, in microseconds since the epoch.
@@ -53,6 +65,11 @@ pub enum Whole {
 pub struct Seeked {
     /// Bytes of regular files left out of the spans.
     pub skipped: u64,
+    /// Compressed bytes of BGZF and multi-frame zstd files left out.
+    pub skipped_compressed: u64,
+    /// Files left out whole: their last record is before the window, or
+    /// (compressed, not searched by block) their first is after it.
+    pub files_skipped: u64,
     /// Bytes the probes read.
     pub probed: u64,
     /// Inputs read whole, by index, and why.
@@ -76,32 +93,63 @@ pub fn seek(
     sep: u8,
     time: &(dyn Fn(&[u8]) -> Option<i64> + Sync),
 ) -> Seeked {
+    seek_all(inputs, w, sep, time, false)
+}
+
+/// [`seek`], and with `blocks` the BGZF and multi-frame zstd files too (for
+/// a scan that decodes compressed files in parts: a job without offsets).
+pub fn seek_all(
+    inputs: &mut [Input],
+    w: &Window,
+    sep: u8,
+    time: &(dyn Fn(&[u8]) -> Option<i64> + Sync),
+    blocks: bool,
+) -> Seeked {
     let mut out = Seeked::default();
     for (i, inp) in inputs.iter_mut().enumerate() {
         let (path, size) = match &inp.source {
             Source::File { path, size } => (path, *size),
+            Source::Compressed { path, size, codec } if inp.span.is_none() => {
+                let file = (path.clone(), *size, *codec);
+                inp.span = match blocks {
+                    true => seek_blocks(&mut out, i, file, w, (sep, time)),
+                    false => None,
+                };
+                // Only a file read whole for want of blocks (not one out of
+                // order) may be left out by its head.
+                let why = out.whole.last().filter(|(k, _)| *k == i);
+                if inp.span.is_some() || why.is_some_and(|(_, y)| !matches!(y, Whole::NotSeekable))
+                {
+                    continue;
+                }
+                if starts_after(&mut out, &file_of(inp), w, (sep, time)) {
+                    out.whole.retain(|(k, _)| *k != i);
+                    out.files_skipped += 1;
+                    inp.span = Some((*size, *size));
+                } else if !blocks {
+                    out.whole.push((i, Whole::NotSeekable));
+                }
+                continue;
+            }
             _ => {
                 out.whole.push((i, Whole::NotSeekable));
                 continue;
             }
         };
         let (s, e) = inp.span.unwrap_or((0, size));
-        let mut p = Prober {
-            sep,
-            time,
-            probes: Vec::new(),
-            read: 0,
-        };
-        let found = File::open(path).and_then(|f| p.span(&f, size, w));
-        out.probed += p.read;
-        match found
-            .map_err(Whole::Io)
-            .and_then(|span| p.check(w.disorder).map(|_| span))
-        {
+        let found = File::open(path).map_err(Whole::Io).and_then(|f| {
+            let mut p = Prober::new(Target::Plain(&f), sep, time);
+            let found = p.span(size, w);
+            out.probed += p.read;
+            let span = found.map_err(Whole::Io)?;
+            p.check(w.disorder).map(|_| span)
+        });
+        match found {
             Ok((a, b)) => {
                 let (a, b) = (a.max(s), b.min(e));
                 inp.span = Some((a, b.max(a)));
                 out.skipped += (e - s).saturating_sub(b.saturating_sub(a));
+                out.files_skipped += u64::from(b <= a && e > s);
             }
             Err(why) => out.whole.push((i, why)),
         }
@@ -109,44 +157,216 @@ pub fn seek(
     out
 }
 
+/// How records end and a record's time.
+type Records<'a> = (u8, &'a (dyn Fn(&[u8]) -> Option<i64> + Sync));
+
+/// A compressed input's path, size and codec.
+fn file_of(inp: &Input) -> (std::path::PathBuf, u64, Codec) {
+    match &inp.source {
+        Source::Compressed { path, size, codec } => (path.clone(), *size, *codec),
+        _ => unreachable!("only compressed inputs"),
+    }
+}
+
+/// Whether a compressed file read whole can be left out: the first record
+/// of its decoded head with a time is after `until + disorder` (a rotated
+/// log newer than the window). Its last time cannot be known without
+/// decoding it all, so an older one is read.
+fn starts_after(
+    out: &mut Seeked,
+    (path, _, codec): &(std::path::PathBuf, u64, Codec),
+    w: &Window,
+    (sep, time): Records<'_>,
+) -> bool {
+    if w.until == i64::MAX {
+        return false;
+    }
+    let mut head = Vec::new();
+    let read = super::decompress::open(path, *codec)
+        .and_then(|r| r.take(PROBE_LIMIT as u64).read_to_end(&mut head));
+    out.probed += head.len() as u64;
+    if read.is_err() {
+        return false; // the scan names the error
+    }
+    let eof = head.len() < PROBE_LIMIT;
+    let mut recs = head.split_inclusive(|&c| c == sep).peekable();
+    while let Some(rec) = recs.next() {
+        if rec.last() != Some(&sep) && !(eof && recs.peek().is_none()) {
+            break;
+        }
+        if let Some(t) = time(rec) {
+            return t > w.until.saturating_add(w.disorder);
+        }
+    }
+    false
+}
+
+/// Search compressed file `i` by its blocks (see the module comment): its
+/// span becomes the compressed range of block starts that holds the window.
+fn seek_blocks(
+    out: &mut Seeked,
+    i: usize,
+    (path, size, codec): (std::path::PathBuf, u64, Codec),
+    w: &Window,
+    (sep, time): Records<'_>,
+) -> Option<(u64, u64)> {
+    let why = match blocks_of(i, &path, size, codec) {
+        Ok(Some(p)) => return search_blocks(out, i, &p, w, (sep, time)),
+        Ok(None) => Whole::NotSeekable,
+        Err(e) => Whole::Io(e),
+    };
+    out.whole.push((i, why));
+    None
+}
+
+/// [`seek_blocks`] once the blocks are known.
+fn search_blocks(
+    out: &mut Seeked,
+    i: usize,
+    parts: &Parts,
+    w: &Window,
+    (sep, time): Records<'_>,
+) -> Option<(u64, u64)> {
+    let size = parts.size;
+    let n = parts.starts.len() as u64;
+    let mut p = Prober::new(Target::Blocks(parts), sep, time);
+    let found = p.span(n, w);
+    out.probed += p.read;
+    let found = found
+        .map_err(Whole::Io)
+        .and_then(|span| p.check(w.disorder).map(|_| span));
+    match found {
+        Ok((a, b)) => {
+            out.skipped_compressed += size - (b - a);
+            Some((a, b))
+        }
+        Err(why) => {
+            out.whole.push((i, why));
+            None
+        }
+    }
+}
+
+/// Every block start of a BGZF file or a zstd file of several frames;
+/// `None` for other compressed files (read whole).
+fn blocks_of(
+    i: usize,
+    path: &std::path::Path,
+    size: u64,
+    codec: Codec,
+) -> io::Result<Option<Parts>> {
+    if !matches!(codec, Codec::Gzip | Codec::Zstd) {
+        return Ok(None);
+    }
+    let map = split::map_file(path)?;
+    let data = &map[..(size as usize).min(map.len())];
+    let (starts, bgzf) = match codec {
+        Codec::Zstd => (split::zstd_frames(data, 1), false),
+        _ => match split::bgzf_blocks(data, 1) {
+            Some((starts, true)) => (starts, true),
+            _ => return Ok(None),
+        },
+    };
+    if starts.len() < 2 {
+        return Ok(None);
+    }
+    Ok(Some(Parts {
+        input: i,
+        path: path.to_path_buf(),
+        codec,
+        size,
+        starts,
+        bgzf,
+        range: (0, size),
+    }))
+}
+
+/// Where probes read: a regular file at byte offsets, or a compressed file
+/// at its blocks (a probe's position is a block's index).
+enum Target<'f> {
+    Plain(&'f File),
+    Blocks(&'f Parts),
+}
+
 /// The probes of one file.
 struct Prober<'a> {
+    target: Target<'a>,
     sep: u8,
     time: &'a (dyn Fn(&[u8]) -> Option<i64> + Sync),
-    /// (record start, time) of every probe that found a time.
+    /// (record start, time) of every probe that found a time (for blocks,
+    /// the start of the block probed).
     probes: Vec<(u64, i64)>,
+    /// Bytes read (compressed bytes, for blocks).
     read: u64,
 }
 
-impl Prober<'_> {
-    /// The span `[start, end)` of a file of `size` bytes that holds every
-    /// record of `w` if the file is in order up to the slack.
-    fn span(&mut self, f: &File, size: u64, w: &Window) -> io::Result<(u64, u64)> {
+impl<'a> Prober<'a> {
+    fn new(target: Target<'a>, sep: u8, time: &'a (dyn Fn(&[u8]) -> Option<i64> + Sync)) -> Self {
+        Prober {
+            target,
+            sep,
+            time,
+            probes: Vec::new(),
+            read: 0,
+        }
+    }
+
+    /// The searches stop when the boundary is known to within this much of
+    /// the positions probed (bytes, or blocks: exact).
+    fn close(&self) -> u64 {
+        match self.target {
+            Target::Plain(_) => CLOSE_ENOUGH,
+            Target::Blocks(_) => 0,
+        }
+    }
+
+    /// Where "no record after here" is: the file's end.
+    fn end(&self, size: u64) -> u64 {
+        match self.target {
+            Target::Plain(_) => size,
+            Target::Blocks(p) => p.size,
+        }
+    }
+
+    /// The span `[start, end)` of a file of `size` bytes (or blocks) that
+    /// holds every record of `w` if the file is in order up to the slack
+    /// (for blocks, compressed offsets of block starts).
+    fn span(&mut self, size: u64, w: &Window) -> io::Result<(u64, u64)> {
         // Eighths of the file, for the order check: the search's own probes
         // close in on one place and would not see two runs joined out of order.
         for k in 0..8 {
-            self.probe(f, size / 8 * k, size)?;
+            self.probe(size / 8 * k, size)?;
         }
         let lo = w.since.saturating_sub(w.disorder);
         let hi = w.until.saturating_add(w.disorder);
+        if let Target::Plain(f) = self.target {
+            // A rotated log older or newer than the window: skipped after
+            // its tail or its head.
+            if self.last_time(f, size)?.is_some_and(|t| t < lo) {
+                return Ok((size, size));
+            }
+            if self.probe_at(f, 0, size)?.is_some_and(|(_, t)| t > hi) {
+                return Ok((0, 0));
+            }
+        }
         let start = match w.since {
             i64::MIN => 0,
-            _ => self.last_before(f, size, lo)?,
+            _ => self.last_before(size, lo)?,
         };
         let end = match w.until {
-            i64::MAX => size,
-            _ => self.first_after(f, size, hi)?,
+            i64::MAX => self.end(size),
+            _ => self.first_after(size, hi)?,
         };
         Ok((start, end.max(start)))
     }
 
     /// The start of the last probed record with a time before `t` (0 if none):
     /// every record before it is earlier than `t + slack`.
-    fn last_before(&mut self, f: &File, size: u64, t: i64) -> io::Result<u64> {
+    fn last_before(&mut self, size: u64, t: i64) -> io::Result<u64> {
         let (mut lo, mut hi, mut best) = (0, size, 0);
-        while lo + CLOSE_ENOUGH < hi {
+        while lo + self.close() < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.probe(f, mid, size)? {
+            match self.probe(mid, size)? {
                 Some((r, rt)) if rt < t => {
                     best = r;
                     lo = mid + 1;
@@ -159,11 +379,11 @@ impl Prober<'_> {
 
     /// The start of the first probed record with a time after `t` (`size` if
     /// none): every record from it on is later than `t - slack`.
-    fn first_after(&mut self, f: &File, size: u64, t: i64) -> io::Result<u64> {
-        let (mut lo, mut hi, mut best) = (0, size, size);
-        while lo + CLOSE_ENOUGH < hi {
+    fn first_after(&mut self, size: u64, t: i64) -> io::Result<u64> {
+        let (mut lo, mut hi, mut best) = (0, size, self.end(size));
+        while lo + self.close() < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.probe(f, mid, size)? {
+            match self.probe(mid, size)? {
                 Some((r, rt)) if rt > t => {
                     best = r;
                     hi = mid;
@@ -174,9 +394,69 @@ impl Prober<'_> {
         Ok(best)
     }
 
+    fn probe(&mut self, pos: u64, size: u64) -> io::Result<Option<(u64, i64)>> {
+        match self.target {
+            Target::Plain(f) => self.probe_at(f, pos, size),
+            Target::Blocks(p) => self.probe_block(p, pos as usize),
+        }
+    }
+
+    /// The first record with a time decoded from block `k` on, after the
+    /// block's first separator (before it: the end of a record begun in an
+    /// earlier block), within [`PROBE_LIMIT`] decoded bytes: the block's
+    /// start and that time.
+    fn probe_block(&mut self, parts: &Parts, k: usize) -> io::Result<Option<(u64, i64)>> {
+        let Some(&start) = parts.starts.get(k) else {
+            return Ok(None);
+        };
+        let (dec, consumed, _) = split::open_part(parts, start, parts.size, None)?;
+        let mut buf = Vec::new();
+        dec.take(PROBE_LIMIT as u64).read_to_end(&mut buf)?;
+        self.read += consumed.load(std::sync::atomic::Ordering::Relaxed);
+        let eof = buf.len() < PROBE_LIMIT;
+        let sep = self.sep;
+        let mut recs = buf.split_inclusive(|&c| c == sep).peekable();
+        if start > 0 {
+            recs.next();
+        }
+        while let Some(rec) = recs.next() {
+            let whole = rec.last() == Some(&sep) || eof && recs.peek().is_none();
+            if whole {
+                if let Some((_, t)) = self.found(rec, start) {
+                    return Ok(Some((start, t)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The time of the last record with one in the file's last
+    /// [`PROBE_READ`] bytes (whole records after the first separator there).
+    fn last_time(&mut self, f: &File, size: u64) -> io::Result<Option<i64>> {
+        let from = size.saturating_sub(PROBE_READ as u64);
+        let mut buf = vec![0u8; (size - from) as usize];
+        let got = read_full_at(f, &mut buf, from)?;
+        self.read += got as u64;
+        buf.truncate(got);
+        let sep = self.sep;
+        let mut recs: Vec<(u64, &[u8])> = Vec::new();
+        let mut at = from;
+        for r in buf.split_inclusive(|&c| c == sep) {
+            recs.push((at, r));
+            at += r.len() as u64;
+        }
+        let whole = usize::from(from > 0).min(recs.len())..recs.len();
+        for &(start, rec) in recs[whole].iter().rev() {
+            if let Some((_, t)) = self.found(rec, start) {
+                return Ok(Some(t));
+            }
+        }
+        Ok(None)
+    }
+
     /// The first record at or after `pos` that has a time: its start and time;
     /// `None` if there is none within [`PROBE_LIMIT`] bytes.
-    fn probe(&mut self, f: &File, pos: u64, size: u64) -> io::Result<Option<(u64, i64)>> {
+    fn probe_at(&mut self, f: &File, pos: u64, size: u64) -> io::Result<Option<(u64, i64)>> {
         let mut at = record_start_at(f, pos, size, self.sep)?;
         let mut buf = vec![0u8; PROBE_READ];
         let (mut have, mut looked) = (0usize, 0usize);
@@ -294,6 +574,24 @@ mod tests {
                 "{since}..{until}: {}",
                 got.len()
             );
+        }
+    }
+
+    #[test]
+    fn a_file_before_or_after_the_window_is_skipped_after_its_tail_or_head() {
+        let text: String = (100..10000).map(|t| format!("{t} some text\n")).collect();
+        for (since, until, span) in [(20000, 30000, text.len() as u64), (0, 50, 0)] {
+            let (_f, mut inp) = file(&text);
+            let w = Window {
+                since,
+                until,
+                disorder: 2,
+            };
+            let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
+            assert_eq!(inp.span, Some((span, span)), "{since}..{until}");
+            assert_eq!(s.files_skipped, 1);
+            // The eighths (order check), and the tail or the head.
+            assert!(s.probed <= 10 * PROBE_READ as u64, "{s:?}");
         }
     }
 

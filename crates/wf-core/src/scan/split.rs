@@ -60,18 +60,41 @@ pub(super) struct Parts {
     /// Every member is BGZF, walked to the file's end: members are decoded
     /// whole by libdeflate ([`Bgzf`]).
     pub bgzf: bool,
+    /// The compressed range to read, `[from, to)` at block or frame starts:
+    /// the whole file, or what `--since`/`--until` found (`seek.rs`). A
+    /// range that starts inside the file drops the end of the record begun
+    /// before it; one that ends inside decodes on only to finish the record
+    /// begun in it ([`resolve`]).
+    pub range: (u64, u64),
 }
 
 impl Parts {
     /// Where part `k` nominally ends.
     pub fn end(&self, k: usize) -> u64 {
-        self.starts.get(k + 1).copied().unwrap_or(self.size)
+        self.starts.get(k + 1).copied().unwrap_or(self.range.1)
     }
 
     /// The first part start after `pos`, or the file's end.
     fn next_start(&self, pos: u64) -> u64 {
+        if pos >= self.range.1 {
+            return self.one_block(pos);
+        }
         let k = self.starts.partition_point(|&s| s <= pos);
-        self.starts.get(k).copied().unwrap_or(self.size)
+        self.starts.get(k).copied().unwrap_or(self.range.1)
+    }
+
+    /// Past the range: the end of the one member or frame at `pos` (a gzip
+    /// part ends at the first member end at or after its end; a zstd part
+    /// is read to its end exactly, so its frame is walked).
+    fn one_block(&self, pos: u64) -> u64 {
+        if self.codec != Codec::Zstd {
+            return pos + 1;
+        }
+        let size = map_file(&self.path).ok().and_then(|m| {
+            let data = m.get(pos as usize..(self.size as usize).min(m.len()))?;
+            zstd::zstd_safe::find_frame_compressed_size(data).ok()
+        });
+        size.map_or(self.size, |n| pos + n.max(1) as u64)
     }
 }
 
@@ -100,6 +123,7 @@ pub(super) fn locate(
         size,
         starts: vec![0],
         bgzf: false,
+        range: (0, size),
     };
     let small = size <= target;
     if small && codec != Codec::Gzip || !matches!(codec, Codec::Gzip | Codec::Zstd) {
@@ -115,8 +139,34 @@ pub(super) fn locate(
     Ok(parts)
 }
 
+/// Whether `(a, b)` is a range at block starts of a BGZF file or frame
+/// starts of a zstd file (the file's end counts as one): what `--since`
+/// sets as a compressed file's span (`seek.rs`). Any other span of a
+/// compressed file is not a range it can be cut at.
+pub(super) fn is_range(path: &Path, codec: Codec, size: u64, (a, b): (u64, u64)) -> bool {
+    let Ok(map) = map_file(path) else {
+        return false;
+    };
+    let data = &map[..(size as usize).min(map.len())];
+    let start = |x: u64| {
+        let Some(h) = data.get(x as usize..) else {
+            return false;
+        };
+        match codec {
+            _ if x == size => true,
+            Codec::Zstd => {
+                h.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+                    && zstd::zstd_safe::find_frame_compressed_size(h).is_ok()
+            }
+            Codec::Gzip => bgzf_size(h).is_some(),
+            _ => false,
+        }
+    };
+    a <= b && b <= size && start(a) && start(b)
+}
+
 /// The file at `path`, mapped read-only.
-fn map_file(path: &Path) -> io::Result<memmap2::Mmap> {
+pub(super) fn map_file(path: &Path) -> io::Result<memmap2::Mmap> {
     let f = File::open(path)?;
     // Safety: read-only; a file truncated meanwhile is the risk `--mmap` takes
     // too, and only the header bytes looked at here are touched.
@@ -161,7 +211,7 @@ fn cut_at(starts: &mut Vec<u64>, pos: usize, len: usize, target: u64) {
 /// Frame starts of a zstd file (skippable frames included), walked by their
 /// sizes; a frame that cannot be walked ends the walk (its part's decoder names
 /// the error).
-fn zstd_frames(data: &[u8], target: u64) -> Vec<u64> {
+pub(super) fn zstd_frames(data: &[u8], target: u64) -> Vec<u64> {
     let mut starts = vec![0];
     let mut pos = 0;
     while pos < data.len() {
@@ -177,7 +227,7 @@ fn zstd_frames(data: &[u8], target: u64) -> Vec<u64> {
 /// Member starts of a BGZF file, walked by the sizes the members give, and
 /// whether the walk ended exactly at the file's end; `None` if the file does
 /// not start as BGZF. A member that is not BGZF ends the walk.
-fn bgzf_blocks(data: &[u8], target: u64) -> Option<(Vec<u64>, bool)> {
+pub(super) fn bgzf_blocks(data: &[u8], target: u64) -> Option<(Vec<u64>, bool)> {
     bgzf_size(data)?;
     let mut starts = vec![0];
     let mut pos = 0;
@@ -455,10 +505,10 @@ pub(super) fn decode<J: Job>(
 
 /// What [`open_part`] gives: the decoder, its count of compressed bytes used,
 /// and where the member it is decoding starts.
-type Opened = (Box<dyn Read>, Arc<AtomicU64>, Arc<AtomicU64>);
+pub(super) type Opened = (Box<dyn Read>, Arc<AtomicU64>, Arc<AtomicU64>);
 
 /// A decoder of the part `[start, end)` (see [`Opened`]).
-fn open_part(
+pub(super) fn open_part(
     parts: &Parts,
     start: u64,
     end: u64,
@@ -593,6 +643,11 @@ struct Stitch {
 }
 
 impl Stitch {
+    /// A record is begun and not finished.
+    fn open(&self) -> bool {
+        !self.pending.is_empty() || self.long
+    }
+
     /// Pass the pending record, now whole, to the job: as it is, or as the
     /// last piece of a long record (or the only one, if longer than the bound).
     fn flush<J: Job>(&mut self, job: &J, state: &mut J::State, input: usize) {
@@ -704,8 +759,11 @@ pub(super) fn resolve<J: Job>(
         sep,
     };
     let mut damage = Damage::default();
-    let mut pos = 0;
-    while pos < spec.size {
+    let (mut pos, to) = spec.range;
+    // A range from inside the file: its first record is the end of one
+    // begun before it, not wanted.
+    st.drop_head = pos > 0;
+    while pos < to || pos < spec.size && st.open() {
         while parts.front().is_some_and(|p| p.start < pos) {
             parts.pop_front(); // skipped by the chain: a false member start
         }
@@ -713,8 +771,16 @@ pub(super) fn resolve<J: Job>(
             Some(p) if p.start == pos => parts.pop_front().unwrap(),
             _ => decode(job, &spec, (pos, spec.next_start(pos)), sep, meter),
         };
+        let past = p.start >= to && !p.whole;
         let (done, end, member, err) = (st.done, p.end, p.member_at, p.error.take());
         st.join(job, state, p);
+        if past && err.is_none() {
+            // Decoded past the range only to finish its last record: the
+            // record begun here is not in it.
+            st.pending.clear();
+            st.long = false;
+            break;
+        }
         if let Some(e) = err {
             let e = DecodeError::after_more(e, done);
             match resync(&spec, member) {

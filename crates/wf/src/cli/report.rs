@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use wf_core::jobs::time::TimeFormat;
+use wf_core::jobs::time::{Reader, TimeFormat};
 use wf_core::scan::{InputError, Progress, ScanOptions};
 use wf_report::run::Settings;
 use wf_report::{BotMode, ReportJob};
@@ -142,21 +142,25 @@ fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
 }
 
 impl ReportArgs {
-    /// Where `--since`/`--until` find a record's time: `%t` of the log
-    /// formats, the ISO 8601 time of JSON lines; `None` for Caddy's epoch
-    /// seconds under a window (every record would be left out).
+    /// Where `--since`/`--until` find a record's time: the first `[...]` of
+    /// combined, common and vcombined (their `%t`), else the format's own
+    /// parser (a `LogFormat` may have another `[...]` before `%t`, a JSON
+    /// mapping its own time key); `None` for Caddy's epoch seconds under a
+    /// window (every record would be left out).
     fn time_format(&self, job: &ReportJob) -> Option<TimeFormat> {
         let name = job.format_name();
-        let json = ["caddy:", "traefik:", "json:"]
-            .iter()
-            .any(|p| name.starts_with(p));
-        if !json {
+        if ["combined", "common", "vcombined"].contains(&name.as_str()) {
             return Some(TimeFormat::Clf);
         }
-        if name.starts_with("caddy:") && self.time.window().is_some() {
+        if self.time.window().is_none() {
+            return Some(TimeFormat::Clf);
+        }
+        if name.starts_with("caddy:") {
             return None;
         }
-        Some(TimeFormat::Json)
+        // A format without a time: every record is untimed, as before.
+        let time = job.time_reader().unwrap_or_else(|| Box::new(|_| None));
+        Some(TimeFormat::Reader(Reader::new(name, time)))
     }
 
     fn settings(&self) -> Settings {

@@ -31,7 +31,10 @@ pub(crate) struct TimeArgs {
     /// (`2026-11-27`, `2026-11-27T10:00`, `2026-11-27T10:00:00+01:00`), before
     /// now (`-1h`, `-30m`, `-7d`, `-90s`, `-2w`), `today` or `yesterday`
     /// (midnight UTC). A regular file is searched for the first byte to read,
-    /// so a narrow window of a big log reads little of it; records without a
+    /// so a narrow window of a big log reads little of it (a BGZF or
+    /// multi-frame zstd file by block, for count and wf2; a rotated log
+    /// outside the window is skipped after its head or tail, a gzip one
+    /// newer than the window after its head); records without a
     /// time are left out (`--stats` counts them), and lines are held whole (up
     /// to --max-record) to read their time. E.g. `wf count --since -1h
     /// access.log`.
@@ -293,7 +296,10 @@ impl TimeArgs {
             };
         };
         let time = move |r: &[u8]| format.time(r);
-        let seeked = seek::seek(&mut inputs, &w, opts.sep, &time);
+        // BGZF and multi-frame zstd files are searched by block when the
+        // scan decodes them in parts (a job without offsets, no spooling).
+        let blocks = !job.offsets() && !opts.spool_streams;
+        let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
         let extra = whole_read(&seeked, &inputs);
         let job = Window {
             inner: job,
@@ -313,6 +319,14 @@ impl TimeArgs {
             ("records without a time".into(), st.untimed),
             ("bytes skipped by the time search".into(), seeked.skipped),
             ("bytes read by the time search".into(), seeked.probed),
+            (
+                "compressed bytes skipped by the time search".into(),
+                seeked.skipped_compressed,
+            ),
+            (
+                "files skipped by the time search".into(),
+                seeked.files_skipped,
+            ),
         ];
         extra_all.extend(extra);
         Scanned {

@@ -1,0 +1,322 @@
+//! `--since`/`--until` that read only what they must, against a plain
+//! filter: formats whose `%t` is not the first `[...]`, BGZF and multi-frame
+//! zstd files searched by block or frame, rotated logs skipped after their
+//! head and tail. Each answer equals the one over the lines a naive parser of
+//! this file keeps, and `--stats` shows what was left unread.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+/// Days from 1970-01-01, counted naively year by year and month by month.
+fn naive_days(y: i64, m: i64, d: i64) -> i64 {
+    let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let mut days = 0;
+    for yy in 1970..y {
+        days += if leap(yy) { 366 } else { 365 };
+    }
+    let len = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    for mm in 1..m {
+        days += len[mm as usize - 1] + i64::from(mm == 2 && leap(y));
+    }
+    days + d - 1
+}
+
+/// The time (seconds) in the first `[dd/Mon/yyyy:HH:MM:SS +zzzz]` of a line.
+fn naive_clf(line: &[u8]) -> Option<i64> {
+    let open = line.iter().position(|&c| c == b'[')?;
+    if line.get(open + 27) != Some(&b']') {
+        return None;
+    }
+    let s = std::str::from_utf8(line.get(open + 1..open + 27)?).ok()?;
+    let (date, zone) = s.split_once(' ')?;
+    let p: Vec<&str> = date.split(['/', ':']).collect();
+    let months = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let digits = |x: &str, n: usize| x.len() == n && x.bytes().all(|c| c.is_ascii_digit());
+    if p.len() != 6 || !digits(p[0], 2) || !digits(p[2], 4) || !p[3..].iter().all(|x| digits(x, 2))
+    {
+        return None;
+    }
+    let m = months.iter().position(|m| p[1].eq_ignore_ascii_case(m))? as i64 + 1;
+    let n: Vec<i64> = p.iter().map(|x| x.parse().unwrap_or(0)).collect();
+    let (d, y, h, mi, sec) = (n[0], n[2], n[3], n[4], n[5]);
+    let zs = zone.as_bytes();
+    if zs.len() != 5 || !matches!(zs[0], b'+' | b'-') || !digits(&zone[1..], 4) {
+        return None;
+    }
+    let (zh, zm): (i64, i64) = (zone[1..3].parse().ok()?, zone[3..5].parse().ok()?);
+    if !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 || zh > 23 || zm > 59 {
+        return None;
+    }
+    let off = (zh * 60 + zm) * 60 * if zs[0] == b'-' { -1 } else { 1 };
+    Some(naive_days(y, m, d) * 86400 + h * 3600 + mi * 60 + sec - off)
+}
+
+/// The lines of `data` whose time (seconds) is in `[since, until)`.
+fn reference(data: &[u8], since: i64, until: i64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in data.split_inclusive(|&c| c == b'\n') {
+        if naive_clf(line).is_some_and(|t| t >= since && t < until) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// An ISO 8601 UTC time for the command line.
+fn iso(t: i64) -> String {
+    let (days, s) = (t.div_euclid(86400), t.rem_euclid(86400));
+    let mut y = 1970;
+    let mut d = days;
+    while d >= naive_days(y + 1, 1, 1) - naive_days(y, 1, 1) {
+        d -= naive_days(y + 1, 1, 1) - naive_days(y, 1, 1);
+        y += 1;
+    }
+    let mut m = 1;
+    while m < 12 && d >= naive_days(y, m + 1, 1) - naive_days(y, m, 1) {
+        d -= naive_days(y, m + 1, 1) - naive_days(y, m, 1);
+        m += 1;
+    }
+    format!(
+        "{y:04}-{m:02}-{:02}T{:02}:{:02}:{:02}Z",
+        d + 1,
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+fn gen(dir: &Path, name: &str, size: &str, odd: &str) -> PathBuf {
+    let p = dir.join(name);
+    let mut c = wf();
+    c.args(["gen", "wf2", "--size", size, "--odd-lines", odd, "-o"])
+        .arg(&p);
+    ok(c);
+    p
+}
+
+/// Times of the lines that have one, in file order.
+fn times(data: &[u8]) -> Vec<i64> {
+    data.split(|&c| c == b'\n').filter_map(naive_clf).collect()
+}
+
+/// `wf report --json` of `paths` with `args`, without the log's size and
+/// paths (they differ between a cut file and a searched one).
+fn report(args: &[&str], paths: &[&Path]) -> serde_json::Value {
+    let mut c = wf();
+    c.args(["report", "--json", "--no-progress"])
+        .args(args)
+        .args(paths);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{args:?}: {err}");
+    let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let g = v["general"].as_object_mut().unwrap();
+    g.remove("log_size");
+    g.remove("log_path");
+    v
+}
+
+/// An Apache `LogFormat` with another `[...]` before `%t` (a header holding
+/// a fixed old time): the window is of `%t`, in the search's probes and in
+/// the filter, and `wf report --since --until` equals the report of the
+/// lines a plain filter keeps.
+#[test]
+fn report_window_reads_the_time_of_the_formats_own_t() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "plain.log", "1M", "0");
+    let data = std::fs::read(&p).unwrap();
+    let t = times(&data);
+    let (lo, hi) = (t[t.len() / 3], t[t.len() * 2 / 3]);
+    // `1.2.3.4 - - [t] ...` becomes `1.2.3.4 [01/Jan/2000:...] - - [t] ...`.
+    let moved = |lines: &[u8]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for l in lines.split_inclusive(|&c| c == b'\n') {
+            let sp = l.iter().position(|&c| c == b' ').unwrap();
+            out.extend_from_slice(&l[..sp]);
+            out.extend_from_slice(b" [01/Jan/2000:00:00:00 +0000]");
+            out.extend_from_slice(&l[sp..]);
+        }
+        out
+    };
+    let log = dir.path().join("tagged.log");
+    std::fs::write(&log, moved(&data)).unwrap();
+    let cut = dir.path().join("cut.log");
+    std::fs::write(&cut, moved(&reference(&data, lo, hi))).unwrap();
+    let f =
+        r#"--format=apache:%h [%{X-Start}i] %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+    let want = report(&[f], &[&cut]);
+    assert!(
+        want["general"]["total_requests"].as_u64().unwrap() > 100,
+        "{want}"
+    );
+    let (s, u) = (iso(lo), iso(hi));
+    for j in ["1", "3"] {
+        let args = [
+            f,
+            "-j",
+            j,
+            "--chunk-size",
+            "64K",
+            "--since",
+            &s,
+            "--until",
+            &u,
+        ];
+        let got = report(&args, &[&log]);
+        assert_eq!(got["general"], want["general"], "-j {j}");
+        assert!(got == want, "-j {j}: the panels differ");
+    }
+}
+
+/// `wf count --json --stats` of `path` with `args`: the JSON and stderr.
+fn count(args: &[&str], path: &Path) -> (serde_json::Value, String) {
+    let mut c = wf();
+    c.args(["count", "--json", "--stats", "--no-progress"])
+        .args(args)
+        .arg(path);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{args:?}: {err}");
+    (serde_json::from_slice(&o.stdout).unwrap(), err)
+}
+
+/// A `--stats` figure: the first number after `name:`.
+fn stat(err: &str, name: &str) -> u64 {
+    let line = err
+        .lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].trim_start().starts_with(':'))
+        .unwrap_or_else(|| panic!("{name}: {err}"));
+    let v = line[name.len()..].trim_start_matches([' ', ':']);
+    v.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// `tool args... < input > output`.
+fn pipe(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+    let mut c = std::process::Command::new(tool);
+    c.args(args);
+    let o = run(c, Some(input));
+    assert!(
+        o.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
+/// `data` as zstd frames of about `n` lines each, concatenated.
+fn zstd_frames(data: &[u8], n: usize) -> Vec<u8> {
+    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+    let mut out = Vec::new();
+    for piece in lines.chunks(n) {
+        out.extend(pipe("zstd", &["-q", "-c"], &piece.concat()));
+    }
+    out
+}
+
+/// BGZF and multi-frame zstd: the window's answer equals the plain filter's
+/// at -j 1 and 3, and only a part of the compressed bytes is decoded; a
+/// single gzip member is read whole and said so.
+#[test]
+fn bgzf_and_zstd_frames_are_searched_by_block() {
+    let have = |t: &str| {
+        std::process::Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok()
+    };
+    if !have("bgzip") || !have("zstd") {
+        eprintln!("skipping: bgzip or zstd absent");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "z.log", "2M", "0.01");
+    let data = std::fs::read(&p).unwrap();
+    let t = times(&data);
+    let bgz = dir.path().join("z.log.gz");
+    std::fs::write(&bgz, pipe("bgzip", &["-c"], &data)).unwrap();
+    let zst = dir.path().join("z.log.zst");
+    std::fs::write(&zst, zstd_frames(&data, 500)).unwrap();
+    let gz = dir.path().join("one.log.gz");
+    std::fs::write(&gz, pipe("gzip", &["-c"], &data)).unwrap();
+    let windows = [
+        (t[t.len() / 2], t[t.len() / 2] + 120),
+        (t[0] - 60, t[t.len() / 5]),
+        (t[t.len() * 4 / 5], t[t.len() - 1] + 60),
+    ];
+    for (since, until) in windows {
+        let want = reference(&data, since, until);
+        let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
+        let (s, u) = (iso(since), iso(until));
+        for path in [&bgz, &zst, &gz] {
+            let size = std::fs::metadata(path).unwrap().len();
+            for j in ["1", "3"] {
+                let args = ["-j", j, "--chunk-size", "64K", "--since", &s, "--until", &u];
+                let (v, err) = count(&args, path);
+                let what = format!("{path:?} {args:?}\n{err}");
+                assert_eq!(v["records"], recs, "{what}");
+                assert_eq!(v["bytes"], want.len() as u64, "{what}");
+                let whole = stat(&err, "inputs read whole and filtered (streams, compressed)");
+                let decoded = stat(&err, "compressed");
+                if path == &gz {
+                    assert_eq!(whole, 1, "{what}");
+                    continue;
+                }
+                assert_eq!(whole, 0, "{what}");
+                let skipped = stat(&err, "compressed bytes skipped by the time search");
+                assert!(skipped > size / 2, "{what}");
+                assert!(decoded < size / 2, "{what}");
+            }
+        }
+    }
+}
+
+/// A directory of rotated logs, plain and gzip, with the window inside one:
+/// the answer equals the plain filter's; the plain files before and after
+/// it are skipped after their tail or head, the gzip file after it after
+/// its head, and the older gzip file (whose last time is unknown) is read.
+#[test]
+fn rotated_logs_outside_the_window_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "all.log", "2M", "0.01");
+    let data = std::fs::read(&p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    // Oldest first: access.log.4.gz, .3, .2 (the window), .1.gz, access.log.
+    let names = [
+        "access.log.4.gz",
+        "access.log.3",
+        "access.log.2",
+        "access.log.1.gz",
+        "access.log",
+    ];
+    let n = lines.len().div_ceil(names.len());
+    for (name, piece) in names.iter().zip(lines.chunks(n)) {
+        let piece = piece.concat();
+        let body = match name.ends_with(".gz") {
+            true => pipe("gzip", &["-c"], &piece),
+            false => piece,
+        };
+        std::fs::write(logs.join(name), body).unwrap();
+    }
+    let third = times(&lines[2 * n..3 * n].concat());
+    let (since, until) = (third[third.len() / 2], third[third.len() / 2] + 120);
+    let want = reference(&data, since, until);
+    let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
+    assert!(recs > 0);
+    let (s, u) = (iso(since), iso(until));
+    for j in ["1", "3"] {
+        let args = ["-j", j, "--since", &s, "--until", &u];
+        let (v, err) = count(&args, &logs);
+        assert_eq!(v["records"], recs, "{err}");
+        assert_eq!(v["bytes"], want.len() as u64, "{err}");
+        assert_eq!(stat(&err, "files skipped by the time search"), 3, "{err}");
+        let whole = stat(&err, "inputs read whole and filtered (streams, compressed)");
+        assert_eq!(whole, 1, "{err}");
+    }
+}
