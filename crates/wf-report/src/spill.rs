@@ -98,7 +98,11 @@ impl Spill {
         Spill {
             // Each worker's counts, and the merge of two at the end.
             per_thread: counted / (threads.max(1) + 1),
-            per_group: counted / 2,
+            // A group's tally makes its rows again (as much again, and
+            // more for groups of many URLs): at a half, the 20-million-client
+            // log peaked at 995 MiB under the default 1G; at a quarter, see
+            // bench/results/report-memory-2026-11-28.txt.
+            per_group: counted / 4,
             temp,
             dir: Mutex::new(None),
             runs: Mutex::new(Vec::new()),
