@@ -23,8 +23,8 @@
 //! pairs, a union of the keys themselves, the same whatever the thread count
 //! or chunk size. Nothing is an estimate; the price is memory (every
 //! distinct string and visitor once per thread, 8 bytes per distinct
-//! (row, visitor) pair): spilling, as the issue asks for logs of tens of
-//! millions of clients, is not done yet.
+//! (row, visitor) pair), bounded by `--memory`: past its share a worker's
+//! [`Panels`] are spilled to disk by client (`spill`, [`Panels::heap_bytes`]).
 
 use std::hash::BuildHasher;
 

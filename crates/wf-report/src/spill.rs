@@ -366,3 +366,81 @@ fn part_rows<T: Default + Copy>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use wf_core::jobs::{Chunk, Job};
+
+    use crate::job::{BotMode, ReportJob};
+    use crate::run::{report, Settings};
+
+    /// Lines of many clients (IPv4, IPv6, names), days, statuses, URLs.
+    fn log(n: usize) -> Vec<u8> {
+        let mut s = String::new();
+        for i in 0..n {
+            let c = i / 3;
+            let client = match c % 3 {
+                0 => format!("10.0.{}.{}", c >> 8 & 255, c & 255),
+                1 => format!("2001:db8::{c:x}"),
+                _ => format!("h{c}.example"),
+            };
+            let status = [200, 299, 404, 500, 304][i % 5];
+            writeln!(
+                s,
+                "{client} - - [{:02}/Jun/2007:{:02}:00:00 -0700] \"GET /p/{}{} HTTP/1.1\" {status} {} \"http://r{}.org/\" \"{}\"",
+                10 + i % 3,
+                i % 24,
+                i % 211,
+                [".png", "", "?a=1"][i % 3],
+                i % 1000,
+                i % 17,
+                ["Mozilla/5.0 Firefox/120.0", "Googlebot/2.1", "curl/8"][i % 3],
+            )
+            .unwrap();
+        }
+        s.into_bytes()
+    }
+
+    /// The JSON of `data` counted in `parts` chunks by two workers, merged.
+    fn json(job: &ReportJob, data: &[u8], parts: usize, max_rows: usize) -> String {
+        let (mut a, mut b) = (job.new_state(), job.new_state());
+        let mut start = 0;
+        for k in 1..=parts {
+            let mut end = data.len() * k / parts;
+            while end < data.len() && data[end - 1] != b'\n' {
+                end += 1;
+            }
+            let chunk = Chunk {
+                input: 0,
+                offset: start as u64,
+                data: &data[start..end],
+            };
+            job.process(if k % 2 == 0 { &mut a } else { &mut b }, &chunk);
+            start = end;
+        }
+        job.merge(&mut a, b);
+        let settings = Settings {
+            max_rows,
+            ..Settings::default()
+        };
+        let r = report(&mut a.acc, job, &settings, 0, vec![]).unwrap();
+        crate::report::json(&r)
+    }
+
+    #[test]
+    fn spilled_counts_give_the_same_report() {
+        let data = log(6000);
+        let plain = ReportJob::new(crate::format("combined", b"").unwrap(), BotMode::Include);
+        let plain = plain.unwrap();
+        for max_rows in [100_000, 3] {
+            let want = json(&plain, &data, 7, max_rows);
+            for (memory, parts) in [(20_000, 7), (200_000, 40)] {
+                let job = plain.clone().with_memory(memory, 2, None);
+                assert_eq!(json(&job, &data, parts, max_rows), want, "{memory} {max_rows}");
+                assert!(job.spill().unwrap().runs() > 1, "no spill at {memory}");
+            }
+        }
+    }
+}
