@@ -33,9 +33,9 @@ use crate::tally::{self, Cuts, Pair, Request, Sums, Tallies, Tally};
 type Map<K> = BTreeMap<K, (Hb, u64)>;
 
 /// The partitions' rows, added up.
-struct Combined<'s> {
+struct Combined {
     max_rows: usize,
-    rows: RowFiles<'s>,
+    rows: RowFiles,
     unique_visitors: u64,
     bot: u64,
     days: Map<i64>,
@@ -80,16 +80,14 @@ fn cut_by<K>(
     max: usize,
     names: impl Fn(&Tally<K>, &Tally<K>) -> Ordering,
 ) {
-    let order = |a: &Tally<K>, b: &Tally<K>| {
-        b.hb.hits.cmp(&a.hb.hits).then_with(|| names(a, b))
-    };
+    let order = |a: &Tally<K>, b: &Tally<K>| b.hb.hits.cmp(&a.hb.hits).then_with(|| names(a, b));
     if max < rows.len() {
         rows.select_nth_unstable_by(max, order);
         rows.truncate(max);
     }
 }
 
-impl Combined<'_> {
+impl Combined {
     fn add(&mut self, tl: Tallies<'_>) -> Result<(), SpillError> {
         self.unique_visitors += tl.unique_visitors;
         self.bot += tl.bot;
@@ -258,8 +256,7 @@ const SITES: usize = 4;
 const VHOSTS: usize = 5;
 
 /// The keyed panels' rows of every group, in [`PARTS`] files by key.
-struct RowFiles<'s> {
-    spill: &'s Spill,
+struct RowFiles {
     files: Vec<(PathBuf, BufWriter<File>)>,
     /// Methods and protocols of the requests written (a key holds their text).
     names: Vec<&'static str>,
@@ -272,13 +269,12 @@ struct Keyed6 {
     sums: [Sums; 6],
 }
 
-impl<'s> RowFiles<'s> {
-    fn new(spill: &'s Spill) -> Result<Self, SpillError> {
+impl RowFiles {
+    fn new(spill: &Spill) -> Result<Self, SpillError> {
         let files = (0..PARTS)
             .map(|q| spill.create(&format!("rows-{q}")))
             .collect::<Result<_, _>>()?;
         Ok(RowFiles {
-            spill,
             files,
             names: Vec::new(),
         })
@@ -328,7 +324,10 @@ impl<'s> RowFiles<'s> {
                 what,
                 error,
             };
-            drop(f.into_inner().map_err(|e| err("cannot write the spill file", e.into_error()))?);
+            drop(
+                f.into_inner()
+                    .map_err(|e| err("cannot write the spill file", e.into_error()))?,
+            );
             let bytes = std::fs::read(&path).map_err(|e| err("cannot read the spill file", e))?;
             let _ = std::fs::remove_file(&path);
             let mut panels: [Keyed<(Hb, u64)>; 6] = Default::default();
@@ -341,7 +340,11 @@ impl<'s> RowFiles<'s> {
                 let panel = r.index(5).map_err(damaged)?;
                 let key = r.bytes().map_err(damaged)?;
                 let (hits, b, v) = (r.uint(), r.uint(), r.uint());
-                let (hits, b, v) = (hits.map_err(damaged)?, b.map_err(damaged)?, v.map_err(damaged)?);
+                let (hits, b, v) = (
+                    hits.map_err(damaged)?,
+                    b.map_err(damaged)?,
+                    v.map_err(damaged)?,
+                );
                 let e = panels[panel].slot(key).1;
                 e.0.plus(Hb { hits, bytes: b });
                 e.1 += v;
@@ -384,7 +387,6 @@ impl<'s> RowFiles<'s> {
                 out.texts[i].append(&mut rows);
             }
         }
-        let _ = self.spill;
         Ok(out)
     }
 

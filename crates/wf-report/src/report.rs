@@ -477,7 +477,7 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
         browsers: grouped(t, &tl.browsers, disjoint, max),
         bots: grouped(t, &tl.bots, disjoint, max),
         visit_time: hours(t, &tl.hours),
-        status_codes: status(t, &tl, max),
+        status_codes: status(t, tl, max),
         referring_sites: simple(t, &tl.referring_sites, owned, max),
         referrers: simple(t, &tl.referrers, owned, max),
         vhosts: meta.has_vhosts.then(|| simple(t, &tl.vhosts, bytes, max)),

@@ -57,13 +57,7 @@ pub struct SpillError {
 
 impl std::fmt::Display for SpillError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {}: {}",
-            self.what,
-            self.path.display(),
-            self.error
-        )
+        write!(f, "{} {}: {}", self.what, self.path.display(), self.error)
     }
 }
 
@@ -171,10 +165,9 @@ impl Spill {
     /// Writes `p` as one run of [`PARTS`] sections.
     fn spill(&self, p: &mut Panels) -> Result<(), SpillError> {
         p.finish();
-        let path = self.dir()?.join(format!(
-            "run-{}",
-            self.next.fetch_add(1, Ordering::Relaxed)
-        ));
+        let path = self
+            .dir()?
+            .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
         let err = |error| SpillError {
             path: path.clone(),
             what: "cannot write the spill file",
@@ -438,7 +431,11 @@ mod tests {
             let want = json(&plain, &data, 7, max_rows);
             for (memory, parts) in [(20_000, 7), (200_000, 40)] {
                 let job = plain.clone().with_memory(memory, 2, None);
-                assert_eq!(json(&job, &data, parts, max_rows), want, "{memory} {max_rows}");
+                assert_eq!(
+                    json(&job, &data, parts, max_rows),
+                    want,
+                    "{memory} {max_rows}"
+                );
                 assert!(job.spill().unwrap().runs() > 1, "no spill at {memory}");
             }
         }

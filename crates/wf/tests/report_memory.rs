@@ -86,15 +86,24 @@ fn tiny_memory_spills_and_gives_the_same_report() {
                 &["-j", "3", "--memory", "100K", "--chunk-size", "4K"],
             ][..],
         ),
-        ("7", &[&["-j", "2", "--memory", "1M", "--chunk-size", "64K"]]),
+        (
+            "7",
+            &[&["-j", "2", "--memory", "1M", "--chunk-size", "64K"]],
+        ),
     ] {
         let rows = ["--max-rows", max];
         let (want, err) = report(&[&rows[..], &["-j", "1"]].concat(), &log, &tmp);
-        assert!(!err.contains("spilled"), "spilled at the default --memory: {err}");
+        assert!(
+            !err.contains("spilled"),
+            "spilled at the default --memory: {err}"
+        );
         for args in runs {
             let (got, err) = report(&[&rows[..], args].concat(), &log, &tmp);
             assert!(err.contains("spilled to disk"), "{args:?}: no spill: {err}");
-            assert!(got == want, "{args:?} --max-rows {max}: not the same report");
+            assert!(
+                got == want,
+                "{args:?} --max-rows {max}: not the same report"
+            );
         }
     }
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
@@ -113,5 +122,8 @@ fn memory_is_refused_with_state() {
     let o = run(c, None);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert!(err.contains("--memory cannot be used with --state"), "{err}");
+    assert!(
+        err.contains("--memory cannot be used with --state"),
+        "{err}"
+    );
 }

@@ -132,7 +132,10 @@ impl JobCmd for ReportArgs {
             extra.push((format!("failed line at byte offset of {name}"), *offset));
         }
         if let Some(n) = job.spill().map(|s| s.runs()).filter(|&n| n > 0) {
-            extra.push(("counts spilled to disk (--memory), times".to_string(), n as u64));
+            extra.push((
+                "counts spilled to disk (--memory), times".to_string(),
+                n as u64,
+            ));
         }
         extra.extend(out.extra);
         let output = match self.render(&report, &names) {
