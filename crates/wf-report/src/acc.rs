@@ -23,8 +23,8 @@
 //! pairs, a union of the keys themselves, the same whatever the thread count
 //! or chunk size. Nothing is an estimate; the price is memory (every
 //! distinct string and visitor once per thread, 8 bytes per distinct
-//! (row, visitor) pair): spilling, as the issue asks for logs of tens of
-//! millions of clients, is not done yet.
+//! (row, visitor) pair), bounded by `--memory`: past its share a worker's
+//! [`Panels`] are spilled to disk by client (`spill`, [`Panels::heap_bytes`]).
 
 use std::hash::BuildHasher;
 
@@ -110,6 +110,11 @@ impl Visitors {
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+
+    /// Bytes held on the heap (capacities, for `--memory`).
+    pub fn heap_bytes(&self) -> usize {
+        self.table.capacity() * 5 + self.list.capacity() * std::mem::size_of::<Visitor>()
     }
 }
 
@@ -311,6 +316,21 @@ impl Panels {
         }
     }
 
+    /// Bytes held on the heap by what grows with the log's distinct
+    /// strings, visitors and pairs (capacities: what `--memory` bounds).
+    pub fn heap_bytes(&self) -> usize {
+        self.clients.heap_bytes()
+            + self.agents.heap_bytes()
+            + self.visitors.heap_bytes()
+            + self.status_pairs.heap_bytes()
+            + self.requests.keyed.heap_bytes()
+            + self.requests.pairs.heap_bytes()
+            + self.referrers.keyed.heap_bytes()
+            + self.referrers.pairs.heap_bytes()
+            + self.vhosts.keyed.heap_bytes()
+            + self.vhosts.pairs.heap_bytes()
+    }
+
     /// Sorts the (row, visitor) pairs for reading ([`Pairs::compact`]).
     pub fn finish(&mut self) {
         self.status_pairs.compact();
@@ -328,7 +348,8 @@ impl Panels {
         all
     }
 
-    fn merge(&mut self, o: Panels) {
+    /// Folds `o` in: its keys re-interned, its ids renumbered.
+    pub fn merge(&mut self, o: Panels) {
         let hours = o.hours();
         let cmap = self.clients.merge(o.clients, Hb::plus);
         let amap = self.agents.merge(o.agents, |a, b| {

@@ -77,6 +77,13 @@ impl Interner {
         self.ends.is_empty()
     }
 
+    /// Bytes held on the heap (capacities, for `--memory`).
+    pub fn heap_bytes(&self) -> usize {
+        self.table.capacity() * (std::mem::size_of::<Entry>() + 1)
+            + (self.hashes.capacity() + self.ends.capacity()) * 8
+            + self.bytes.capacity()
+    }
+
     /// Every key, in id order.
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         (0..self.len() as u32).map(|i| self.get(i))
@@ -115,6 +122,11 @@ impl<T: Default> Keyed<T> {
 
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// Bytes held on the heap (capacities, for `--memory`).
+    pub fn heap_bytes(&self) -> usize {
+        self.keys.heap_bytes() + self.values.capacity() * std::mem::size_of::<T>()
     }
 
     /// Folds `other` in with `add`; returns other's ids as this one's.

@@ -9,6 +9,7 @@
 //! line, as GoAccess counts it; blank lines and `#` comments are skipped.
 //! User agents go through one [`AgentCache`] per thread.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use wf_core::jobs::{Chunk, Job};
@@ -21,6 +22,7 @@ use wf_formats::{Columns, Format, Kind, Parser};
 use crate::acc::{Acc, Line, NO_TIME};
 use crate::agent::AgentCache;
 use crate::rules;
+use crate::spill::Spill;
 pub use crate::tally::category_label;
 
 /// Which requests `--bots` keeps in the panels.
@@ -77,6 +79,8 @@ pub struct ReportJob {
     kinds: Vec<Kind>,
     cols: Cols,
     bots: BotMode,
+    /// `--memory`: where workers spill their counts (`None`: never).
+    spill: Option<Arc<Spill>>,
 }
 
 /// Records parsed into columns before they are counted.
@@ -117,7 +121,20 @@ impl ReportJob {
             kinds,
             cols,
             bots,
+            spill: None,
         })
+    }
+
+    /// Counts kept under `memory` bytes over `threads` workers, spilled to
+    /// a directory under `temp` beyond it (`spill`).
+    pub fn with_memory(mut self, memory: u64, threads: usize, temp: Option<PathBuf>) -> Self {
+        self.spill = Some(Arc::new(Spill::new(memory, threads, temp)));
+        self
+    }
+
+    /// The spills of `--memory`, if bounded.
+    pub fn spill(&self) -> Option<&Spill> {
+        self.spill.as_deref()
     }
 
     /// The format has a user agent column (browsers, OS and bots panels).
@@ -241,6 +258,7 @@ impl Job for ReportJob {
 
     fn merge(&self, into: &mut ReportState, other: ReportState) {
         into.acc.merge(other.acc);
+        self.check_memory(into);
     }
 }
 
@@ -355,6 +373,17 @@ impl ReportJob {
         }
         spans.clear();
         st.spans = spans;
+        self.check_memory(st);
+    }
+
+    /// Spills the worker's counts past its share of `--memory`.
+    fn check_memory(&self, st: &mut ReportState) {
+        if let Some(s) = &self.spill {
+            if s.check(&mut st.acc.panels) {
+                // Agent ids start again.
+                st.bot_of.clear();
+            }
+        }
     }
 
     /// The row's request, or `None` for a line GoAccess calls failed (no

@@ -15,6 +15,7 @@
 pub mod acc;
 pub mod agent;
 pub mod bots;
+pub mod combine;
 pub mod html;
 pub mod intern;
 pub mod job;
@@ -25,6 +26,7 @@ pub mod partial;
 pub mod report;
 pub mod rules;
 pub mod run;
+pub mod spill;
 pub mod tally;
 
 use std::sync::Arc;

@@ -65,6 +65,11 @@ impl Pairs {
         self.sorted.iter().copied()
     }
 
+    /// Bytes held on the heap (capacities, for `--memory`).
+    pub fn heap_bytes(&self) -> usize {
+        (self.sorted.capacity() + self.fresh.capacity()) * 8
+    }
+
     /// Distinct pairs; [`Pairs::compact`] must come first.
     pub fn len(&self) -> usize {
         assert!(self.fresh.is_empty(), "Pairs read before compact()");

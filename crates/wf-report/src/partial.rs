@@ -21,7 +21,7 @@
 use wf_core::jobs::partial::{Damage, Partial, Reader, Writer};
 use wf_core::jobs::Job;
 
-use crate::acc::{unpair, Acc, AgentHits, Hb, ReqHits, Rows, Visitor};
+use crate::acc::{unpair, Acc, AgentHits, Hb, Panels, ReqHits, Rows, Visitor};
 use crate::intern::Keyed;
 use crate::job::{BotMode, ReportJob, ReportState};
 use crate::pairs::Pairs;
@@ -106,7 +106,11 @@ fn write_acc(a: &Acc, w: &mut Writer) {
             int(w, off);
         }
     }
-    let p = &a.panels;
+    write_panels(&a.panels, w);
+}
+
+/// The panels of an `Acc` (also a spill's partition, `spill`).
+pub(crate) fn write_panels(p: &Panels, w: &mut Writer) {
     keyed(w, &p.clients, |w, v| hb(w, *v));
     keyed(w, &p.agents, |w, v| {
         w.uint(v.all);
@@ -191,15 +195,9 @@ fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
             _ => return Err(Damage::Invalid("a time flag not 0 or 1")),
         };
     }
-    let p = &mut a.panels;
-    p.clients = read_keyed(r, read_hb)?;
-    p.agents = read_keyed(r, |r| {
-        Ok(AgentHits {
-            all: r.uint()?,
-            kept: read_hb(r)?,
-        })
-    })?;
-    let agent_hits = p
+    a.panels = read_panels(r)?;
+    let agent_hits = a
+        .panels
         .agents
         .values
         .iter()
@@ -210,6 +208,20 @@ fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
         // once; the tally subtracts the bots' requests from the valid ones.
         return Err(Damage::Invalid("more agents' requests than requests"));
     }
+    Ok(a)
+}
+
+/// What [`write_panels`] wrote.
+pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
+    let mut panels = Panels::default();
+    let p = &mut panels;
+    p.clients = read_keyed(r, read_hb)?;
+    p.agents = read_keyed(r, |r| {
+        Ok(AgentHits {
+            all: r.uint()?,
+            kept: read_hb(r)?,
+        })
+    })?;
     let (nc, na) = (p.clients.len() as u64, p.agents.len() as u64);
     for i in 0..count(r)? {
         let v = Visitor {
@@ -245,7 +257,7 @@ fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
     })?;
     p.referrers = read_rows(r, nv, read_hb)?;
     p.vhosts = read_rows(r, nv, read_hb)?;
-    Ok(a)
+    Ok(panels)
 }
 
 fn read_keyed<T: Default>(

@@ -380,6 +380,51 @@ pub fn build(a: &mut Acc, meta: &Meta) -> Report {
     a.panels.finish();
     let a = &*a;
     let tl = tally::tally(a);
+    from_tallies(a, &tl, meta)
+}
+
+/// The report of the rows `tl` (of `a`'s panels, or of a spill's partitions
+/// added up, `combine`) and `a`'s totals.
+pub fn from_tallies(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
+    let mut r = from_rows(a, tl, meta);
+    // Rows beyond the top ones were dropped while adding up: their sums.
+    let c = &tl.cut;
+    let g = &mut r.general;
+    for (n, s) in [
+        (&mut g.unique_files, c.requests),
+        (&mut g.unique_static_files, c.static_requests),
+        (&mut g.unique_not_found, c.not_found),
+        (&mut g.unique_referrers, c.referrers),
+    ] {
+        if let Some(s) = s {
+            *n = s.rows;
+        }
+    }
+    for (panel, s) in [
+        (Some(&mut r.hosts), c.hosts),
+        (Some(&mut r.requests), c.requests),
+        (Some(&mut r.static_requests), c.static_requests),
+        (Some(&mut r.not_found), c.not_found),
+        (Some(&mut r.referrers), c.referrers),
+        (Some(&mut r.referring_sites), c.referring_sites),
+        (r.vhosts.as_mut(), c.vhosts),
+    ] {
+        if let (Some(p), Some(s)) = (panel, s) {
+            let total = |value| Total {
+                total: Value { value },
+            };
+            p.metadata = Metadata {
+                hits: total(s.hits),
+                visitors: total(s.visitors),
+                bytes: total(s.bytes),
+                data: total(s.rows),
+            };
+        }
+    }
+    r
+}
+
+fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
     let t = Totals {
         hits: a.hits,
         visitors: tl.unique_visitors,
@@ -432,7 +477,7 @@ pub fn build(a: &mut Acc, meta: &Meta) -> Report {
         browsers: grouped(t, &tl.browsers, disjoint, max),
         bots: grouped(t, &tl.bots, disjoint, max),
         visit_time: hours(t, &tl.hours),
-        status_codes: status(t, &tl, max),
+        status_codes: status(t, tl, max),
         referring_sites: simple(t, &tl.referring_sites, owned, max),
         referrers: simple(t, &tl.referrers, owned, max),
         vhosts: meta.has_vhosts.then(|| simple(t, &tl.vhosts, bytes, max)),

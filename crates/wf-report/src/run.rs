@@ -11,6 +11,7 @@ use wf_core::scan::{self, Decoded, Input, InputError, Progress, ScanOptions, Sou
 
 use crate::acc::Acc;
 use crate::report::{self, Meta, Report};
+use crate::spill::{self, SpillError};
 use crate::{BotMode, ReportJob};
 
 /// What a report is asked for, besides its inputs and the scan's options.
@@ -43,6 +44,8 @@ pub enum SetupError {
     Mapping(crate::mapped::MappingError),
     /// The format lacks a column the report needs.
     Columns(crate::FormatError),
+    /// A spill of `--memory` could not be read back.
+    Spill(crate::spill::SpillError),
 }
 
 impl std::fmt::Display for SetupError {
@@ -51,6 +54,7 @@ impl std::fmt::Display for SetupError {
             SetupError::Format(e) => e.fmt(f),
             SetupError::Mapping(e) => e.fmt(f),
             SetupError::Columns(e) => e.fmt(f),
+            SetupError::Spill(e) => e.fmt(f),
         }
     }
 }
@@ -94,12 +98,13 @@ pub fn run(
     opts: &ScanOptions,
     progress: Option<&Progress>,
 ) -> Result<Done, SetupError> {
-    let job = job(&inputs, settings)?;
+    let job = job(&inputs, settings)?.with_memory(spill::DEFAULT_MEMORY, opts.threads, None);
     prepare(&job);
     let out = scan::run(&job, inputs, opts, progress);
     let log_path: Vec<String> = out.inputs().iter().map(|i| i.name.clone()).collect();
     let (mut state, out) = out.into_parts();
-    let report = report(&mut state.acc, &job, settings, out.bytes, log_path.clone());
+    let report = report(&mut state.acc, &job, settings, out.bytes, log_path.clone())
+        .map_err(SetupError::Spill)?;
     Ok(Done {
         report,
         acc: state.acc,
@@ -118,21 +123,25 @@ pub fn prepare(job: &ReportJob) {
     }
 }
 
-/// The report of the merged counts `acc` of `job` (`log_size`: bytes read).
+/// The report of the merged counts `acc` of `job` (`log_size`: bytes read),
+/// with what `job` spilled under `--memory` (`spill`, `combine`).
 pub fn report(
     acc: &mut Acc,
     job: &ReportJob,
     settings: &Settings,
     log_size: u64,
     log_path: Vec<String>,
-) -> Report {
+) -> Result<Report, SpillError> {
     let meta = Meta {
         log_size,
         log_path,
         max_rows: settings.max_rows,
         has_vhosts: job.has_vhosts(),
     };
-    report::build(acc, &meta)
+    match job.spill() {
+        Some(s) if s.spilled() => crate::combine::report(acc, s, &meta),
+        _ => Ok(report::build(acc, &meta)),
+    }
 }
 
 /// The first bytes of a file input (decoded if compressed); `None` for a

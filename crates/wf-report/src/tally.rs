@@ -62,6 +62,30 @@ pub struct Tallies<'a> {
     pub referrers: Vec<Tally<Vec<u8>>>,
     pub referring_sites: Vec<Tally<Vec<u8>>>,
     pub vhosts: Vec<Tally<&'a [u8]>>,
+    /// Panels of which only the top rows are here (`combine`): their sums
+    /// over every row.
+    pub cut: Cuts,
+}
+
+/// The sums of the panels cut while a spill's partitions were added up.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Cuts {
+    pub hosts: Option<Sums>,
+    pub requests: Option<Sums>,
+    pub static_requests: Option<Sums>,
+    pub not_found: Option<Sums>,
+    pub referrers: Option<Sums>,
+    pub referring_sites: Option<Sums>,
+    pub vhosts: Option<Sums>,
+}
+
+/// A panel's sums over every row, and its rows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Sums {
+    pub hits: u64,
+    pub visitors: u64,
+    pub bytes: u64,
+    pub rows: u64,
 }
 
 /// Not a row of the projection.
@@ -127,6 +151,7 @@ pub fn tally(a: &Acc) -> Tallies<'_> {
         referrers,
         referring_sites,
         vhosts: by_raw(&p.vhosts),
+        cut: Cuts::default(),
     }
 }
 
@@ -175,12 +200,21 @@ fn times(hourly: &HashMap<i64, Hb>, per: &PerVisitor) -> Times {
     let mut of_day = [Hb::default(); 24];
     let mut seen = [false; 24];
     let mut hours: Vec<Tally<i64>> = Vec::new();
-    for (&h, hb) in hourly {
+    // A partition of a spill (`spill`) has visitors of hours whose hits
+    // are in another partition: those hours are rows with no hits here.
+    let mut hourly = hourly.clone();
+    for &h in per.hourly.keys() {
+        hourly.entry(h).or_default();
+    }
+    for &d in per.days.keys() {
+        days.entry(d).or_default();
+    }
+    for (&h, hb) in &hourly {
         days.entry(acc::day_of_hour(h)).or_default().plus(*hb);
         if h != NO_TIME {
             let hd = h.rem_euclid(24) as usize;
             of_day[hd].plus(*hb);
-            seen[hd] = true;
+            seen[hd] |= hb.hits > 0 || per.hours[hd] > 0;
             let visitors = per.hourly.get(&h).copied().unwrap_or(0);
             hours.push(Tally {
                 key: h,
@@ -263,7 +297,8 @@ fn requests(raw: &Rows<acc::ReqHits>) -> Requests {
                 url,
             }
         };
-        if hits.ok.hits > 0 {
+        // No hits but visitors: a partition of a spill.
+        if hits.ok.hits > 0 || visitors[k] > 0 {
             let t = Tally {
                 key: key(),
                 hb: hits.ok,
@@ -282,7 +317,7 @@ fn requests(raw: &Rows<acc::ReqHits>) -> Requests {
             });
         }
     }
-    out.extensions = extensions(raw, &keys, &to_key, &to_ext);
+    out.extensions = extensions(raw, &keys, &visitors, (&to_key, &to_ext));
     out
 }
 
@@ -291,8 +326,8 @@ fn requests(raw: &Rows<acc::ReqHits>) -> Requests {
 fn extensions(
     raw: &Rows<acc::ReqHits>,
     keys: &Keyed<(acc::ReqHits, Option<&'static str>)>,
-    to_key: &[u32],
-    to_ext: &[Option<&'static str>],
+    key_visitors: &[u64],
+    (to_key, to_ext): (&[u32], &[Option<&'static str>]),
 ) -> Vec<Tally<&'static str>> {
     let mut names: Vec<&'static str> = Vec::new();
     let mut hb: Vec<Hb> = Vec::new();
@@ -306,7 +341,7 @@ fn extensions(
     };
     let mut ext_of_key = vec![NONE; keys.len()];
     for (k, (hits, ext)) in keys.values.iter().enumerate() {
-        if let (Some(e), true) = (ext, hits.ok.hits > 0) {
+        if let (Some(e), true) = (ext, hits.ok.hits > 0 || key_visitors[k] > 0) {
             let i = index(e);
             ext_of_key[k] = i as u32;
         }
@@ -406,14 +441,14 @@ fn agents(agents: &Keyed<acc::AgentHits>, visitors: &[u64]) -> Agents {
     let mut rows: [BTreeMap<Pair, (Hb, u64)>; 3] = Default::default();
     let mut bot = 0;
     for (i, (ua, hits)) in agents.keys.keys().zip(&agents.values).enumerate() {
-        if hits.all == 0 {
+        if hits.all == 0 && visitors[i] == 0 {
             continue;
         }
         let r: AgentRows = agent_rows(&mut cache, ua);
         if r.bot.is_some() {
             bot += hits.all;
         }
-        if hits.kept.hits == 0 {
+        if hits.kept.hits == 0 && visitors[i] == 0 {
             continue;
         }
         let keys = [Some(r.os), Some(r.browser), r.bot];
@@ -472,7 +507,7 @@ fn status(a: &Acc) -> (Vec<Tally<u16>>, HashMap<&'static str, u64>) {
         .status
         .iter()
         .enumerate()
-        .filter(|(_, hb)| hb.hits > 0)
+        .filter(|&(code, hb)| hb.hits > 0 || by_code[code] > 0)
         .map(|(code, hb)| Tally {
             key: code as u16,
             hb: *hb,

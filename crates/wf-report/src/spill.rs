@@ -1,0 +1,443 @@
+//! `--memory`: the report's counts spilled to disk in partitions by client,
+//! and counted back one group of partitions at a time, so that a log of tens
+//! of millions of distinct clients goes through in a bounded RSS.
+//!
+//! Why by client: a visitor is (day, client, agent), so every visitor falls
+//! in the partition of its client, and the visitors of any row (a URL, a
+//! day, a status code, an agent) are the sum over partitions of that row's
+//! visitors in each: partitions share no visitor. A partition's counts are
+//! then an ordinary [`Panels`], merged and tallied by the same code as a run
+//! that never spilled (`Panels::merge`, `tally`), and the partitions' rows
+//! are added up by key (`combine`). Hits and bytes of a row that is not a
+//! client (a request line, a referrer, an agent) go to one partition of the
+//! spill (by the row's own hash), and the row is present with no hits in the
+//! partitions of its visitors; `tally` keeps a row with visitors and no hits.
+//!
+//! A worker spills its panels when their heap passes its share of the
+//! budget (`Spill::per_thread`): one file per spill, [`PARTS`] sections, each
+//! section a partition's panels in the `--state` encoding (`partial`).
+//! After the scan the merged remainder is spilled too, and the sections are
+//! read back partition by partition, several partitions merged at once while
+//! they fit in half the budget. The files live in a temporary directory
+//! removed when the report is made or dropped (also on an error), not on a
+//! signal. A spill that cannot be written is named once on stderr and the
+//! counts stay in memory: memory is then not bounded, the answer still exact.
+
+use std::fs::File;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use wf_core::jobs::partial::{Reader, Writer};
+
+use crate::acc::{pair, unpair, Panels, Rows};
+use crate::partial::{read_panels, write_panels};
+
+/// Partitions of a spill.
+pub const PARTS: usize = 32;
+
+/// The default `--memory`.
+pub const DEFAULT_MEMORY: u64 = 1 << 30;
+
+/// What `--memory` bounds: the counts' heap is kept under this share of it
+/// (the rest is the scan's buffers, the agent rules, the allocator's slack).
+const COUNTED_SHARE: f64 = 0.6;
+
+const NONE: u32 = u32::MAX;
+
+/// A spill file or its directory that could not be written or read back.
+#[derive(Debug)]
+pub struct SpillError {
+    pub path: PathBuf,
+    pub what: &'static str,
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for SpillError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.what, self.path.display(), self.error)
+    }
+}
+
+impl std::error::Error for SpillError {}
+
+/// One spill file: where each partition's section starts and its length.
+struct Run {
+    path: PathBuf,
+    sections: Vec<(u64, u64)>,
+}
+
+/// The spills of one report (shared by its workers).
+pub struct Spill {
+    /// Heap of one worker's counts past which it spills.
+    per_thread: usize,
+    /// Heap of the partitions merged at once after the scan.
+    per_group: usize,
+    temp: Option<PathBuf>,
+    dir: Mutex<Option<tempfile::TempDir>>,
+    runs: Mutex<Vec<Run>>,
+    next: AtomicUsize,
+    /// A spill could not be written: counting goes on in memory.
+    failed: AtomicBool,
+}
+
+impl Spill {
+    /// Spills for a budget of `memory` bytes over `threads` workers, in a
+    /// directory made under `temp` (the system's temporary directory if
+    /// `None`).
+    pub fn new(memory: u64, threads: usize, temp: Option<PathBuf>) -> Spill {
+        let counted = (memory as f64 * COUNTED_SHARE) as usize;
+        Spill {
+            // Each worker's counts, and the merge of two at the end.
+            per_thread: counted / (threads.max(1) + 1),
+            // A group's tally makes its rows again (as much again, and
+            // more for groups of many URLs): at a half, the 20-million-client
+            // log peaked at 995 MiB under the default 1G; at a quarter, see
+            // bench/results/report-memory-2026-11-28.txt.
+            per_group: counted / 4,
+            temp,
+            dir: Mutex::new(None),
+            runs: Mutex::new(Vec::new()),
+            next: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    /// Spill files written so far (for `--stats`).
+    pub fn runs(&self) -> usize {
+        self.next.load(Ordering::Relaxed)
+    }
+
+    /// Whether anything was spilled.
+    pub fn spilled(&self) -> bool {
+        !self.runs.lock().unwrap().is_empty()
+    }
+
+    /// Spills `p` (emptying it) if its heap is past a worker's share;
+    /// whether it did (the ids of `p` are then new).
+    pub fn check(&self, p: &mut Panels) -> bool {
+        if p.heap_bytes() <= self.per_thread || self.failed.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.spill(p) {
+            Ok(()) => {
+                *p = Panels::default();
+                true
+            }
+            Err(e) => {
+                if !self.failed.swap(true, Ordering::Relaxed) {
+                    wf_core::warn!("wf report: {e}; counting in memory (--memory not kept)");
+                }
+                false
+            }
+        }
+    }
+
+    fn dir(&self) -> Result<PathBuf, SpillError> {
+        let mut dir = self.dir.lock().unwrap();
+        if dir.is_none() {
+            let mut b = tempfile::Builder::new();
+            b.prefix("wf-report-spill-");
+            let base = self.temp.clone().unwrap_or_else(std::env::temp_dir);
+            let made = b.tempdir_in(&base).map_err(|error| SpillError {
+                path: base,
+                what: "cannot make a spill directory in",
+                error,
+            })?;
+            *dir = Some(made);
+        }
+        Ok(dir.as_ref().unwrap().path().to_path_buf())
+    }
+
+    /// A new file in the spill directory.
+    pub(crate) fn create(&self, name: &str) -> Result<(PathBuf, BufWriter<File>), SpillError> {
+        let path = self.dir()?.join(name);
+        let f = File::create(&path).map_err(|error| SpillError {
+            path: path.clone(),
+            what: "cannot write the spill file",
+            error,
+        })?;
+        Ok((path, BufWriter::new(f)))
+    }
+
+    /// Writes `p` as one run of [`PARTS`] sections.
+    fn spill(&self, p: &mut Panels) -> Result<(), SpillError> {
+        p.finish();
+        let path = self
+            .dir()?
+            .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
+        let err = |error| SpillError {
+            path: path.clone(),
+            what: "cannot write the spill file",
+            error,
+        };
+        let mut f = BufWriter::new(File::create(&path).map_err(err)?);
+        let split = Split::of(p);
+        let mut sections = Vec::with_capacity(PARTS);
+        let mut at = 0u64;
+        for q in 0..PARTS {
+            let mut w = Writer::new();
+            write_panels(&split.part(p, q as u8), &mut w);
+            let bytes = w.into_bytes();
+            f.write_all(&bytes).map_err(err)?;
+            sections.push((at, bytes.len() as u64));
+            at += bytes.len() as u64;
+        }
+        f.flush().map_err(err)?;
+        drop(f);
+        self.runs.lock().unwrap().push(Run { path, sections });
+        Ok(())
+    }
+
+    /// After the scan: spills `rest` (the merged counts' panels) and calls
+    /// `each` with groups of partitions merged, each fitting the budget
+    /// (but one partition, which is never cut); the files are removed.
+    pub fn read_back(
+        &self,
+        rest: &mut Panels,
+        mut each: impl FnMut(Panels),
+    ) -> Result<(), SpillError> {
+        self.spill(rest)?;
+        *rest = Panels::default();
+        let runs = std::mem::take(&mut *self.runs.lock().unwrap());
+        let mut group = Panels::default();
+        for q in 0..PARTS {
+            for run in &runs {
+                let part = read_section(run, q)?;
+                group.merge(part);
+            }
+            if group.heap_bytes() > self.per_group || q == PARTS - 1 {
+                each(std::mem::take(&mut group));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the spill directory and its files.
+    pub fn remove(&self) {
+        drop(self.dir.lock().unwrap().take());
+    }
+}
+
+fn read_section(run: &Run, q: usize) -> Result<Panels, SpillError> {
+    let err = |what, error| SpillError {
+        path: run.path.clone(),
+        what,
+        error,
+    };
+    let (at, len) = run.sections[q];
+    let mut f = File::open(&run.path).map_err(|e| err("cannot read the spill file", e))?;
+    f.seek(SeekFrom::Start(at))
+        .map_err(|e| err("cannot read the spill file", e))?;
+    let mut bytes = vec![0; len as usize];
+    f.read_exact(&mut bytes)
+        .map_err(|e| err("cannot read the spill file", e))?;
+    read_panels(&mut Reader::new(&bytes)).map_err(|d| {
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{d:?}"));
+        err("damaged spill file", e)
+    })
+}
+
+/// The partition of a key (the same in every thread).
+pub(crate) fn part_of(key: &[u8]) -> u8 {
+    // SipHash with fixed keys: the same partition in every thread.
+    let h = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+    ((h >> 40) % PARTS as u64) as u8
+}
+
+/// Which partition each client, visitor and row of a `Panels` goes to.
+struct Split {
+    clients: Vec<u8>,
+    visitors: Vec<u8>,
+    requests: Vec<u8>,
+    referrers: Vec<u8>,
+    vhosts: Vec<u8>,
+}
+
+impl Split {
+    fn of(p: &Panels) -> Split {
+        let clients: Vec<u8> = p.clients.keys.keys().map(part_of).collect();
+        let visitors = p
+            .visitors
+            .list
+            .iter()
+            .map(|v| clients[v.client as usize])
+            .collect();
+        Split {
+            requests: rows_parts(&p.requests),
+            referrers: rows_parts(&p.referrers),
+            vhosts: rows_parts(&p.vhosts),
+            clients,
+            visitors,
+        }
+    }
+
+    /// The counts of `p` that go to partition `q`.
+    fn part(&self, p: &Panels, q: u8) -> Panels {
+        let mut s = Panels::default();
+        let mut cmap = vec![NONE; p.clients.len()];
+        for (i, key) in p.clients.keys.keys().enumerate() {
+            if self.clients[i] == q {
+                let (id, hb) = s.clients.slot(key);
+                *hb = p.clients.values[i];
+                cmap[i] = id;
+            }
+        }
+        let mut amap = vec![NONE; p.agents.len()];
+        let mut agent = |s: &mut Panels, i: u32| {
+            let i = i as usize;
+            if amap[i] == NONE {
+                amap[i] = s.agents.slot(p.agents.keys.get(i as u32)).0;
+            }
+            amap[i]
+        };
+        for i in (q as usize..p.agents.len()).step_by(PARTS) {
+            let a = agent(&mut s, i as u32);
+            s.agents.values[a as usize] = p.agents.values[i];
+        }
+        let mut vmap = vec![NONE; p.visitors.len()];
+        for (i, v) in p.visitors.list.iter().enumerate() {
+            if self.visitors[i] == q {
+                let a = agent(&mut s, v.agent);
+                let id = s.visitors.id(v.day, cmap[v.client as usize], a);
+                let sv = &mut s.visitors.list[id as usize];
+                (sv.hours, sv.status) = (v.hours, v.status);
+                vmap[i] = id;
+            }
+        }
+        if q == 0 {
+            s.hourly = p.hours();
+            s.status.clone_from(&p.status);
+        }
+        for pr in p.status_pairs.iter() {
+            let (code, v) = unpair(pr);
+            if self.visitors[v as usize] == q {
+                s.status_pairs.insert(pair(code, vmap[v as usize]));
+            }
+        }
+        let vis = (&self.visitors[..], &vmap[..], q);
+        s.requests = part_rows(&p.requests, &self.requests, vis);
+        s.referrers = part_rows(&p.referrers, &self.referrers, vis);
+        s.vhosts = part_rows(&p.vhosts, &self.vhosts, vis);
+        s.finish();
+        s
+    }
+}
+
+fn rows_parts<T>(r: &Rows<T>) -> Vec<u8> {
+    r.keyed.keys.keys().map(part_of).collect()
+}
+
+/// The rows of partition `q`: those whose hits go there (by `parts`), and
+/// with no hits those of its visitors' pairs.
+fn part_rows<T: Default + Copy>(
+    r: &Rows<T>,
+    parts: &[u8],
+    (vparts, vmap, q): (&[u8], &[u32], u8),
+) -> Rows<T> {
+    let mut out: Rows<T> = Rows::default();
+    let mut rmap = vec![NONE; r.keyed.len()];
+    for (i, key) in r.keyed.keys.keys().enumerate() {
+        if parts[i] == q {
+            let (id, v) = out.keyed.slot(key);
+            *v = r.keyed.values[i];
+            rmap[i] = id;
+        }
+    }
+    for pr in r.pairs.iter() {
+        let (row, v) = unpair(pr);
+        if vparts[v as usize] != q {
+            continue;
+        }
+        let row = row as usize;
+        if rmap[row] == NONE {
+            rmap[row] = out.keyed.slot(r.keyed.keys.get(row as u32)).0;
+        }
+        out.pairs.insert(pair(rmap[row], vmap[v as usize]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use wf_core::jobs::{Chunk, Job};
+
+    use crate::job::{BotMode, ReportJob};
+    use crate::run::{report, Settings};
+
+    /// Lines of many clients (IPv4, IPv6, names), days, statuses, URLs.
+    fn log(n: usize) -> Vec<u8> {
+        let mut s = String::new();
+        for i in 0..n {
+            let c = i / 3;
+            let client = match c % 3 {
+                0 => format!("10.0.{}.{}", c >> 8 & 255, c & 255),
+                1 => format!("2001:db8::{c:x}"),
+                _ => format!("h{c}.example"),
+            };
+            let status = [200, 299, 404, 500, 304][i % 5];
+            writeln!(
+                s,
+                "{client} - - [{:02}/Jun/2007:{:02}:00:00 -0700] \"GET /p/{}{} HTTP/1.1\" {status} {} \"http://r{}.org/\" \"{}\"",
+                10 + i % 3,
+                i % 24,
+                i % 211,
+                [".png", "", "?a=1"][i % 3],
+                i % 1000,
+                i % 17,
+                ["Mozilla/5.0 Firefox/120.0", "Googlebot/2.1", "curl/8"][i % 3],
+            )
+            .unwrap();
+        }
+        s.into_bytes()
+    }
+
+    /// The JSON of `data` counted in `parts` chunks by two workers, merged.
+    fn json(job: &ReportJob, data: &[u8], parts: usize, max_rows: usize) -> String {
+        let (mut a, mut b) = (job.new_state(), job.new_state());
+        let mut start = 0;
+        for k in 1..=parts {
+            let mut end = data.len() * k / parts;
+            while end < data.len() && data[end - 1] != b'\n' {
+                end += 1;
+            }
+            let chunk = Chunk {
+                input: 0,
+                offset: start as u64,
+                data: &data[start..end],
+            };
+            job.process(if k % 2 == 0 { &mut a } else { &mut b }, &chunk);
+            start = end;
+        }
+        job.merge(&mut a, b);
+        let settings = Settings {
+            max_rows,
+            ..Settings::default()
+        };
+        let r = report(&mut a.acc, job, &settings, 0, vec![]).unwrap();
+        crate::report::json(&r)
+    }
+
+    #[test]
+    fn spilled_counts_give_the_same_report() {
+        let data = log(6000);
+        let plain = ReportJob::new(crate::format("combined", b"").unwrap(), BotMode::Include);
+        let plain = plain.unwrap();
+        for max_rows in [100_000, 3] {
+            let want = json(&plain, &data, 7, max_rows);
+            for (memory, parts) in [(20_000, 7), (200_000, 40)] {
+                let job = plain.clone().with_memory(memory, 2, None);
+                assert_eq!(
+                    json(&job, &data, parts, max_rows),
+                    want,
+                    "{memory} {max_rows}"
+                );
+                assert!(job.spill().unwrap().runs() > 1, "no spill at {memory}");
+            }
+        }
+    }
+}

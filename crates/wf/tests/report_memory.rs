@@ -1,0 +1,129 @@
+//! `wf report --memory`: counts spilled to disk give the same report as
+//! counts kept in memory, at every thread count and chunk size, and the
+//! spill files are gone afterwards.
+//!
+//! The log has many distinct clients (IPv4, IPv6, host names) over several
+//! days, statuses with and without a bit of their own (299, 404), static
+//! files, referrers and bots, so that every panel's rows are split across
+//! the spill's partitions and added up again.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use common::{generated_log, run, wf};
+use serde_json::Value;
+
+/// A log of `n` lines whose clients are mostly distinct (two lines each).
+fn many_clients(n: usize) -> String {
+    let agents = [
+        "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "curl/8.5.0",
+    ];
+    let statuses = [200, 299, 404, 304, 500, 301, 200];
+    let mut s = String::new();
+    for i in 0..n {
+        let c = i / 2;
+        let client = match c % 3 {
+            0 => format!("10.{}.{}.{}", c >> 16 & 255, c >> 8 & 255, c & 255),
+            1 => format!("2001:db8::{c:x}"),
+            _ => format!("host{c}.example.org"),
+        };
+        let url = match i % 5 {
+            0 => format!("/img/{}.png", i % 301),
+            _ => format!("/p/{}?q={}", i % 997, i % 7),
+        };
+        writeln!(
+            s,
+            "{client} - - [{:02}/Jun/2007:{:02}:{:02}:00 -0700] \"GET {url} HTTP/1.1\" {} {} \"http://r{}.org/x\" \"{}\"",
+            17 + i % 4,
+            i % 24,
+            i % 60,
+            statuses[i % statuses.len()],
+            i % 5000,
+            i % 53,
+            agents[i % agents.len()],
+        )
+        .unwrap();
+    }
+    s
+}
+
+/// `wf report --json` with `args`, TMPDIR `tmp`; the JSON (without the
+/// log's path) and stderr.
+fn report(args: &[&str], log: &Path, tmp: &Path) -> (Value, String) {
+    let mut c = wf();
+    c.env("TMPDIR", tmp)
+        .args(["report", "--json", "--stats"])
+        .args(args)
+        .arg(log);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{args:?}: {err}");
+    let mut j: Value = serde_json::from_slice(&o.stdout).expect("report JSON");
+    j["general"]["log_path"] = Value::Null;
+    (j, err)
+}
+
+#[test]
+fn tiny_memory_spills_and_gives_the_same_report() {
+    let d = tempfile::tempdir().unwrap();
+    let log = generated_log(d.path(), "1M", "0.05", 5);
+    let mut data = std::fs::read(&log).unwrap();
+    data.extend_from_slice(many_clients(12_000).as_bytes());
+    std::fs::write(&log, data).unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // Every row, then the top 7 of each panel (hosts, requests and
+    // referrers are cut to their top rows a partition at a time).
+    for (max, runs) in [
+        (
+            "100000",
+            &[
+                &["-j", "1", "--memory", "64K"][..],
+                &["-j", "3", "--memory", "100K", "--chunk-size", "4K"],
+            ][..],
+        ),
+        (
+            "7",
+            &[&["-j", "2", "--memory", "1M", "--chunk-size", "64K"]],
+        ),
+    ] {
+        let rows = ["--max-rows", max];
+        let (want, err) = report(&[&rows[..], &["-j", "1"]].concat(), &log, &tmp);
+        assert!(
+            !err.contains("spilled"),
+            "spilled at the default --memory: {err}"
+        );
+        for args in runs {
+            let (got, err) = report(&[&rows[..], args].concat(), &log, &tmp);
+            assert!(err.contains("spilled to disk"), "{args:?}: no spill: {err}");
+            assert!(
+                got == want,
+                "{args:?} --max-rows {max}: not the same report"
+            );
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "spill files left: {left:?}");
+}
+
+#[test]
+fn memory_is_refused_with_state() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("a.log");
+    std::fs::write(&log, many_clients(10)).unwrap();
+    let mut c = wf();
+    c.args(["report", "--json", "--memory", "1M", "--state"])
+        .arg(d.path().join("s.wfps"))
+        .arg(&log);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--memory cannot be used with --state"),
+        "{err}"
+    );
+}
