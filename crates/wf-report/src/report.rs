@@ -367,6 +367,11 @@ pub fn json(r: &Report) -> String {
     serde_json::to_string_pretty(r).expect("a report always serialises") + "\n"
 }
 
+/// The report as one line of JSON (`--json --follow`: one report a line).
+pub fn json_line(r: &Report) -> String {
+    serde_json::to_string(r).expect("a report always serialises") + "\n"
+}
+
 /// What the report needs besides the counts.
 pub struct Meta {
     pub log_size: u64,

@@ -1,13 +1,17 @@
-use std::path::PathBuf;
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use wf_core::jobs::time::TimeFormat;
 use wf_core::scan::{InputError, Progress, ScanOptions};
+use wf_report::job::ReportState;
 use wf_report::run::Settings;
 use wf_report::{BotMode, ReportJob};
 
 use super::args::ScanArgs;
+use super::follow::{self, FollowArgs, JobFollow, Seen};
 use super::job::{JobCmd, JobRun};
 use super::state::{self, StateArg};
 use super::time::TimeArgs;
@@ -21,6 +25,8 @@ pub(crate) struct ReportArgs {
     time: TimeArgs,
     #[command(flatten)]
     state: StateArg,
+    #[command(flatten)]
+    follow: FollowArgs,
     /// The log format: auto (detected from the first file's start; combined
     /// on stdin), combined, common, vcombined, apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
@@ -54,6 +60,62 @@ enum Bots {
     Include,
     Exclude,
     Only,
+}
+
+impl ReportArgs {
+    /// `wf report`, or `wf report --follow`.
+    pub(crate) fn run(&self) -> ExitCode {
+        if self.follow.on() {
+            self.run_follow()
+        } else {
+            super::job::run(self)
+        }
+    }
+
+    /// `wf report --follow`: the report of everything read so far after
+    /// every interval that brought new bytes (the page rewritten whole, the
+    /// terminal report in place, or one JSON report a line).
+    fn run_follow(&self) -> ExitCode {
+        let collected = self.scan.input.collect();
+        let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
+        let settings = self.settings();
+        let job = match wf_report::run::job(&collected.inputs, &settings) {
+            Ok(j) => j,
+            Err(e) => {
+                wf_core::warn!("wf: --format: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        drop(collected);
+        let Some(format) = self.time_format(&job) else {
+            wf_core::warn!("wf: --format: --since/--until need a time Caddy's log does not have");
+            return ExitCode::from(2);
+        };
+        wf_report::run::prepare(&job);
+        let failed = Cell::new(false);
+        let render = |st: ReportState, seen: Seen| {
+            let mut acc = st.acc;
+            let r = wf_report::run::report(&mut acc, &job, &settings, seen.bytes, names.clone());
+            self.render(&r, &names).unwrap_or_else(|e| {
+                wf_core::warn!("wf: {e}");
+                failed.set(true);
+                Vec::new()
+            })
+        };
+        let cx = JobFollow {
+            follow: &self.follow,
+            args: &self.scan,
+            time: &self.time,
+            format,
+            state: self.state.state.is_some(),
+        };
+        let code = follow::run_with(job.clone(), &|| job.clone(), cx, &render);
+        if failed.get() {
+            ExitCode::from(2)
+        } else {
+            code
+        }
+    }
 }
 
 impl JobCmd for ReportArgs {
@@ -172,8 +234,17 @@ impl ReportArgs {
     }
 
     /// Stdout's bytes; with -o, the file is written and stdout gets nothing.
+    /// Following, a JSON report is one line, and the page reloads itself
+    /// every --interval.
     fn render(&self, r: &wf_report::Report, paths: &[String]) -> Result<Vec<u8>, InputError> {
-        let json = || wf_report::report::json(r);
+        let following = self.follow.on();
+        let json = || {
+            if following {
+                wf_report::report::json_line(r)
+            } else {
+                wf_report::report::json(r)
+            }
+        };
         let Some(path) = &self.output else {
             return Ok(if self.scan.json {
                 json().into_bytes()
@@ -185,9 +256,29 @@ impl ReportArgs {
             json()
         } else {
             let title = format!("wf report: {}", paths.join(", "));
-            wf_report::html::render(&wf_report::output::page(r, &title))
+            let page = wf_report::output::page(r, &title);
+            let reload = following.then(|| self.follow.interval().as_secs().max(1));
+            wf_report::html::render_with(&page, reload)
         };
-        std::fs::write(path, body).map_err(|e| InputError::io(path.display().to_string(), &e))?;
+        write_whole(path, body.as_bytes())
+            .map_err(|e| InputError::io(path.display().to_string(), &e))?;
         Ok(Vec::new())
     }
+}
+
+/// Write `path` whole or not at all: a temporary file beside it, renamed
+/// over it, so that a reader (a browser reloading the page while `--follow`
+/// rewrites it) never sees half of it.
+fn write_whole(path: &Path, body: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
