@@ -155,7 +155,7 @@ mod tests {
             title: "t".into(),
             panels: vec![],
         };
-        assert!(!render(&page).contains("http-equiv=\"refresh\""));
+        assert!(!render(&page).contains("<meta http-equiv=\"refresh\""));
         let live = render_with(&page, Some(2));
         assert!(live.contains("<meta http-equiv=\"refresh\" content=\"2\">"));
         assert!(!live.contains("{{REFRESH}}") && !live.contains("{{TITLE}}"));
