@@ -279,7 +279,8 @@ impl ReportArgs {
         } else {
             let title = format!("wf report: {}", paths.join(", "));
             let page = wf_report::output::page(r, &title);
-            let reload = following.then(|| self.follow.interval().as_secs().max(1));
+            let reload =
+                following.then(|| self.follow.interval().as_millis().div_ceil(1000) as u64);
             wf_report::html::render_with(&page, reload)
         };
         write_whole(path, body.as_bytes())
