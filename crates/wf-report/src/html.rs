@@ -70,11 +70,25 @@ pub struct Column {
 
 /// The page, complete.
 pub fn render(page: &Page) -> String {
+    render_with(page, None)
+}
+
+/// The page, reloading itself every `reload` seconds when given (`wf report
+/// --follow -o page.html` rewrites it): a `<meta http-equiv="refresh">`,
+/// which reloads the page's own address, no other host (a CSP does not
+/// govern it). The page's script keeps the reader's scroll position and
+/// filters across the reloads (in `sessionStorage`, when the browser has it).
+pub fn render_with(page: &Page, reload: Option<u64>) -> String {
+    let refresh = match reload {
+        Some(s) => format!("<meta http-equiv=\"refresh\" content=\"{s}\">"),
+        None => String::new(),
+    };
     let data = script_json(&serde_json::to_string(page).expect("a Page always serialises"));
     let title = escape_text(&page.title);
     fill(
         TEMPLATE,
         &[
+            ("{{REFRESH}}", &refresh),
             ("{{TITLE}}", &title),
             ("{{UPLOT_LICENSE}}", &UPLOT_LICENSE.replace("--", "- -")),
             ("{{UPLOT_CSS}}", UPLOT_CSS),
@@ -134,6 +148,18 @@ fn escape_text(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_following_page_reloads() {
+        let page = Page {
+            title: "t".into(),
+            panels: vec![],
+        };
+        assert!(!render(&page).contains("<meta http-equiv=\"refresh\""));
+        let live = render_with(&page, Some(2));
+        assert!(live.contains("<meta http-equiv=\"refresh\" content=\"2\">"));
+        assert!(!live.contains("{{REFRESH}}") && !live.contains("{{TITLE}}"));
+    }
 
     #[test]
     fn fill_never_rescans_values() {

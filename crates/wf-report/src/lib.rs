@@ -24,6 +24,7 @@ pub mod output;
 pub mod pairs;
 pub mod partial;
 pub mod report;
+pub mod resolve;
 pub mod rules;
 pub mod run;
 pub mod spill;

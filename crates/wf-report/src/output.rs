@@ -95,10 +95,12 @@ fn text_row(out: &mut String, r: &PanelRow, indent: &str) {
     );
 }
 
-/// A row's key as shown: the request's method and protocol around its URL.
+/// A row's key as shown: the request's method and protocol around its URL;
+/// a host's name after its address (`--resolve`).
 fn label(r: &PanelRow) -> String {
-    match (&r.method, &r.protocol) {
-        (Some(m), Some(p)) => format!("{m} {} {p}", r.data),
+    match (&r.method, &r.protocol, &r.hostname) {
+        (Some(m), Some(p), _) => format!("{m} {} {p}", r.data),
+        (_, _, Some(h)) if !h.is_empty() => format!("{} ({h})", r.data),
         _ => r.data.clone(),
     }
 }
@@ -151,6 +153,9 @@ fn html_panel(id: &str, title: &str, p: &Panel) -> HtmlPanel {
         columns.push(col("Method", false));
         columns.push(col("Protocol", false));
     }
+    if p.data.iter().any(|r| r.hostname.is_some()) {
+        columns.push(col("Hostname", false));
+    }
     for c in [
         "Hits",
         "Hits %",
@@ -189,6 +194,9 @@ fn html_row(group: Option<&str>, r: &PanelRow) -> Vec<serde_json::Value> {
     if let (Some(m), Some(p)) = (&r.method, &r.protocol) {
         v.push(json!(m));
         v.push(json!(p));
+    }
+    if let Some(h) = &r.hostname {
+        v.push(json!(h));
     }
     for c in [&r.hits, &r.visitors, &r.bytes] {
         v.push(json!(c.count));

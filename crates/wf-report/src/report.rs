@@ -108,6 +108,10 @@ pub struct PanelRow {
     pub protocol: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<PanelRow>,
+    /// The hosts panel's reverse-DNS name, with `--resolve` only (empty:
+    /// none found in time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
 }
 
 /// A number and its share of the report's total, as GoAccess writes it ("05.37").
@@ -152,6 +156,7 @@ fn row(t: Totals, data: String, hits: u64, visitors: u64, bytes: u64) -> PanelRo
         method: None,
         protocol: None,
         items: Vec::new(),
+        hostname: None,
     }
 }
 
@@ -365,6 +370,11 @@ fn rfc3339(utc: i64, offset: i64) -> String {
 /// The whole report as JSON (pretty, with a final newline).
 pub fn json(r: &Report) -> String {
     serde_json::to_string_pretty(r).expect("a report always serialises") + "\n"
+}
+
+/// The report as one line of JSON (`--json --follow`: one report a line).
+pub fn json_line(r: &Report) -> String {
+    serde_json::to_string(r).expect("a report always serialises") + "\n"
 }
 
 /// What the report needs besides the counts.

@@ -338,3 +338,126 @@ fn follow_refuses_stdin_and_state() {
     c.args(["count", "--follow", "--interval", "2x"]).arg(&log);
     assert_eq!(run(c, None).status.code(), Some(2));
 }
+
+/// A report's JSON without `general.log_path` (a follow names the files it
+/// was given, a fresh run over the directory every file the log became).
+fn report_value(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let paths = v["general"].as_object_mut().unwrap().remove("log_path");
+    assert!(paths.is_some(), "{json}");
+    v
+}
+
+/// The data of a `wf report` page, without its title (which names the files).
+fn page_data(page: &str) -> serde_json::Value {
+    let start = r#"<script type="application/json" id="wf-data">"#;
+    let at = page.find(start).expect("the page's data") + start.len();
+    let len = page[at..].find("</script>").unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&page[at..at + len]).unwrap();
+    v.as_object_mut().unwrap().remove("title");
+    v
+}
+
+/// Read `page` until `stop`, checking every read is a whole page that
+/// reloads itself; returns how many reads found one.
+fn read_pages(page: std::path::PathBuf, stop: Arc<std::sync::atomic::AtomicBool>) -> usize {
+    let mut whole = 0;
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let Ok(p) = fs::read_to_string(&page) else {
+            continue; // not written yet
+        };
+        assert!(
+            p.starts_with("<!DOCTYPE html>") && p.ends_with("</html>\n"),
+            "a page read between two intervals is whole ({} bytes)",
+            p.len()
+        );
+        assert!(p.contains(r#"<meta http-equiv="refresh" content="1">"#));
+        whole += 1;
+    }
+    whole
+}
+
+#[test]
+fn report_follows_appends_and_rotations_as_json_lines_and_a_whole_page() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "120K", "0.02", 9)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let parts = pieces(&src, 9, 14);
+    append(&log, &parts[0]);
+    let (l, page) = (log.to_str().unwrap(), tmp.path().join("live.html"));
+    let common = ["report", "--follow", "--interval", "100ms", "--stats"];
+    let json = Following::start(&[&common[..], &["--json", "-j", "2", l]].concat());
+    let p = page.to_str().unwrap();
+    let html = Following::start(&[&common[..], &["--chunk-size", "1K", "-o", p, l]].concat());
+    json.wait_for("a first report", |o, _| !o.is_empty());
+    html.wait_for("a first page", |_, e| e.contains("bytes read"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (page, stop) = (page.clone(), stop.clone());
+        std::thread::spawn(move || read_pages(page, stop))
+    };
+    let done = write_rotating(&dir, &parts[1..], &[&json, &html], true);
+    assert!(done.contains(&"rename") && done.contains(&"copytruncate"));
+    let total: usize = parts.iter().map(Vec::len).sum();
+    html.caught_up(total);
+    stop.store(true, Ordering::SeqCst);
+    assert!(reader.join().expect("every page read whole") > 0);
+    let (ok, out, err) = json.interrupt();
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("rotated") && err.contains("truncated"),
+        "{err}"
+    );
+    assert!(out.lines().count() > 3, "a report a line:\n{out}");
+    let mut c = wf();
+    c.args(["report", "--json"]).arg(&dir);
+    let fresh = report_value(&ok_with(c, None));
+    assert_eq!(report_value(last_line(&out)), fresh, "stderr:\n{err}");
+    let (ok, _, err) = html.interrupt();
+    assert!(ok, "{err}");
+    let fresh_page = tmp.path().join("fresh.html");
+    let mut c = wf();
+    c.args(["report", "-o"]).arg(&fresh_page).arg(&dir);
+    ok_with(c, None);
+    let live = fs::read_to_string(&page).unwrap();
+    assert!(live.contains(r#"<meta http-equiv="refresh" content="1">"#));
+    let fresh = fs::read_to_string(&fresh_page).unwrap();
+    assert!(
+        !fresh.contains(r#"<meta http-equiv="refresh""#),
+        "only a follow reloads"
+    );
+    assert_eq!(page_data(&live), page_data(&fresh));
+    let leftovers: Vec<_> = files_in(tmp.path())
+        .into_iter()
+        .filter(|f| f.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn report_follow_refuses_stdin_state_and_memory() {
+    let mut c = wf();
+    c.args(["report", "--follow"]);
+    let o = run(c, Some(b"a\n"));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--follow needs files"), "{err}");
+    let tmp = tempfile::tempdir().unwrap();
+    let log = generated_log(tmp.path(), "2K", "0", 3);
+    let mut c = wf();
+    c.args(["report", "--follow", "--state"])
+        .arg(tmp.path().join("s"))
+        .arg(&log);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--state"));
+    // A spill is read back once, and a follow reports again and again.
+    let mut c = wf();
+    c.args(["report", "--follow", "--memory", "1M"]).arg(&log);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--memory cannot be used with --follow"));
+}

@@ -1,4 +1,4 @@
-//! `--follow` of `count`, `wf2` and `feed`: read the files as they grow.
+//! `--follow` of `count`, `wf2`, `report` and `feed`: read the files as they grow.
 //!
 //! Why here: wf-core's `scan::follow` knows the files (offsets, rotation,
 //! partial last lines) and turns every poll into inputs with spans; this
@@ -40,7 +40,8 @@ pub(crate) struct FollowArgs {
     /// Keep reading the files as they grow, like `tail -F`: every --interval,
     /// what was appended (whole lines) is read and the report of everything
     /// printed again (refreshed in place on a terminal; one report after
-    /// another otherwise, with --json one JSON report per line; `wf feed`
+    /// another otherwise, with --json one JSON report per line; `wf report -o
+    /// page.html` rewrites the page whole, and the page reloads itself; `wf feed`
     /// hands the new lines to its workers as they come). logrotate's
     /// rotations are followed: a renamed file is read to its end, then the new
     /// one from its start; a file truncated in place (copytruncate) is read
@@ -101,6 +102,10 @@ impl FollowArgs {
     pub(crate) fn on(&self) -> bool {
         self.follow
     }
+
+    pub(crate) fn interval(&self) -> Duration {
+        self.interval
+    }
 }
 
 /// Why `--follow` does not start.
@@ -143,12 +148,37 @@ pub(crate) struct JobFollow<'a> {
     pub(crate) state: bool,
 }
 
+/// What a follow has read so far, for the report of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seen {
+    /// Files followed (a rotation adds one).
+    pub(crate) files: u64,
+    /// Bytes read, the partial last lines included (what a fresh run over
+    /// the files would read).
+    pub(crate) bytes: u64,
+}
+
 /// Follow with `job`, printing `render(state, files)` after every interval
 /// that brought new bytes, and once more at the end.
 pub(crate) fn run<J: Partial>(
     job: J,
     cx: JobFollow<'_>,
     render: &dyn Fn(J::State, u64) -> Vec<u8>,
+) -> ExitCode {
+    let params = job.params();
+    let make = || J::from_params(&params).expect("the job's own settings");
+    run_with(job, &make, cx, &|st, seen: Seen| render(st, seen.files))
+}
+
+/// [`run`] for a job its settings cannot make again (`wf report`'s format
+/// is no number): `make` gives a job like `job` for each increment's scan;
+/// `render` gets what was read so far. An empty rendering prints nothing
+/// (`wf report -o FILE` writes its file itself).
+pub(crate) fn run_with<J: Partial>(
+    job: J,
+    make: &dyn Fn() -> J,
+    cx: JobFollow<'_>,
+    render: &dyn Fn(J::State, Seen) -> Vec<u8>,
 ) -> ExitCode {
     let started = inputs(cx.args, cx.state).and_then(|i| Ok((i, Stop::on_signals()?)));
     let ((inputs, mut failed), stop) = match started {
@@ -169,21 +199,24 @@ pub(crate) fn run<J: Partial>(
         failed |= say(&p.events);
         // An idle poll starts no scan (its threads cost more than the poll).
         if !p.records.is_empty() {
-            let again = J::from_params(&job.params()).expect("the job's own settings");
-            let inc = cx
-                .time
-                .scan_inputs(again, cx.format, p.records.clone(), vec![], &opts, None);
+            let inc =
+                cx.time
+                    .scan_inputs(make(), cx.format, p.records.clone(), vec![], &opts, None);
             failed |= say_errors(&inc.errors);
             job.merge(&mut total, inc.state);
         }
         handed += p.records.iter().map(span_len).sum::<u64>();
         if p.changed || last {
-            let now = with_tails(&job, &total, &p, &cx, &opts);
-            if !print(&render(now, fl.generations), terminal) {
+            let held: u64 = p.tails.iter().map(span_len).sum();
+            let now = with_tails(&job, make, &total, &p, &cx, &opts);
+            let seen = Seen {
+                files: fl.generations,
+                bytes: handed + held,
+            };
+            if !print(&render(now, seen), terminal) {
                 return ExitCode::from(2);
             }
             if cx.args.stats {
-                let held: u64 = p.tails.iter().map(span_len).sum();
                 let n = fl.generations;
                 wf_core::warn!(
                     "wf: follow: {n} files, {} bytes read, {held} of them in partial last lines",
@@ -215,6 +248,7 @@ fn span_len(i: &Input) -> u64 {
 /// the running state waits for their newlines).
 fn with_tails<J: Partial>(
     job: &J,
+    make: &dyn Fn() -> J,
     total: &J::State,
     p: &Poll,
     cx: &JobFollow<'_>,
@@ -224,18 +258,20 @@ fn with_tails<J: Partial>(
     let (_, t, _) = partial::decode_with::<J>(&bytes).expect("a state it has just written");
     let mut now = t.state;
     if !p.tails.is_empty() {
-        let again = J::from_params(&job.params()).expect("the job's own settings");
         let tails = cx
             .time
-            .scan_inputs(again, cx.format, p.tails.clone(), vec![], opts, None);
+            .scan_inputs(make(), cx.format, p.tails.clone(), vec![], opts, None);
         job.merge(&mut now, tails.state);
     }
     now
 }
 
-/// Print a report: on a terminal in place of the last one. False if stdout
-/// is gone.
+/// Print a report: on a terminal in place of the last one; nothing if it is
+/// empty. False if stdout is gone.
 fn print(report: &[u8], terminal: bool) -> bool {
+    if report.is_empty() {
+        return true;
+    }
     let mut out = std::io::stdout().lock();
     let clear: &[u8] = if terminal { b"\x1b[H\x1b[2J" } else { b"" };
     out.write_all(clear)

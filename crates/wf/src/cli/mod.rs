@@ -162,6 +162,7 @@ wf report --bots only --top 20 access.log.gz\n  \
 wf report --format vcombined other_vhosts_access.log\n  \
 wf report --since -24h -o today.html access.log\n  \
 wf report --state /var/lib/wf/report.state -o report.html access.log*\n  \
+wf report --follow -o live.html /var/log/nginx/access.log   (rewritten every 2 s; the page reloads)\n  \
 wf report --json -j 2 access.log | jq .general";
 
 /// The exit statuses of the scan jobs, in their `--help`.
@@ -201,7 +202,7 @@ pub fn main() -> ExitCode {
         Cmd::Count(a) => a.run(),
         Cmd::Wf2(a) => a.run(),
         Cmd::Pangram(a) => job::run(a),
-        Cmd::Report(a) => job::run(a),
+        Cmd::Report(a) => a.run(),
         Cmd::Feed(f) => feed::run(f),
         Cmd::Bench(b) => bench::run(b),
         Cmd::Gen(g) => gen::run(g),

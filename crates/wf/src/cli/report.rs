@@ -1,13 +1,18 @@
-use std::path::PathBuf;
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use wf_core::jobs::time::{Reader, TimeFormat};
 use wf_core::scan::{InputError, Progress, ScanOptions};
+use wf_report::job::ReportState;
+use wf_report::resolve::Resolver;
 use wf_report::run::Settings;
 use wf_report::{BotMode, ReportJob};
 
 use super::args::ScanArgs;
+use super::follow::{self, FollowArgs, JobFollow, Seen};
 use super::job::{JobCmd, JobRun};
 use super::state::{self, StateArg};
 use super::time::TimeArgs;
@@ -21,6 +26,8 @@ pub(crate) struct ReportArgs {
     time: TimeArgs,
     #[command(flatten)]
     state: StateArg,
+    #[command(flatten)]
+    follow: FollowArgs,
     /// The log format: auto (detected from the first file's start; combined
     /// on stdin), combined, common, vcombined, apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
@@ -56,6 +63,14 @@ pub(crate) struct ReportArgs {
     /// Example: wf report --memory 256M -o report.html big.log
     #[arg(long, value_name = "SIZE", value_parser = wf_core::scan::parse_size)]
     memory: Option<u64>,
+    /// Give the visitor hosts shown (the terminal's --top rows, the page's
+    /// and JSON's --max-rows, never every client) their reverse-DNS names:
+    /// a column `hostname`, empty when there is none. The system resolver
+    /// (hosts file, then DNS), 16 lookups at once, at most 5 s a report.
+    /// Without it wf makes no DNS lookup. E.g. `wf report --resolve --top 20
+    /// access.log`.
+    #[arg(long)]
+    resolve: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -63,6 +78,77 @@ enum Bots {
     Include,
     Exclude,
     Only,
+}
+
+impl ReportArgs {
+    /// `wf report`, or `wf report --follow`.
+    pub(crate) fn run(&self) -> ExitCode {
+        if self.follow.on() {
+            self.run_follow()
+        } else {
+            super::job::run(self)
+        }
+    }
+
+    /// `wf report --follow`: the report of everything read so far after
+    /// every interval that brought new bytes (the page rewritten whole, the
+    /// terminal report in place, or one JSON report a line).
+    fn run_follow(&self) -> ExitCode {
+        if self.memory.is_some() {
+            // A spill is read back once; a follow reports again and again.
+            wf_core::warn!("wf: --memory cannot be used with --follow: the counts stay in memory");
+            return ExitCode::from(2);
+        }
+        let collected = self.scan.input.collect();
+        let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
+        let settings = self.settings();
+        let job = match wf_report::run::job(&collected.inputs, &settings) {
+            Ok(j) => j,
+            Err(e) => {
+                wf_core::warn!("wf: --format: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        drop(collected);
+        let Some(format) = self.time_format(&job) else {
+            wf_core::warn!("wf: --format: --since/--until need a time Caddy's log does not have");
+            return ExitCode::from(2);
+        };
+        wf_report::run::prepare(&job);
+        let failed = Cell::new(false);
+        let resolver = RefCell::new(Resolver::default());
+        let render = |st: ReportState, seen: Seen| {
+            let mut acc = st.acc;
+            let r = wf_report::run::report(&mut acc, &job, &settings, seen.bytes, names.clone());
+            let mut r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    wf_core::warn!("wf: --memory: {e}");
+                    failed.set(true);
+                    return Vec::new();
+                }
+            };
+            self.resolve(&mut r, &mut resolver.borrow_mut());
+            self.render(&r, &names).unwrap_or_else(|e| {
+                wf_core::warn!("wf: {e}");
+                failed.set(true);
+                Vec::new()
+            })
+        };
+        let cx = JobFollow {
+            follow: &self.follow,
+            args: &self.scan,
+            time: &self.time,
+            format,
+            state: self.state.state.is_some(),
+        };
+        let code = follow::run_with(job.clone(), &|| job.clone(), cx, &render);
+        if failed.get() {
+            ExitCode::from(2)
+        } else {
+            code
+        }
+    }
 }
 
 impl JobCmd for ReportArgs {
@@ -118,11 +204,12 @@ impl JobCmd for ReportArgs {
             acc.failed_at.clear();
         }
         let mut errors = out.errors;
-        let report =
+        let mut report =
             match wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone()) {
                 Ok(r) => r,
                 Err(e) => return failed(errors, "--memory", e.to_string()),
             };
+        self.resolve(&mut report, &mut Resolver::default());
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),
@@ -206,9 +293,26 @@ impl ReportArgs {
         }
     }
 
+    /// With --resolve, the shown hosts' names.
+    fn resolve(&self, r: &mut wf_report::Report, resolver: &mut Resolver) {
+        if self.resolve {
+            let terminal = self.output.is_none() && !self.scan.json;
+            resolver.fill(&mut r.hosts, if terminal { self.top } else { usize::MAX });
+        }
+    }
+
     /// Stdout's bytes; with -o, the file is written and stdout gets nothing.
+    /// Following, a JSON report is one line, and the page reloads itself
+    /// every --interval.
     fn render(&self, r: &wf_report::Report, paths: &[String]) -> Result<Vec<u8>, InputError> {
-        let json = || wf_report::report::json(r);
+        let following = self.follow.on();
+        let json = || {
+            if following {
+                wf_report::report::json_line(r)
+            } else {
+                wf_report::report::json(r)
+            }
+        };
         let Some(path) = &self.output else {
             return Ok(if self.scan.json {
                 json().into_bytes()
@@ -220,9 +324,30 @@ impl ReportArgs {
             json()
         } else {
             let title = format!("wf report: {}", paths.join(", "));
-            wf_report::html::render(&wf_report::output::page(r, &title))
+            let page = wf_report::output::page(r, &title);
+            let reload =
+                following.then(|| self.follow.interval().as_millis().div_ceil(1000) as u64);
+            wf_report::html::render_with(&page, reload)
         };
-        std::fs::write(path, body).map_err(|e| InputError::io(path.display().to_string(), &e))?;
+        write_whole(path, body.as_bytes())
+            .map_err(|e| InputError::io(path.display().to_string(), &e))?;
         Ok(Vec::new())
     }
+}
+
+/// Write `path` whole or not at all: a temporary file beside it, renamed
+/// over it, so that a reader (a browser reloading the page while `--follow`
+/// rewrites it) never sees half of it.
+fn write_whole(path: &Path, body: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
