@@ -15,6 +15,7 @@
 pub mod acc;
 pub mod agent;
 pub mod bots;
+mod codec;
 pub mod combine;
 pub mod html;
 pub mod intern;

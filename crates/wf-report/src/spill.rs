@@ -33,7 +33,7 @@ use std::sync::Mutex;
 use wf_core::jobs::partial::{Reader, Writer};
 
 use crate::acc::{pair, unpair, Panels, Rows};
-use crate::partial::{read_panels, write_panels};
+use crate::codec::{read_panels, write_panels};
 
 /// Partitions of a spill.
 pub const PARTS: usize = 32;

@@ -10,7 +10,7 @@
 //! general date parser would cost several times more on every record of the
 //! window's edges and of every file read whole.
 
-use super::time_keys::{field_time, logfmt_time};
+use super::time_keys::{field_text, logfmt_time_text};
 
 /// How to find the time in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,14 +86,14 @@ impl TimeFormat {
             TimeFormat::Clf => clf_field(rec),
             TimeFormat::Json => json_time(rec),
             TimeFormat::Iso => iso_prefix(rec).map(|(t, _)| t),
-            TimeFormat::Logfmt => logfmt_time(rec),
-            TimeFormat::Field { index, sep } => field_time(rec, index, sep),
+            TimeFormat::Logfmt => parse_iso(logfmt_time_text(rec)?),
+            TimeFormat::Field { index, sep } => parse_iso(field_text(rec, index, sep)?),
             TimeFormat::Auto => match rec.first()? {
                 b'{' => json_time(rec),
                 _ => iso_prefix(rec)
                     .map(|(t, _)| t)
                     .or_else(|| clf_field(rec))
-                    .or_else(|| logfmt_time(rec)),
+                    .or_else(|| parse_iso(logfmt_time_text(rec)?)),
             },
             TimeFormat::Reader(r) => (r.time)(rec),
         }

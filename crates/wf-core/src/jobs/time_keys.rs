@@ -3,9 +3,9 @@
 //! --time-column ts`), for `--since`/`--until` of `count` and `feed` (issue
 //! 39 asks for both beside the web-log `%t` and JSON lines).
 //!
-//! Why apart from `time.rs`: these find a value in a record and hand it to
-//! the one ISO 8601 parser there ([`super::time::parse_iso`]); they parse no
-//! time themselves. Like the JSON lookup they are a few `memchr`s, not a
+//! Why apart from `time.rs`: these only find a value in a record; `time.rs`
+//! hands it to its one ISO 8601 parser (they parse no time themselves, and
+//! import nothing from it). Like the JSON lookup they are a few `memchr`s, not a
 //! record parser: a probe of `scan::seek` and every record near a window's
 //! edges pay for them, and `wf count` has no wf-formats (no Arrow) to lean on.
 //!
@@ -13,15 +13,13 @@
 //! a quoted field with a line break in it makes two lines, and the second has
 //! no time, so it is in no window (`--stats` counts it as without a time).
 
-use super::time::parse_iso;
-
 /// The keys a logfmt line's time goes by.
 const LOGFMT_KEYS: [&[u8]; 5] = [b"time", b"ts", b"timestamp", b"@timestamp", b"t"];
 
-/// The ISO 8601 value of the first pair of a logfmt line whose key is a time
-/// key (`key=value` or `key="value"`); a quoted value is data, whatever
-/// `key=` it holds.
-pub(crate) fn logfmt_time(rec: &[u8]) -> Option<i64> {
+/// The value of the first pair of a logfmt line whose key is a time key
+/// (`key=value` or `key="value"`, quotes removed); a quoted value is data,
+/// whatever `key=` it holds.
+pub(crate) fn logfmt_time_text(rec: &[u8]) -> Option<&[u8]> {
     let mut rest = trim_end(rec);
     loop {
         rest = skip_blank(rest);
@@ -36,7 +34,7 @@ pub(crate) fn logfmt_time(rec: &[u8]) -> Option<i64> {
         };
         let (value, next) = logfmt_value(v)?;
         if LOGFMT_KEYS.contains(&key) {
-            return parse_iso(value);
+            return Some(value);
         }
         rest = next;
     }
@@ -67,10 +65,10 @@ fn skip_blank(b: &[u8]) -> &[u8] {
     &b[n..]
 }
 
-/// The ISO 8601 value of column `index` (from 0) of a CSV/TSV line whose
-/// fields are separated by `sep`; a quoted field is read without its quotes.
-pub(crate) fn field_time(rec: &[u8], index: u16, sep: u8) -> Option<i64> {
-    parse_iso(field(trim_end(rec), index, sep)?)
+/// Column `index` (from 0) of a CSV/TSV line whose fields are separated by
+/// `sep`; a quoted field without its quotes.
+pub(crate) fn field_text(rec: &[u8], index: u16, sep: u8) -> Option<&[u8]> {
+    field(trim_end(rec), index, sep)
 }
 
 /// The index of the column named `name` in a CSV/TSV header line, and the
@@ -136,36 +134,45 @@ fn trim_end(rec: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
+    use super::super::time::parse_iso;
     use super::*;
+
+    fn logfmt(rec: &[u8]) -> Option<i64> {
+        parse_iso(logfmt_time_text(rec)?)
+    }
+
+    fn column(rec: &[u8], index: u16, sep: u8) -> Option<i64> {
+        parse_iso(field_text(rec, index, sep)?)
+    }
 
     const T: i64 = 971_211_336_000_000; // 2000-10-10 20:55:36 UTC
 
     #[test]
     fn logfmt_lines() {
         let l = b"level=info msg=\"a time=1999 \\\" x\" time=2000-10-10T20:55:36Z\n";
-        assert_eq!(logfmt_time(l), Some(T));
+        assert_eq!(logfmt(l), Some(T));
         let q = b"ts=\"2000-10-10 13:55:36-07:00\" level=warn\r\n";
-        assert_eq!(logfmt_time(q), Some(T));
+        assert_eq!(logfmt(q), Some(T));
         // `atime=` is not `time=`; a later real key is found.
         let a = b"atime=1999-01-01T00:00:00Z t=2000-10-10T20:55:36Z";
-        assert_eq!(logfmt_time(a), Some(T));
-        assert_eq!(logfmt_time(b"time=yesterday msg=x"), None);
-        assert_eq!(logfmt_time(b"msg=\"no time\""), None);
-        assert_eq!(logfmt_time(b"time=\"2000-10-10T20:55:36Z"), None);
+        assert_eq!(logfmt(a), Some(T));
+        assert_eq!(logfmt(b"time=yesterday msg=x"), None);
+        assert_eq!(logfmt(b"msg=\"no time\""), None);
+        assert_eq!(logfmt(b"time=\"2000-10-10T20:55:36Z"), None);
     }
 
     #[test]
     fn csv_and_tsv_columns() {
         let c = b"a,\"b,c\",2000-10-10T20:55:36Z,d\n";
-        assert_eq!(field_time(c, 2, b','), Some(T));
-        assert_eq!(field_time(c, 1, b','), None);
+        assert_eq!(column(c, 2, b','), Some(T));
+        assert_eq!(column(c, 1, b','), None);
         let q = b"\"x \"\"y\"\", z\",\"2000-10-10T20:55:36Z\"\r\n";
-        assert_eq!(field_time(q, 1, b','), Some(T));
+        assert_eq!(column(q, 1, b','), Some(T));
         let t = b"2000-10-10T20:55:36Z\tGET /\n";
-        assert_eq!(field_time(t, 0, b'\t'), Some(T));
-        assert_eq!(field_time(t, 2, b'\t'), None);
-        assert_eq!(field_time(b"a,\"2000-10-10T20:55:36Z", 1, b','), None);
-        assert_eq!(field_time(b"", 0, b','), None);
+        assert_eq!(column(t, 0, b'\t'), Some(T));
+        assert_eq!(column(t, 2, b'\t'), None);
+        assert_eq!(column(b"a,\"2000-10-10T20:55:36Z", 1, b','), None);
+        assert_eq!(column(b"", 0, b','), None);
     }
 
     #[test]
