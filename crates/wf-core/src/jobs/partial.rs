@@ -219,6 +219,12 @@ impl Writer {
         Writer(Vec::new())
     }
 
+    /// Room for `n` more bytes, so that a big state is not copied as its
+    /// buffer doubles (pages reserved but not written cost nothing).
+    pub fn reserve(&mut self, n: usize) {
+        self.0.reserve(n);
+    }
+
     /// The bytes written.
     pub fn into_bytes(self) -> Vec<u8> {
         self.0
