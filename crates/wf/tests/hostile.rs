@@ -236,9 +236,9 @@ fn absurd_thread_counts_are_usage_errors() {
 /// Threads the system will not start are an error naming the cause, exit 2,
 /// never a panic; the threads that started still count everything.
 ///
-/// The refusal comes from `RLIMIT_NPROC` for an unprivileged user (`prlimit`
-/// and `setpriv`, as root): the kernel then refuses the fourth thread every
-/// time. (This test used `ulimit -v` before; how much address space was left
+/// The refusal comes from `RLIMIT_NPROC` for an unprivileged user id that
+/// nothing else runs as (`prlimit` and `setpriv`, as root): the kernel then
+/// refuses the fourth thread every time. (This test used `ulimit -v` before; how much address space was left
 /// after the last stack depended on the binary's size and malloc's arenas, and
 /// on CI an allocation failed first and aborted.)
 #[test]
@@ -263,7 +263,7 @@ fn threads_that_cannot_start_are_an_error_not_a_panic() {
     set_mode(dir, 0o755);
     set_mode(&f, 0o644);
     let mut c = Command::new("prlimit");
-    c.args(["--nproc=4:4", "setpriv", "--reuid=65534", "--regid=65534"])
+    c.args(["--nproc=4:4", "setpriv", "--reuid=64917", "--regid=64917"])
         .args(["--clear-groups"])
         .arg(&bin)
         .args(["count", "-j", "1024", "--chunk-size", "1K"])
