@@ -1,10 +1,12 @@
 //! `widefinder.report`: the report of `wf report --json`, made by the same
 //! library call as the CLI's (`wf_report::run::run`: the format chosen from
-//! the first input, the scan, the report), so the dict is the CLI's JSON.
+//! the first input, the scan, the report), so the dict is the CLI's JSON;
+//! `resolve=True` names the hosts as `--resolve` does.
 
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use wf_report::resolve::Resolver;
 use wf_report::run::{run, Settings};
 use wf_report::BotMode;
 
@@ -12,7 +14,8 @@ use crate::{collect, raise_input_errors, scan_options, value_error};
 
 /// `wf report --json` over `paths`.
 #[pyfunction]
-#[pyo3(signature = (paths, format="auto".to_string(), bots="include".to_string(), max_rows=1000, threads=None, chunk_size=None))]
+#[pyo3(signature = (paths, format="auto".to_string(), bots="include".to_string(), max_rows=1000, threads=None, chunk_size=None, resolve=false))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each
 pub(crate) fn report(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -21,6 +24,7 @@ pub(crate) fn report(
     max_rows: usize,
     threads: Option<usize>,
     chunk_size: Option<u64>,
+    resolve: bool,
 ) -> PyResult<String> {
     let bots = match bots.as_str() {
         "include" => BotMode::Include,
@@ -39,9 +43,14 @@ pub(crate) fn report(
     };
     let inputs = collect(paths)?;
     let opts = scan_options(threads, chunk_size)?;
-    let done = py
+    let mut done = py
         .detach(|| run(inputs, &settings, &opts, None))
         .map_err(value_error)?;
     raise_input_errors(&done.errors)?;
+    if resolve {
+        // As `wf report --resolve --json`: the hosts' rows kept get names.
+        let hosts = &mut done.report.hosts;
+        py.detach(|| Resolver::default().fill(hosts, usize::MAX));
+    }
     Ok(py.detach(|| wf_report::report::json(&done.report)))
 }

@@ -32,6 +32,18 @@ def test_report_options_equal_cli(wf, gen_logs, tmp_path):
     )
 
 
+def test_resolve_names_hosts_as_the_cli(wf, tmp_path):
+    log = tmp_path / "a.log"
+    line = '{} - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 2 "-" "curl/8"\n'
+    log.write_text(line.format("127.0.0.1") * 3 + line.format("not-an-address"))
+    plain = widefinder.report(log)
+    assert all("hostname" not in r for r in plain["hosts"]["data"])
+    named = widefinder.report(log, resolve=True)
+    assert named == wf.json("report", "--json", "--resolve", log)
+    names = {r["data"]: r["hostname"] for r in named["hosts"]["data"]}
+    assert names == {"127.0.0.1": "localhost", "not-an-address": ""}
+
+
 def test_report_errors_raise():
     with pytest.raises(ValueError, match="bots"):
         widefinder.report(__file__, bots="some")

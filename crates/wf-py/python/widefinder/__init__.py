@@ -108,7 +108,16 @@ def pangram(paths, top=10, *, all=False, max_letters=None, threads=None, chunk_s
     return [json.loads(line) for line in lines]
 
 
-def report(paths, *, format="auto", bots="include", max_rows=1000, threads=None, chunk_size=None):
+def report(
+    paths,
+    *,
+    format="auto",
+    bots="include",
+    max_rows=1000,
+    threads=None,
+    chunk_size=None,
+    resolve=False,
+):
     """The web-log report of ``wf report --json`` as a dict (the same call as
     the CLI's makes it, so the numbers are its numbers): ``{"general": {...},
     "visitors": {"metadata": ..., "data": [rows]}, "requests": ..., ...}``,
@@ -118,13 +127,17 @@ def report(paths, *, format="auto", bots="include", max_rows=1000, threads=None,
     ``common``, ``vcombined``, ``apache:'LogFormat'``, ``nginx:'log_format'``,
     ``caddy``, ``traefik`` or ``json:name=path,...``; ``bots`` is
     ``"include"``, ``"exclude"`` or ``"only"``; ``max_rows`` the rows kept
-    per panel (totals count them all).
+    per panel (totals count them all); ``resolve=True`` gives the hosts'
+    rows kept their reverse-DNS ``hostname``, as ``wf report --resolve``
+    (without it, no DNS lookup is made).
 
     >>> r = widefinder.report("access.log")          # doctest: +SKIP
     >>> r["general"]["unique_visitors"], r["requests"]["data"][0]["data"]
     """
     return json.loads(
-        _native.report(_paths(paths), format, bots, max_rows, threads, chunk_size)
+        _native.report(
+            _paths(paths), format, bots, max_rows, threads, chunk_size, resolve
+        )
     )
 
 
