@@ -66,6 +66,19 @@ fn rows<K: Ord>(m: Map<K>) -> Vec<Tally<K>> {
         .collect()
 }
 
+/// Rows whose keys borrow from `rows` (what [`Tallies`] holds).
+fn borrowed(rows: &[Tally<Vec<u8>>]) -> Vec<Tally<&[u8]>> {
+    rows.iter().map(borrow).collect()
+}
+
+fn borrow(t: &Tally<Vec<u8>>) -> Tally<&[u8]> {
+    Tally {
+        key: &t.key[..],
+        hb: t.hb,
+        visitors: t.visitors,
+    }
+}
+
 /// Keeps the top `max` rows, as `report` chooses them (most hits, then the
 /// smallest key as text).
 fn cut<K: AsRef<[u8]>>(rows: &mut Vec<Tally<K>>, max: usize) {
@@ -164,15 +177,7 @@ impl Combined {
             static_requests,
             not_found,
             extensions,
-            hosts: this
-                .hosts
-                .iter()
-                .map(|t| Tally {
-                    key: &t.key[..],
-                    hb: t.hb,
-                    visitors: t.visitors,
-                })
-                .collect(),
+            hosts: borrowed(&this.hosts),
             os,
             browsers,
             bots,
@@ -180,15 +185,7 @@ impl Combined {
             status_groups,
             referrers,
             referring_sites,
-            vhosts: this
-                .vhosts
-                .iter()
-                .map(|t| Tally {
-                    key: &t.key[..],
-                    hb: t.hb,
-                    visitors: t.visitors,
-                })
-                .collect(),
+            vhosts: borrowed(&this.vhosts),
             cut: Cuts {
                 hosts: Some(this.hosts_sums),
                 requests: sr,

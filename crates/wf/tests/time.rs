@@ -11,32 +11,6 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 
-fn count(args: &[&str], path: &Path, stdin: Option<&[u8]>) -> (serde_json::Value, String) {
-    let mut c = wf();
-    c.args(["count", "--json", "--stats", "--no-progress"])
-        .args(args);
-    if stdin.is_none() {
-        c.arg(path);
-    }
-    let o = run(c, stdin);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{args:?}: {err}");
-    (serde_json::from_slice(&o.stdout).unwrap(), err)
-}
-
-/// A `--stats` figure by its name.
-fn stat(err: &str, name: &str) -> u64 {
-    let line = err
-        .lines()
-        .find(|l| l.starts_with(name))
-        .unwrap_or_else(|| panic!("{name}: {err}"));
-    line[name.len()..]
-        .trim_start_matches(':')
-        .trim()
-        .parse()
-        .unwrap()
-}
-
 /// `wf count --since --until` equals the reference at several windows, -j and
 /// chunk sizes (down to 100 bytes).
 fn check_count(path: &Path, windows: &[(i64, i64)], extra: &[&str]) {

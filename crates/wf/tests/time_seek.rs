@@ -79,28 +79,6 @@ fn report_window_reads_the_time_of_the_formats_own_t() {
     }
 }
 
-/// `wf count --json --stats` of `path` with `args`: the JSON and stderr.
-fn count(args: &[&str], path: &Path) -> (serde_json::Value, String) {
-    let mut c = wf();
-    c.args(["count", "--json", "--stats", "--no-progress"])
-        .args(args)
-        .arg(path);
-    let o = run(c, None);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{args:?}: {err}");
-    (serde_json::from_slice(&o.stdout).unwrap(), err)
-}
-
-/// A `--stats` figure: the first number after `name:`.
-fn stat(err: &str, name: &str) -> u64 {
-    let line = err
-        .lines()
-        .find(|l| l.starts_with(name) && l[name.len()..].trim_start().starts_with(':'))
-        .unwrap_or_else(|| panic!("{name}: {err}"));
-    let v = line[name.len()..].trim_start_matches([' ', ':']);
-    v.split_whitespace().next().unwrap().parse().unwrap()
-}
-
 /// `tool args... < input > output`.
 fn pipe(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
     let mut c = std::process::Command::new(tool);
@@ -162,7 +140,7 @@ fn bgzf_and_zstd_frames_are_searched_by_block() {
             let size = std::fs::metadata(path).unwrap().len();
             for j in ["1", "3"] {
                 let args = ["-j", j, "--chunk-size", "64K", "--since", &s, "--until", &u];
-                let (v, err) = count(&args, path);
+                let (v, err) = count(&args, path, None);
                 let what = format!("{path:?} {args:?}\n{err}");
                 assert_eq!(v["records"], recs, "{what}");
                 assert_eq!(v["bytes"], want.len() as u64, "{what}");
@@ -219,7 +197,7 @@ fn rotated_logs_outside_the_window_are_skipped() {
     let (s, u) = (iso(since), iso(until));
     for j in ["1", "3"] {
         let args = ["-j", j, "--since", &s, "--until", &u];
-        let (v, err) = count(&args, &logs);
+        let (v, err) = count(&args, &logs, None);
         assert_eq!(v["records"], recs, "{err}");
         assert_eq!(v["bytes"], want.len() as u64, "{err}");
         assert_eq!(stat(&err, "files skipped by the time search"), 3, "{err}");

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ok, wf};
+use super::{ok, run, wf};
 
 /// Days from 1970-01-01, counted naively year by year and month by month.
 pub fn naive_days(y: i64, m: i64, d: i64) -> i64 {
@@ -98,4 +98,27 @@ pub fn gen(dir: &Path, name: &str, size: &str, odd: &str) -> PathBuf {
 /// Times of the lines that have one, in file order.
 pub fn times(data: &[u8]) -> Vec<i64> {
     data.split(|&c| c == b'\n').filter_map(naive_clf).collect()
+}
+
+pub fn count(args: &[&str], path: &Path, stdin: Option<&[u8]>) -> (serde_json::Value, String) {
+    let mut c = wf();
+    c.args(["count", "--json", "--stats", "--no-progress"])
+        .args(args);
+    if stdin.is_none() {
+        c.arg(path);
+    }
+    let o = run(c, stdin);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{args:?}: {err}");
+    (serde_json::from_slice(&o.stdout).unwrap(), err)
+}
+
+/// A `--stats` figure: the first number after `name:`.
+pub fn stat(err: &str, name: &str) -> u64 {
+    let line = err
+        .lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].trim_start().starts_with(':'))
+        .unwrap_or_else(|| panic!("{name}: {err}"));
+    let v = line[name.len()..].trim_start_matches([' ', ':']);
+    v.split_whitespace().next().unwrap().parse().unwrap()
 }
