@@ -161,22 +161,29 @@ impl ReportJob {
     /// A record's time as this report reads it (UTC microseconds; `None`
     /// when the format has no time), for `--since`/`--until` and their
     /// search: the format's own parser on the time column, so an Apache
-    /// `LogFormat` whose `%t` is not the first `[...]` is read right. A
-    /// parser is taken from a pool for each record (threads share it).
+    /// `LogFormat` whose `%t` is not the first `[...]` is read right. Each
+    /// thread keeps its own parser of the reader (`TIME_PARSERS`), so a
+    /// record takes no lock (a pool behind a mutex took two a record); a
+    /// scan's threads drop theirs when they end.
     pub fn time_reader(&self) -> Option<Box<wf_core::jobs::time::TimeFn>> {
         let col = self.projection[self.cols.time?];
         let format = self.format.clone();
-        let pool = std::sync::Mutex::new(Vec::<Box<dyn Parser>>::new());
+        // Each thread keeps its own parser of this reader: no lock per record.
+        let id = NEXT_READER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some(Box::new(move |rec: &[u8]| {
             let rec = rec.strip_suffix(&[format.separator()]).unwrap_or(rec);
             let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
-            let popped = pool.lock().map(|mut p| p.pop()).unwrap_or(None);
-            let mut parser = popped.unwrap_or_else(|| format.parser(&[col]));
             let mut cols = Columns::new(&[Kind::Time]);
-            let ok = parser.parse(rec, &mut cols);
-            if let Ok(mut p) = pool.lock() {
-                p.push(parser);
-            }
+            let ok = TIME_PARSERS.with_borrow_mut(|ps| {
+                let i = match ps.iter().position(|(k, _)| *k == id) {
+                    Some(i) => i,
+                    None => {
+                        ps.push((id, format.parser(&[col])));
+                        ps.len() - 1
+                    }
+                };
+                ps[i].1.parse(rec, &mut cols)
+            });
             if !ok {
                 return None;
             }
@@ -190,6 +197,16 @@ impl ReportJob {
     pub fn has_vhosts(&self) -> bool {
         self.cols.vhost.is_some()
     }
+}
+
+/// Ids of [`ReportJob::time_reader`]s, so that a thread's parsers of two
+/// readers (two commands in one process: the Python package) stay apart.
+static NEXT_READER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's parser of each time reader it has used.
+    static TIME_PARSERS: std::cell::RefCell<Vec<(usize, Box<dyn Parser>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One worker thread's parser, buffers and counts.
