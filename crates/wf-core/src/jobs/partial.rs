@@ -152,6 +152,32 @@ pub type WithTrailer<'a, J> = (J, Travelling<<J as Job>::State>, &'a [u8]);
 /// Read bytes written by [`encode_with`]: the job, the state, and the trailer
 /// (checked by the CRC, read by whoever wrote it).
 pub fn decode_with<J: Partial>(bytes: &[u8]) -> Result<WithTrailer<'_, J>, PartialError> {
+    let head = open::<J>(bytes)?;
+    let (state, trailer) = head.payload(bytes)?;
+    Ok((
+        head.job,
+        Travelling {
+            inputs: head.inputs,
+            state,
+        },
+        trailer,
+    ))
+}
+
+/// What precedes the job's payload in an encoded state, checked: the bytes
+/// are whole (CRC), of this version and of job `J`. The payload is read
+/// apart ([`Head::payload`]), so that a `--state` run can read its ledger
+/// from the end of the bytes and decode the payload while its scan runs
+/// (`scan::state`).
+pub struct Head<J> {
+    pub job: J,
+    pub inputs: BTreeSet<u64>,
+    /// Where the payload starts.
+    at: usize,
+}
+
+/// Check `bytes` and read what precedes the payload (see [`Head`]).
+pub fn open<J: Partial>(bytes: &[u8]) -> Result<Head<J>, PartialError> {
     let job = J::NAME;
     let bad = |what, offset| PartialError::Damaged { job, what, offset };
     if bytes.len() < 4 + 2 + 1 + 4 || &bytes[..4] != MAGIC {
@@ -180,13 +206,35 @@ pub fn decode_with<J: Partial>(bytes: &[u8]) -> Result<WithTrailer<'_, J>, Parti
                 list.push(r.uint()?);
             }
         }
-        let j = J::from_params(&lists[0])?;
-        let inputs = lists[1].iter().copied().collect();
-        let state = j.read_state(r)?;
-        Ok((j, Travelling { inputs, state }))
+        Ok((
+            J::from_params(&lists[0])?,
+            lists[1].iter().copied().collect(),
+        ))
     };
-    let (j, t) = read(&mut r).map_err(|what| bad(what, r.pos))?;
-    Ok((j, t, &body[r.pos..]))
+    let (j, inputs) = read(&mut r).map_err(|what| bad(what, r.pos))?;
+    Ok(Head {
+        job: j,
+        inputs,
+        at: r.pos,
+    })
+}
+
+impl<J: Partial> Head<J> {
+    /// The payload of `bytes` (those [`open`] checked) and the trailer after it.
+    pub fn payload<'a>(&self, bytes: &'a [u8]) -> Result<(J::State, &'a [u8]), PartialError> {
+        let body = &bytes[..bytes.len() - 4];
+        let mut r = Reader {
+            data: body,
+            pos: self.at,
+        };
+        let bad = |what, offset| PartialError::Damaged {
+            job: J::NAME,
+            what,
+            offset,
+        };
+        let state = self.job.read_state(&mut r).map_err(|w| bad(w, r.pos))?;
+        Ok((state, &body[r.pos..]))
+    }
 }
 
 /// Merge encoded states of one job with equal settings into one encoded state

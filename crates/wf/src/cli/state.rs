@@ -110,10 +110,10 @@ impl StateRun<'_> {
         let name = self.path.display().to_string();
         let fail = |e: StateError| InputError::new(&name, e.to_string());
         let loaded = state::load(self.path, &job, &settings).map_err(fail)?;
-        let (old_state, ledger) = match loaded {
-            Some(l) => (Some(l.state), l.ledger),
-            None => (None, Ledger::default()),
-        };
+        let ledger = loaded
+            .as_ref()
+            .map(|l| l.ledger.clone())
+            .unwrap_or_default();
         let collected = self.args.input.collect();
         let mut inputs = collected.inputs;
         if let Some(s) = inputs
@@ -141,7 +141,16 @@ impl StateRun<'_> {
         let tail_inputs = part(&|i| resume.tails[i]);
         let again = || Same(&job);
         let (t, o, p) = (self.time, self.opts, self.progress);
-        let main = t.scan_inputs(again(), self.format, main_inputs, vec![], o, p);
+        // The old state is decoded while the scan runs (see `state::Loaded`).
+        let (main, old_state) = std::thread::scope(|s| {
+            let old = s.spawn(|| loaded.as_ref().map(|l| l.state()).transpose());
+            let main = t.scan_inputs(again(), self.format, main_inputs, vec![], o, p);
+            (
+                main,
+                old.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            )
+        });
+        let old_state = old_state.map_err(fail)?;
         let mut merged = old_state.unwrap_or_else(|| job.new_state());
         let failed = !main.errors.is_empty();
         job.merge(&mut merged, main.state);
