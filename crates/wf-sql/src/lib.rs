@@ -79,6 +79,9 @@ pub struct SqlOptions {
     pub allow_write: bool,
     /// Malformed records are an error: [`run`] then writes no output at all.
     pub strict: bool,
+    /// The time push-down's slack in microseconds (`--disorder`): how much
+    /// earlier than one before it a record may be; `None`: 5 minutes.
+    pub disorder: Option<i64>,
 }
 
 impl SqlOptions {
@@ -229,7 +232,8 @@ fn run_into(
         let name = t.name.clone();
         let o = open(t, &opts.format, opts.scan.clone(), notes)?;
         let format = o.table.format().name();
-        let table = LogTable::new(o.table.with_progress(progress.clone()));
+        let disorder = opts.disorder.unwrap_or(time::DISORDER_US);
+        let table = LogTable::new(o.table.with_progress(progress.clone()), disorder);
         runs.push(TableRun {
             name: name.clone(),
             format,
@@ -590,8 +594,11 @@ pub fn stats_text(t: &TableRun) -> String {
     for n in t.time_notes.lock().unwrap().iter() {
         let (span, size) = n.bytes();
         s.push_str(&format!(
-            "  time push-down {}: {span} of {size} bytes of files in the spans, {} probed\n",
-            n.bounds, n.probed
+            "  time push-down {}: {span} of {size} bytes of files in the spans (slack +/- {} s), \
+             {} probed\n",
+            n.bounds,
+            n.disorder / 1_000_000,
+            n.probed
         ));
         for (name, why) in &n.whole {
             s.push_str(&format!("    read whole and filtered: {name}: {why}\n"));

@@ -60,11 +60,14 @@ pub struct LogTable {
 }
 
 impl LogTable {
-    pub fn new(table: read::Table) -> Self {
+    /// A table over `table`, whose time push-down reads `disorder`
+    /// microseconds more on each side of a window (see `crate::time`).
+    pub fn new(table: read::Table, disorder: i64) -> Self {
         let time = time::time_column(table.format().as_ref()).map(|(index, text)| TimeCol {
             index,
             name: table.schema().field(index).name().clone(),
             text,
+            disorder,
         });
         LogTable {
             inner: Arc::new(TableInner::new(table)),

@@ -101,6 +101,8 @@ pub(crate) struct TimeCol {
     pub index: usize,
     pub name: String,
     pub text: bool,
+    /// The slack, in microseconds (`--disorder`, default [`DISORDER_US`]).
+    pub disorder: i64,
 }
 
 /// The bounds a filter sets on the time column, if it is a comparison of the
@@ -204,6 +206,8 @@ pub(crate) struct SeekNote {
     /// Per input: its name, size (None: a stream) and span.
     pub spans: Vec<(String, Option<u64>, (u64, u64))>,
     pub probed: u64,
+    /// The slack, in microseconds.
+    pub disorder: i64,
     /// Inputs read whole and why.
     pub whole: Vec<(String, String)>,
 }
@@ -225,14 +229,14 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
     let w = seek::Window {
         since: bounds.since,
         until: bounds.until,
-        disorder: DISORDER_US,
+        disorder: tc.disorder,
     };
     let parser = Mutex::new(table.format().parser(&[tc.index]));
     let text = tc.text;
     let time = move |rec: &[u8]| record_time(&parser, text, rec);
     let sep = table.format().separator();
     let seeked = seek::seek(&mut inputs, &w, sep, &time);
-    let note = note(&inputs, bounds, &seeked);
+    let note = note(&inputs, bounds, tc.disorder, &seeked);
     TimeScan {
         table: Arc::new(table.with_inputs(inputs)),
         note: Arc::new(note),
@@ -263,7 +267,7 @@ fn record_time(parser: &Parser, text: bool, rec: &[u8]) -> Option<i64> {
     (t.len() == 1 && t.is_valid(0)).then(|| t.value(0).div_euclid(1000))
 }
 
-fn note(inputs: &[Input], bounds: Bounds, s: &Seeked) -> SeekNote {
+fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote {
     let spans = inputs
         .iter()
         .map(|i| {
@@ -300,6 +304,7 @@ fn note(inputs: &[Input], bounds: Bounds, s: &Seeked) -> SeekNote {
         bounds,
         spans,
         probed: s.probed,
+        disorder,
         whole,
     }
 }
@@ -330,7 +335,7 @@ impl fmt::Display for SeekNote {
             f,
             "time={} +/- {}s: spans {span} of {size} bytes",
             self.bounds,
-            DISORDER_US / 1_000_000
+            self.disorder / 1_000_000
         )?;
         let shown: Vec<String> = self
             .spans
@@ -369,6 +374,7 @@ mod tests {
             index: 0,
             name: "time".into(),
             text: false,
+            disorder: DISORDER_US,
         };
         let b = |e: Expr| bounds(&e, &tc);
         assert_eq!(b(col("time").gt_eq(ts(10))).unwrap().since, 10);

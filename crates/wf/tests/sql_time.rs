@@ -311,6 +311,47 @@ fn disorder_within_the_slack_lines_without_time_and_out_of_order_files() {
     assert_eq!(spans(&err), Some((two.len() as u64, two.len() as u64)));
 }
 
+/// Lines written up to 20 minutes late, past the default slack of 5
+/// minutes: `--disorder 30m` still reads only the window's bytes and gives
+/// the exact answer, and `--stats` shows the slack used.
+#[test]
+fn sql_disorder_sets_the_slack() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Y2007 + 40 * 86400;
+    let mut data = Vec::new();
+    for (i, line) in disordered(20_000, t0).split(|&c| c == b'\n').enumerate() {
+        // Every 11th line 1,000 s later than its neighbours' time says.
+        let line = String::from_utf8_lossy(line).into_owned();
+        let late = i % 11 == 5 && line.contains('[');
+        let line = match (late, clf_secs(line.as_bytes())) {
+            (true, Some(t)) => {
+                let old = &iso(t)[11..19];
+                line.replace(old, &iso(t - 1000)[11..19])
+            }
+            _ => line,
+        };
+        if !line.is_empty() {
+            data.extend_from_slice(line.as_bytes());
+            data.push(b'\n');
+        }
+    }
+    let p = dir.path().join("late.log");
+    std::fs::write(&p, &data).unwrap();
+    let (a, b) = (t0 + 100_000, t0 + 100_600);
+    let q = format!(
+        "{COUNT}time >= TIMESTAMP '{}' AND time < TIMESTAMP '{}'",
+        iso(a),
+        iso(b)
+    );
+    let want = naive_count(&data, a, b);
+    let extra = ["--format", "combined", "--disorder", "30m"];
+    let err = same(&q, &p, &extra, Some(want));
+    assert!(err.contains("slack +/- 1800 s"), "{err}");
+    assert!(!err.contains("not in time order"), "{err}");
+    let (span, size) = spans(&err).unwrap();
+    assert!(span * 10 < size, "{span} of {size}");
+}
+
 #[test]
 fn json_lines_time_key() {
     let dir = tempfile::tempdir().unwrap();

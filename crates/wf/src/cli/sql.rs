@@ -151,6 +151,13 @@ pub(crate) struct SqlArgs {
     /// Example: wf sql --allow-write "COPY (SELECT * FROM logs) TO 'x.csv'" a.log
     #[arg(long)]
     allow_write: bool,
+    /// How much earlier than a record before it a record may be, for a WHERE
+    /// on the log's time (which reads only the bytes of its window): the
+    /// search reads this much more on each side, and a file found more out
+    /// of order is read whole. Example: wf sql --disorder 30m "SELECT count(*)
+    /// FROM logs WHERE time >= now() - INTERVAL '1 hour'" access.log
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::time::duration)]
+    disorder: i64,
 }
 
 /// The tables of a query: `logs` from the inputs, then each `--table`, with
@@ -222,6 +229,7 @@ fn sql_options(q: &SqlArgs) -> Result<wf_sql::SqlOptions, String> {
         temp_dir: q.temp_dir.clone(),
         allow_write: q.allow_write,
         strict: q.strict,
+        disorder: Some(q.disorder),
         ..wf_sql::SqlOptions::new(q.scan.options(), format)
     })
 }
