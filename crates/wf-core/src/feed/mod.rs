@@ -56,6 +56,7 @@
 //! error such as a command that does not exist, before any input is read).
 
 mod feeder;
+mod keep;
 mod limit;
 mod output;
 mod plan;
@@ -77,6 +78,7 @@ use crossbeam_channel as chan;
 
 use crate::scan::{Input, InputError};
 use feeder::{report_failure, Feeder, FeederOut};
+pub use keep::{TimeFilter, WindowCounts};
 use output::{Reorder, Sink};
 use plan::{Block, Lost, LostWhy};
 use proc::{describe, Out, Plain, Proc};
@@ -110,6 +112,10 @@ pub struct FeedOptions {
     /// stopping (the stream's writer then ends it, and feeding ends as at any
     /// end of input); a second signal stops as usual.
     pub follow: Option<Arc<AtomicBool>>,
+    /// `--since/--until`: only the records of this window are given to
+    /// workers (`keep.rs`). A regular file is read only in its
+    /// [`Input::span`] (set it with `scan::seek`); the rest whole.
+    pub window: Option<TimeFilter>,
 }
 
 impl Default for FeedOptions {
@@ -127,6 +133,7 @@ impl Default for FeedOptions {
             keep_order: false,
             max_record: DEFAULT_MAX_RECORD,
             follow: None,
+            window: None,
         }
     }
 }
@@ -154,6 +161,8 @@ pub struct FeedReport {
     /// Inputs that could not be read, completely or in part (not printed by
     /// [`run`]).
     pub input_errors: Vec<InputError>,
+    /// With [`FeedOptions::window`]: the records it kept and left out.
+    pub window: Option<WindowCounts>,
 }
 
 /// A `--rs`/`--ors` argument that is not one byte (the argument as given).
@@ -381,6 +390,7 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         sep: opts.sep,
         max_record: opts.max_record,
         pipe_size,
+        window: opts.window,
     };
     let running = Arc::new(AtomicUsize::new(n));
     let handles = start_feeders(feeder, procs, &running);
@@ -502,6 +512,12 @@ fn join_feeders(handles: Vec<std::thread::JoinHandle<FeederOut>>) -> (FeedReport
         report.blocks += out.blocks;
         report.failures.extend(out.failures);
         lost.extend(out.lost);
+        if let Some(w) = out.window {
+            report
+                .window
+                .get_or_insert_with(WindowCounts::default)
+                .add(w);
+        }
     }
     (report, lost)
 }
