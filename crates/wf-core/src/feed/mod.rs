@@ -36,6 +36,13 @@
 //!   all it was given is reported on stderr with the input ranges it was given;
 //!   wf stops feeding it, the others go on, and the report lists the failure.
 //!   Records are never sent twice; a record is never dropped silently.
+//! - `--since/--until` ([`FeedOptions::window`], `keep.rs`): a regular file
+//!   is planned over the span the time search set ([`Input::span`], found
+//!   by `scan::seek` as for `wf count`), so only it is read; every record
+//!   handed on is checked against the window in the feeding thread's copy,
+//!   and the failure reports map what a worker read back to input bytes
+//!   (records left out are not "never read"). Streams and compressed files
+//!   are read whole and filtered the same way.
 //! - SIGINT/SIGTERM/SIGHUP: every worker's process group is terminated (killed
 //!   after 2 s) and wf exits with 128 + the signal number. If wf itself is
 //!   killed (SIGKILL), the kernel kills every worker (`PR_SET_PDEATHSIG`);
