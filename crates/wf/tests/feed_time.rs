@@ -158,6 +158,62 @@ fn disorder_within_the_slack_near_the_edges() {
     check_workers(&out, &want, "stdin");
     assert!(err.contains("read whole and filtered (a stream)"), "{err}");
     assert_eq!(stat(&err, "bytes"), data.len() as u64, "{err}");
+    // gzip: read whole (decoded) and filtered the same way.
+    let gz = dir.path().join("d.log.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, &data).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let (out, err, code) = feed(&args, Some(&gz), None, TAG);
+    assert_eq!(code, 0, "{err}");
+    check_workers(&out, &want, "gzip");
+    assert!(
+        err.contains("d.log.gz: read whole and filtered (compressed)"),
+        "{err}"
+    );
+}
+
+/// Rotated logs: the older one ends before the window (skipped after its
+/// tail, no block of it planned), the newer one holds it; `--keep-order`
+/// (a process per block) gives the window's records byte for byte.
+#[test]
+fn rotated_logs_and_keep_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read(gen(dir.path(), "src.log", "1M", "0.01")).unwrap();
+    let cut = src.len() / 2;
+    let cut = cut + src[cut..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    let (old, new) = (
+        dir.path().join("access.log.1"),
+        dir.path().join("access.log"),
+    );
+    std::fs::write(&old, &src[..cut]).unwrap();
+    std::fs::write(&new, &src[cut..]).unwrap();
+    let t = times(&src[cut..]);
+    let (lo, hi) = (t[t.len() / 2], t[t.len() / 2] + 300);
+    let want = reference(&src, lo, hi);
+    let (s, u) = (iso(lo), iso(hi));
+    let mut c = wf();
+    c.args([
+        "feed",
+        "--stats",
+        "--keep-order",
+        "-j",
+        "3",
+        "--block",
+        "2K",
+    ])
+    .args(["--since", &s, "--until", &u])
+    .args([&old, &new])
+    .args(["--", "cat"]);
+    let o = run(c, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(o.stdout == want, "{err}");
+    assert_eq!(stat(&err, "files skipped by the time search"), 1, "{err}");
+    assert!(stat(&err, "bytes") < src.len() as u64 / 3, "{err}");
+    assert!(
+        err.contains("access.log.1: searched, outside the window"),
+        "{err}"
+    );
 }
 
 /// The log's second half moved before its first: time goes back by an

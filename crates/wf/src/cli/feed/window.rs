@@ -67,6 +67,9 @@ fn describe(inp: &Input, whole: Option<&(usize, Whole)>) -> String {
     let how = match (whole.map(|w| &w.1), &inp.source, inp.span) {
         (Some(Whole::OutOfOrder { .. }), ..) => "read whole and filtered (out of order)".into(),
         (Some(Whole::Io(_)), ..) => "read whole and filtered (cannot be searched)".into(),
+        (_, Source::File { size, .. }, Some((a, b))) if b <= a => {
+            format!("searched, outside the window (bytes read: the probes only, of {size})")
+        }
         (_, Source::File { size, .. }, Some((a, b))) => {
             format!("searched, bytes {a}..{b} of {size} read ({} bytes)", b - a)
         }
