@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel as chan;
 
+use super::keep::{self, Keep, TimeFilter, WindowCounts};
 use super::output::{Reorder, Sink};
 use super::plan::{self, Block, Lost, LostWhy};
 use super::proc::{self, describe, Mover, Out, Proc, SendErr};
@@ -22,6 +23,8 @@ pub(super) struct FeederOut {
     /// Input ranges not given to the worker (file shrank, read error, record
     /// too long).
     pub lost: Vec<Lost>,
+    /// `--since/--until`: what the window kept and left out.
+    pub window: Option<WindowCounts>,
 }
 
 /// Everything a feeding thread needs.
@@ -39,6 +42,8 @@ pub(super) struct Feeder {
     pub sep: u8,
     pub max_record: u64,
     pub pipe_size: usize,
+    /// `--since/--until`: only the window's records are written.
+    pub window: Option<TimeFilter>,
 }
 
 fn recycle(pool: &chan::Sender<Vec<u8>>, b: Block) {
@@ -85,18 +90,43 @@ pub(super) fn ranges_text(names: &[String], given: &[(usize, u64, u64)]) -> Stri
 }
 
 /// Where a given block went in a worker's pipe: the pipe position where it
-/// started and how many of its input bytes were written (fewer than its length
-/// when the worker stopped taking input during the block).
-#[derive(Clone, Copy)]
+/// started, how many of its input bytes were written (fewer than its length
+/// when the worker stopped taking input during the block, or a time window
+/// left records out), whether it was sent to its end, and under a time
+/// window where the runs of kept records came from (`keep.rs`).
+#[derive(Clone)]
 struct Placed {
     at: u64,
     written: u64,
+    done: bool,
+    runs: Option<Vec<(u64, u64)>>,
+}
+
+/// Under a time window, the runs of blocks that ended this many pipe bytes
+/// before the last are dropped (memory stays bounded): a worker's unread
+/// bytes are its pipe's content plus one write, far less. Should one ever
+/// be needed, its block counts as unread from its start (more named, never
+/// less).
+const RUNS_KEPT: u64 = 64 << 20;
+
+/// Drop the runs of blocks that ended more than [`RUNS_KEPT`] pipe bytes
+/// before `now`, from `from` on; returns the first block not dropped.
+fn forget_runs(placed: &mut [Placed], from: usize, now: u64) -> usize {
+    let mut k = from;
+    while k < placed.len() && placed[k].at + placed[k].written + RUNS_KEPT < now {
+        if let Some(r) = &mut placed[k].runs {
+            *r = Vec::new();
+        }
+        k += 1;
+    }
+    k
 }
 
 /// The input ranges a worker never read: of the `total` bytes written into its
 /// pipe it left `unread` (wf drains and counts them after it exits), so it read
 /// the first `total - unread`; everything of `given` past that, including the
 /// parts of blocks never written at all, is returned, in the order given.
+/// Records a time window left out are not unread.
 fn never_read(
     given: &[(usize, u64, u64)],
     placed: &[Placed],
@@ -106,9 +136,10 @@ fn never_read(
     let read = total.saturating_sub(unread);
     let mut out = Vec::new();
     for (&(i, a, b), p) in given.iter().zip(placed) {
-        let consumed = p.written.min(read.saturating_sub(p.at));
-        if a + consumed < b {
-            out.push((i, a + consumed, b));
+        let rel = read.saturating_sub(p.at);
+        let c = keep::consumed(rel, p.written, p.done, p.runs.as_deref(), a, b - a);
+        if a + c < b {
+            out.push((i, a + c, b));
         }
     }
     out
@@ -195,8 +226,9 @@ impl Feeder {
         // The worker exited while wf still held its stdin open: it stopped before
         // the end of its input, whatever its status.
         let mut early = false;
-        let mut mv = Mover::new(self.sep, self.max_record);
+        let mut mv = self.mover();
         let mut sent = Sent::Whole;
+        let mut forgot = 0;
         while let Sent::Whole = sent {
             let b = match self.next_block(Some(&p)) {
                 Next::Block(b) => b,
@@ -210,8 +242,10 @@ impl Feeder {
             let at;
             (at, sent) = self.send_block(&p, &b, true, &mut mv, &mut out);
             placed.push(at);
+            forgot = forget_runs(&mut placed, forgot, p.pipe_sent());
             recycle(&self.pool, b);
         }
+        out.window = mv.keep.map(|k| k.counts);
         // Done with the plan (the planner stops once no feeder takes blocks).
         drop(std::mem::replace(&mut self.rx, chan::never()));
         let closed = matches!(sent, Sent::Closed);
@@ -239,7 +273,7 @@ impl Feeder {
     /// `--per-block`: a fresh process for each block this slot takes.
     pub(super) fn run_per_block(self) -> FeederOut {
         let mut out = FeederOut::default();
-        let mut mv = Mover::new(self.sep, self.max_record);
+        let mut mv = self.mover();
         loop {
             let Next::Block(b) = self.next_block(None) else {
                 break;
@@ -255,7 +289,15 @@ impl Feeder {
                 break;
             }
         }
+        out.window = mv.keep.map(|k| k.counts);
         out
+    }
+
+    /// How this thread moves data: with the time window's filter, if any.
+    fn mover(&self) -> Mover {
+        let mut mv = Mover::new(self.sep, self.max_record);
+        mv.keep = self.window.map(Keep::new);
+        mv
     }
 
     /// Run a fresh worker for one block, report it if it failed, and pass its
@@ -293,7 +335,7 @@ impl Feeder {
         }
         let ok = fin.status.is_some_and(|s| s.success());
         if !ok || closed || fin.unread > 0 {
-            let missed = never_read(&given, &[placed], total, fin.unread);
+            let missed = never_read(&given, std::slice::from_ref(&placed), total, fin.unread);
             let msg = format!(
                 "wf: worker for block {} (slot {}, pid {pid}) {}{}",
                 b.seq,
@@ -329,10 +371,15 @@ impl Feeder {
             why: LostWhy::TooLong(self.max_record),
         };
         out.lost.extend(mv.too_long.drain(..).map(lost));
-        let placed = Placed {
+        let mut placed = Placed {
             at,
             written: p.input_sent() - in0,
+            done: sent.is_ok(),
+            runs: mv.keep.as_mut().map(|k| std::mem::take(&mut k.runs)),
         };
+        if let Some(r) = &mut placed.runs {
+            r.shrink_to_fit();
+        }
         let sent = match sent {
             Ok(()) => {
                 out.bytes += b.len;

@@ -36,6 +36,13 @@
 //!   all it was given is reported on stderr with the input ranges it was given;
 //!   wf stops feeding it, the others go on, and the report lists the failure.
 //!   Records are never sent twice; a record is never dropped silently.
+//! - `--since/--until` ([`FeedOptions::window`], `keep.rs`): a regular file
+//!   is planned over the span the time search set ([`Input::span`], found
+//!   by `scan::seek` as for `wf count`), so only it is read; every record
+//!   handed on is checked against the window in the feeding thread's copy,
+//!   and the failure reports map what a worker read back to input bytes
+//!   (records left out are not "never read"). Streams and compressed files
+//!   are read whole and filtered the same way.
 //! - SIGINT/SIGTERM/SIGHUP: every worker's process group is terminated (killed
 //!   after 2 s) and wf exits with 128 + the signal number. If wf itself is
 //!   killed (SIGKILL), the kernel kills every worker (`PR_SET_PDEATHSIG`);
@@ -56,6 +63,7 @@
 //! error such as a command that does not exist, before any input is read).
 
 mod feeder;
+mod keep;
 mod limit;
 mod output;
 mod plan;
@@ -77,6 +85,7 @@ use crossbeam_channel as chan;
 
 use crate::scan::{Input, InputError};
 use feeder::{report_failure, Feeder, FeederOut};
+pub use keep::{TimeFilter, WindowCounts};
 use output::{Reorder, Sink};
 use plan::{Block, Lost, LostWhy};
 use proc::{describe, Out, Plain, Proc};
@@ -110,6 +119,10 @@ pub struct FeedOptions {
     /// stopping (the stream's writer then ends it, and feeding ends as at any
     /// end of input); a second signal stops as usual.
     pub follow: Option<Arc<AtomicBool>>,
+    /// `--since/--until`: only the records of this window are given to
+    /// workers (`keep.rs`). A regular file is read only in its
+    /// [`Input::span`] (set it with `scan::seek`); the rest whole.
+    pub window: Option<TimeFilter>,
 }
 
 impl Default for FeedOptions {
@@ -127,6 +140,7 @@ impl Default for FeedOptions {
             keep_order: false,
             max_record: DEFAULT_MAX_RECORD,
             follow: None,
+            window: None,
         }
     }
 }
@@ -154,6 +168,8 @@ pub struct FeedReport {
     /// Inputs that could not be read, completely or in part (not printed by
     /// [`run`]).
     pub input_errors: Vec<InputError>,
+    /// With [`FeedOptions::window`]: the records it kept and left out.
+    pub window: Option<WindowCounts>,
 }
 
 /// A `--rs`/`--ors` argument that is not one byte (the argument as given).
@@ -381,6 +397,7 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
         sep: opts.sep,
         max_record: opts.max_record,
         pipe_size,
+        window: opts.window,
     };
     let running = Arc::new(AtomicUsize::new(n));
     let handles = start_feeders(feeder, procs, &running);
@@ -502,6 +519,12 @@ fn join_feeders(handles: Vec<std::thread::JoinHandle<FeederOut>>) -> (FeedReport
         report.blocks += out.blocks;
         report.failures.extend(out.failures);
         lost.extend(out.lost);
+        if let Some(w) = out.window {
+            report
+                .window
+                .get_or_insert_with(WindowCounts::default)
+                .add(w);
+        }
     }
     (report, lost)
 }

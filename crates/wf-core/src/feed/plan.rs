@@ -141,10 +141,13 @@ pub(crate) fn plan(
             break;
         }
         let r = match &inp.source {
+            // Only its span (`--since/--until`: what the time search found).
             Source::File { path, .. } => match File::open(path) {
-                Ok(f) => p.file(i, Arc::new(f), 0).map(|_| ()),
+                Ok(f) => p.file(i, Arc::new(f), inp.span).map(|_| ()),
                 Err(e) => Err(e.into()),
             },
+            // A compressed file the time search left out (newer than the window).
+            Source::Compressed { .. } if inp.span.is_some_and(|(a, b)| a >= b) => Ok(()),
             Source::Stream { path: None, .. } => p.stdin(i),
             Source::Stream {
                 path: Some(path), ..
@@ -196,10 +199,18 @@ impl Planner<'_> {
         }
     }
 
-    /// Plan a regular file from `start` (a record start) to its end; returns
-    /// the end offset.
-    fn file(&mut self, input: usize, file: Arc<File>, start: u64) -> Result<u64, Fail> {
-        let size = file.metadata()?.len();
+    /// Plan a regular file's `span` (record starts; `None`: all of it) or,
+    /// from standard input, from its offset to its end; returns the end.
+    fn file(
+        &mut self,
+        input: usize,
+        file: Arc<File>,
+        span: Option<(u64, u64)>,
+    ) -> Result<u64, Fail> {
+        let (start, size) = match span {
+            Some((a, b)) => (a, b.min(file.metadata()?.len())),
+            None => (0, file.metadata()?.len()),
+        };
         unsafe {
             libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
         }
@@ -259,7 +270,7 @@ impl Planner<'_> {
         let md = f.metadata()?;
         if md.file_type().is_file() {
             let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
-            let end = self.file(input, Arc::new(f), pos.max(0) as u64)?;
+            let end = self.file(input, Arc::new(f), Some((pos.max(0) as u64, md.len())))?;
             // Leave the offset where `cat` would, for a script that reads on.
             unsafe { libc::lseek(0, end as libc::off_t, libc::SEEK_SET) };
             Ok(())

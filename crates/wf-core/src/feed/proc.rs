@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use super::keep::Keep;
 use super::limit::long_inside;
 use super::output::{forward, Sink};
 use super::plan::{Block, Data, LostWhy};
@@ -229,6 +230,8 @@ pub(crate) struct Mover {
     max_record: u64,
     /// Records longer than `max_record` skipped since last taken: `[from, to)`.
     pub(crate) too_long: Vec<(u64, u64)>,
+    /// `--since/--until`: only the records of the window are written.
+    pub(crate) keep: Option<Keep>,
 }
 
 /// Bytes read from a file at a time.
@@ -242,6 +245,7 @@ impl Mover {
             sep,
             max_record,
             too_long: Vec::new(),
+            keep: None,
         }
     }
 }
@@ -326,13 +330,40 @@ impl Proc {
     /// Send a block; with `terminate`, a final record without a separator gets
     /// one (so records of different inputs never join in a long-lived worker).
     pub(crate) fn send(&self, b: &Block, terminate: bool, mv: &mut Mover) -> Result<(), SendErr> {
+        let base = self.input_sent();
+        if let Some(k) = &mut mv.keep {
+            k.runs.clear();
+            k.base = base;
+        }
         match &b.data {
-            Data::Bytes(v) => self.write_all(&v[..b.len as usize])?,
+            Data::Bytes(v) => {
+                self.write_records(&v[..b.len as usize], b.offset, mv.sep, &mut mv.keep)?
+            }
             Data::Range { file, start, end } => self.send_range(file, *start, *end, mv)?,
         }
         // (Not after a final record too long, which was not sent.)
         if terminate && b.unterminated && self.last.get().is_some_and(|c| c != mv.sep) {
             self.write_sep(mv.sep)?;
+        }
+        Ok(())
+    }
+
+    /// Write `data` (whole records, from input offset `off`): all of it, or
+    /// under a time window only the records in it, noting where each run of
+    /// them came from (see `keep.rs`).
+    fn write_records(
+        &self,
+        data: &[u8],
+        off: u64,
+        sep: u8,
+        keep: &mut Option<Keep>,
+    ) -> Result<(), SendErr> {
+        let Some(k) = keep else {
+            return self.write_all(data);
+        };
+        for (s, e) in k.kept_runs(data, sep) {
+            k.mark(self.input_sent() - k.base, off + s as u64);
+            self.write_all(&data[s..e])?;
         }
         Ok(())
     }
@@ -360,7 +391,8 @@ impl Proc {
     /// `splice` when asked for and it works for this file and pipe.
     fn send_range(&self, file: &File, start: u64, end: u64, mv: &mut Mover) -> Result<(), SendErr> {
         let mut off = start as libc::loff_t;
-        while mv.splice && (off as u64) < end {
+        // (A time window looks at every record: no splicing.)
+        while mv.splice && mv.keep.is_none() && (off as u64) < end {
             self.check()?;
             // Not supported for this file or pipe: copy the rest instead.
             mv.splice = self.splice_some(file, &mut off, end)?;
@@ -428,7 +460,7 @@ impl Proc {
         match c.skip {
             Some(from) => mv.too_long.push((from, end)),
             None if c.held as u64 > mv.max_record => mv.too_long.push((c.base, end)),
-            None => self.write_all(&mv.copybuf[..c.held])?,
+            None => self.write_records(&mv.copybuf[..c.held], c.base, mv.sep, &mut mv.keep)?,
         }
         if mv.copybuf.len() > 4 * PIECE {
             mv.copybuf = Vec::new();
@@ -476,11 +508,11 @@ impl Proc {
                 None
             };
             let Some((s, e)) = bad else {
-                self.write_all(&buf[..=last])?;
+                self.write_records(&buf[..=last], c.base, sep, &mut mv.keep)?;
                 c.drop_front(buf, last + 1);
                 return Ok(());
             };
-            self.write_all(&buf[..s])?;
+            self.write_records(&buf[..s], c.base, sep, &mut mv.keep)?;
             mv.too_long.push((c.base + s as u64, c.base + e as u64 + 1));
             c.drop_front(buf, e + 1);
             new = 0;

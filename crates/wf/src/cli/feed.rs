@@ -1,8 +1,10 @@
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::Args;
 
-use wf_core::feed::FeedOptions;
+use wf_core::feed::{FeedOptions, FeedReport, TimeFilter};
+use wf_core::report::stats::{RunStats, Usage};
 use wf_core::scan;
 
 use super::args::InputArgs;
@@ -52,6 +54,12 @@ pub(crate) struct FeedArgs {
     keep_order: bool,
     #[command(flatten)]
     follow: super::follow::FollowArgs,
+    /// After the run, print on stderr the bytes read and handed on, the time
+    /// taken, and with --since/--until the records kept and left out and, per
+    /// input, whether it was searched (the bytes read) or read whole. E.g.
+    /// `wf feed --since -1h --stats access.log -- wc -l`.
+    #[arg(long)]
+    stats: bool,
     /// The worker command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
@@ -110,40 +118,32 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
         }
         return super::follow::feed(&f.follow, &f.input, f.options());
     }
+    let (t0, u0) = (Instant::now(), Usage::now());
     let mut collected = f.input.collect();
-    let opts = f.options();
+    let mut opts = f.options();
     for e in &collected.errors {
         wf_core::warn!("wf: {e}");
     }
-    // --since/--until: the window's records through a pipe (see `window`).
-    let narrowed = match f.time.window() {
-        Some(w) => {
-            let inputs = std::mem::take(&mut collected.inputs);
-            let fmt = match f.time_format.time_format(&f.input) {
-                Ok(fmt) => fmt,
-                Err(e) => {
-                    wf_core::warn!("wf feed: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            match window::narrow(inputs, w, fmt, opts.sep, opts.max_record) {
-                Ok(n) => Some(n),
-                Err(e) => {
-                    wf_core::warn!("wf feed: --since/--until: {e}");
-                    return ExitCode::from(2);
-                }
+    // --since/--until: each file's span only, the records filtered as they
+    // are handed on (see `window`).
+    let mut searched = None;
+    if let Some(w) = f.time.window() {
+        let format = match f.time_format.time_format(&f.input) {
+            Ok(fmt) => fmt,
+            Err(e) => {
+                wf_core::warn!("wf feed: {e}");
+                return ExitCode::from(2);
             }
-        }
-        None => None,
-    };
-    if let Some(n) = &narrowed {
-        collected.inputs = vec![n.input.clone()];
+        };
+        searched = Some(window::narrow(&mut collected.inputs, &w, format, opts.sep));
+        opts.window = Some(TimeFilter {
+            since: w.since,
+            until: w.until,
+            format,
+        });
     }
     let result = wf_core::feed::run(collected.inputs, &opts);
-    let window_errors = narrowed.map(|n| n.finish()).unwrap_or_default();
-    window_errors.iter().for_each(|e| wf_core::warn!("wf: {e}"));
-    collected.errors.extend(window_errors);
-    match result {
+    let code = match &result {
         Ok(r) => {
             for e in &r.input_errors {
                 wf_core::warn!("wf: {e}");
@@ -158,5 +158,38 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
             wf_core::warn!("wf feed: {e}");
             ExitCode::from(2)
         }
+    };
+    if let (true, Ok(r)) = (f.stats, &result) {
+        print_stats(r, searched, (t0, u0), opts.workers);
     }
+    code
+}
+
+/// `--stats`: bytes handed on, and under --since/--until the records kept
+/// and left out and what the time search read.
+fn print_stats(
+    r: &FeedReport,
+    searched: Option<window::Searched>,
+    (t0, u0): (Instant, Usage),
+    workers: usize,
+) {
+    let mut st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), r.bytes, workers);
+    st.extra.push(("blocks".into(), r.blocks));
+    if let Some(w) = r.window {
+        st.records = Some(w.kept);
+        st.extra
+            .push(("records outside the time range".into(), w.outside));
+        st.extra.push(("records without a time".into(), w.untimed));
+    }
+    let mut text = st.text();
+    if let Some(s) = searched {
+        for (k, v) in s.extra {
+            text.push_str(&format!("{k}: {v}\n"));
+        }
+        for l in s.lines {
+            text.push_str(&l);
+            text.push('\n');
+        }
+    }
+    wf_core::report::warn::text(&text);
 }

@@ -117,7 +117,8 @@ exactly. Each worker sees WF_WORKER (0..N-1) and WF_WORKERS, and is killed if wf
 that shrinks while being fed (logrotate's copytruncate) gives workers only whole records \
 read from it; the ranges no worker got are named on stderr.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
 wf feed --combine 'python3 combine.py' logs/ -- python3 reduce.py\n  \
-wf feed --per-block --keep-order big.txt -- sort",
+wf feed --per-block --keep-order big.txt -- sort\n  \
+wf feed --since -1h --stats access.log -- wc -l   (the last hour: only its bytes are read)",
         after_help = "Exit status: 0 on success; 2 if any input could not be read, on usage errors, \
 or if a worker failed (exited non-zero, died, or stopped before the end of its input: it is named \
 on stderr with the input ranges it was given and the bytes it never read); 128+N after signal N."

@@ -343,7 +343,7 @@ impl TimeArgs {
 
 /// Say on stderr which files are read whole because they are not in order (or
 /// could not be searched); count the inputs read whole for `--stats`.
-fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(String, u64)> {
+pub(crate) fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(String, u64)> {
     let (mut streams, mut other) = (0, 0);
     for (i, why) in &s.whole {
         let name = &inputs[*i].name;

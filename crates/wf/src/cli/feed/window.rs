@@ -1,198 +1,81 @@
-//! `wf feed --since/--until`: the workers get only the records of the window.
+//! `wf feed --since/--until`: each regular file narrowed to the span the
+//! time search finds, and what `--stats` says about it.
 //!
-//! Why this shape: the feed planner moves file bytes to the workers without
-//! looking at records, so the window cannot be a filter inside it. Instead the
-//! inputs are narrowed as `wf count --since` narrows them (`scan::seek`: each
-//! regular file to the byte span that can hold the window), and one thread
-//! reads those spans (streams and compressed files whole) in input order,
-//! keeps the records whose time is in `[since, until)` and writes them into a
-//! pipe, which the feed reads as its one input (a stream: cut into blocks as
-//! it comes). The copy costs one pass over the window's bytes, which is what
-//! the window is for: a small part of a big log.
-
-use std::fs::File;
-use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
-use std::path::PathBuf;
-use std::thread::JoinHandle;
+//! Why this shape: the search is the one `wf count --since` uses
+//! (`scan::seek`: a binary search over offsets with `--disorder` slack), so
+//! the feed's planner cuts blocks of the span only and the last hour of a
+//! month-long log reads about an hour's bytes. The records inside the slack,
+//! and every record of an input read whole (streams, compressed files, files
+//! out of order), are filtered one by one where a block is handed to a
+//! worker (`wf_core::feed`, `keep.rs`), so every block stays a byte range of
+//! its input and a failed worker's report still names input ranges.
 
 use wf_core::jobs::time::TimeFormat;
 use wf_core::scan::seek::{self, Whole};
-use wf_core::scan::{decompress, Decompress, Input, InputError, Source};
+use wf_core::scan::{Input, Source};
 
-/// The records of the window, being written into a pipe: the feed's input.
-pub(crate) struct Narrowed {
-    pub(crate) input: Input,
-    /// The pipe's read end, kept open while the feed may open `/dev/fd/N`.
-    read: io::PipeReader,
-    writer: JoinHandle<Vec<InputError>>,
+/// What the search did, for `--stats`.
+pub(crate) struct Searched {
+    /// Counters, as count's `--stats` shows them.
+    pub(crate) extra: Vec<(String, u64)>,
+    /// One line per input: searched (and the bytes read) or read whole.
+    pub(crate) lines: Vec<String>,
 }
 
-impl Narrowed {
-    /// Once the feed is done: close the pipe (a writer the feed stopped
-    /// reading then ends) and give the inputs' read errors.
-    pub(crate) fn finish(self) -> Vec<InputError> {
-        drop(self.read);
-        self.writer.join().unwrap_or_else(|_| {
-            vec![InputError::new(
-                "wf feed",
-                "the time window's reader panicked",
-            )]
-        })
-    }
-}
+/// Inputs named one by one in `--stats`; more are counted.
+const NAMED: usize = 20;
 
-/// Narrow `inputs` to the window `w` (records' times by `format`, records
-/// ending in `sep`); files out of order are read whole (said on stderr).
+/// Narrow every regular file of `inputs` to the span that can hold `w`
+/// (records' times by `format`, ending in `sep`); files out of order or that
+/// cannot be searched are read whole (said on stderr).
 pub(crate) fn narrow(
-    mut inputs: Vec<Input>,
-    w: seek::Window,
+    inputs: &mut [Input],
+    w: &seek::Window,
     format: TimeFormat,
     sep: u8,
-    max_record: u64,
-) -> io::Result<Narrowed> {
+) -> Searched {
     let time = move |r: &[u8]| format.time(r);
-    let seeked = seek::seek(&mut inputs, &w, sep, &time);
-    for (i, why) in &seeked.whole {
-        let name = &inputs[*i].name;
-        match why {
-            Whole::NotSeekable => {}
-            Whole::OutOfOrder { at, .. } => wf_core::warn!(
-                "wf: {name}: not in time order (at byte {at}, more than --disorder): read whole \
-                 and filtered"
-            ),
-            Whole::Io(e) => wf_core::warn!("wf: {name}: cannot search by time ({e}): read whole"),
-        }
+    let seeked = seek::seek(inputs, w, sep, &time);
+    let mut extra = vec![
+        ("bytes skipped by the time search".into(), seeked.skipped),
+        ("bytes read by the time search".into(), seeked.probed),
+        (
+            "files skipped by the time search".into(),
+            seeked.files_skipped,
+        ),
+        (
+            "inputs searched by time".into(),
+            (inputs.len() - seeked.whole.len()) as u64,
+        ),
+    ];
+    extra.extend(super::super::time::whole_read(&seeked, inputs));
+    let mut lines: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .take(NAMED)
+        .map(|(i, inp)| describe(inp, seeked.whole.iter().find(|(k, _)| *k == i)))
+        .collect();
+    if inputs.len() > NAMED {
+        lines.push(format!("time search: {} more inputs", inputs.len() - NAMED));
     }
-    let (read, write) = io::pipe()?;
-    let input = Input {
-        name: "(the records of --since/--until)".into(),
-        source: Source::Stream {
-            path: Some(PathBuf::from(format!("/dev/fd/{}", read.as_raw_fd()))),
-            decompress: Decompress::Never,
-        },
-        span: None,
+    Searched { extra, lines }
+}
+
+/// "time search: a.log: searched, bytes 100..200 of 1000 read", or why
+/// the input is read whole.
+fn describe(inp: &Input, whole: Option<&(usize, Whole)>) -> String {
+    let how = match (whole.map(|w| &w.1), &inp.source, inp.span) {
+        (Some(Whole::OutOfOrder { .. }), ..) => "read whole and filtered (out of order)".into(),
+        (Some(Whole::Io(_)), ..) => "read whole and filtered (cannot be searched)".into(),
+        (_, Source::File { size, .. }, Some((a, b))) if b <= a => {
+            format!("searched, outside the window (bytes read: the probes only, of {size})")
+        }
+        (_, Source::File { size, .. }, Some((a, b))) => {
+            format!("searched, bytes {a}..{b} of {size} read ({} bytes)", b - a)
+        }
+        (_, Source::Compressed { .. }, Some(_)) => "skipped (its head is after the window)".into(),
+        (_, Source::Compressed { .. }, None) => "read whole and filtered (compressed)".into(),
+        _ => "read whole and filtered (a stream)".into(),
     };
-    let keep = Keep {
-        max_record,
-        since: w.since,
-        until: w.until,
-        format,
-        sep,
-    };
-    let writer = std::thread::Builder::new()
-        .name("wf-feed-window".into())
-        .spawn(move || write_window(inputs, keep, write))?;
-    Ok(Narrowed {
-        input,
-        read,
-        writer,
-    })
-}
-
-#[derive(Clone, Copy)]
-struct Keep {
-    max_record: u64,
-    since: i64,
-    until: i64,
-    format: TimeFormat,
-    sep: u8,
-}
-
-/// Write the window's records of every input, in order, into `out`.
-fn write_window(inputs: Vec<Input>, keep: Keep, out: io::PipeWriter) -> Vec<InputError> {
-    let mut out = io::BufWriter::with_capacity(1 << 20, out);
-    let mut errors = Vec::new();
-    for inp in &inputs {
-        let copied = open(inp).and_then(|r| copy(r, keep, &mut out));
-        match copied {
-            Ok(()) => {}
-            // The feed stopped reading (its workers failed): nothing more to do.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return errors,
-            Err(e) => errors.push(InputError::io(inp.name.clone(), &e)),
-        }
-    }
-    if let Err(e) = out.flush() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            errors.push(InputError::io("(--since/--until pipe)", &e));
-        }
-    }
-    errors
-}
-
-/// The decoded bytes of an input's span (a whole stream or compressed file).
-fn open(inp: &Input) -> io::Result<Box<dyn Read>> {
-    match &inp.source {
-        Source::File { path, size } => {
-            let (a, b) = inp.span.unwrap_or((0, *size));
-            let mut f = File::open(path)?;
-            io::Seek::seek(&mut f, io::SeekFrom::Start(a))?;
-            Ok(Box::new(f.take(b - a)))
-        }
-        Source::Compressed { path, codec, .. } => decompress::open(path, *codec),
-        Source::Stream { path, decompress } => {
-            let mut src: Box<dyn Read> = match path {
-                Some(p) => Box::new(File::open(p)?),
-                None => Box::new(io::stdin()),
-            };
-            let head = decompress::read_head(&mut src)?;
-            decompress::sniffed(head, src, *decompress)
-        }
-    }
-}
-
-/// Copy the records of `src` whose time is in the window to `out` (a last
-/// record without a separator gets one).
-fn copy(mut src: Box<dyn Read>, k: Keep, out: &mut impl Write) -> io::Result<()> {
-    let mut buf = vec![0u8; 1 << 20];
-    let mut have = 0;
-    loop {
-        if have == buf.len() && have as u64 > k.max_record {
-            // Longer than --max-record: no worker may get it, and holding it
-            // would not bound memory. Named with where it was seen.
-            return Err(io::Error::other(format!(
-                "a record longer than --max-record ({} bytes): the rest of this input is not fed",
-                k.max_record
-            )));
-        }
-        if have == buf.len() {
-            buf.resize(buf.len() * 2, 0);
-        }
-        let n = match src.read(&mut buf[have..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        have += n;
-        let mut from = 0;
-        while let Some(p) = buf[from..have].iter().position(|&c| c == k.sep) {
-            keep_record(&buf[from..from + p + 1], k, out)?;
-            from += p + 1;
-        }
-        if n == 0 {
-            if from < have {
-                keep_record(&buf[from..have], k, out)?;
-                if k.format
-                    .time(&buf[from..have])
-                    .is_some_and(|t| in_window(t, k))
-                {
-                    out.write_all(&[k.sep])?;
-                }
-            }
-            return Ok(());
-        }
-        buf.copy_within(from..have, 0);
-        have -= from;
-    }
-}
-
-fn in_window(t: i64, k: Keep) -> bool {
-    t >= k.since && t < k.until
-}
-
-fn keep_record(rec: &[u8], k: Keep, out: &mut impl Write) -> io::Result<()> {
-    match k.format.time(rec) {
-        Some(t) if in_window(t, k) => out.write_all(rec),
-        _ => Ok(()),
-    }
+    format!("time search: {}: {how}", inp.name)
 }
