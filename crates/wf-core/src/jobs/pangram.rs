@@ -198,6 +198,26 @@ impl Sink {
         v
     }
 
+    /// Top mode of an incremental run: drop the windows of any input that
+    /// have more letters than the `k`th best of all. Exact for every later
+    /// run: that many windows with no more letters are kept for good (a
+    /// state keeps the windows of files gone), so these could never be
+    /// reported; ties stay.
+    fn prune(&mut self) {
+        let (Some(k), Some(heaps)) = (self.top, &mut self.per_input) else {
+            return;
+        };
+        let mut letters: Vec<u64> = heaps.values().flatten().map(|f| f.letters).collect();
+        if k == 0 || letters.len() < k {
+            return;
+        }
+        let (_, &mut kth, _) = letters.select_nth_unstable(k - 1);
+        for h in heaps.values_mut() {
+            h.retain(|f| f.letters <= kth);
+        }
+        heaps.retain(|_, h| !h.is_empty());
+    }
+
     /// Top: best first. All: by (input, offset).
     fn into_sorted(self) -> Vec<Found> {
         let top = self.top;
@@ -940,7 +960,8 @@ impl Incremental {
         }
     }
 
-    /// Read the text of every kept window that has none yet, with
+    /// Drop the windows no later run can report; read the text of every
+    /// kept window that has none yet, with
     /// `read(input, offset, len)`, and forget the text of windows no longer
     /// kept.
     pub fn keep_texts(
@@ -949,6 +970,7 @@ impl Incremental {
         read: &mut dyn FnMut(usize, u64, usize) -> io::Result<Vec<u8>>,
     ) -> io::Result<()> {
         st.flush();
+        st.sink.prune();
         let mut texts = Texts::new();
         for f in st.sink.found() {
             let key = (f.input, f.offset);

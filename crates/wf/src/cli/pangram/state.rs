@@ -189,9 +189,12 @@ impl StateRun<'_> {
         let (by_input, by_gone) = p.resume.entry_indices(&p.old, &ends);
         let n = p.inputs.len();
         let mut saved = st.clone();
-        job.remap(&mut saved, &|i| match i < n {
-            true => by_input[i],
-            false => by_gone.get(i - n).copied(),
+        job.remap(&mut saved, &|i| {
+            if i < n {
+                by_input[i]
+            } else {
+                by_gone.get(i - n).copied()
+            }
         });
         let ledger = state::write_ledger(&Ledger { settings, entries });
         let bytes = partial::encode_with(job, &saved, &BTreeSet::new(), &ledger);
@@ -222,10 +225,9 @@ impl StateRun<'_> {
             errors.extend(out.errors.iter().cloned());
             bytes = out.bytes;
         }
-        let n = p.inputs.len();
-        let mut read = |i: usize, o: u64, len: usize| match i < n {
-            true => scan::read_back(&p.inputs[i], o, len),
-            false => Err(io::Error::other(
+        let mut read = |i: usize, o: u64, len: usize| match p.inputs.get(i) {
+            Some(input) => scan::read_back(input, o, len),
+            None => Err(io::Error::other(
                 "a window of a gone input, without its text",
             )),
         };
