@@ -39,9 +39,9 @@ pub(crate) struct PangramArgs {
     /// (made by the first run). Logrotate's rotations are followed as for `wf
     /// count --state` (renamed, compressed later, copytruncate, gone); the
     /// windows of files gone since stay in the report, under their last name.
-    /// FILE keeps the text of the windows that may be reported (the K
-    /// shortest of every input, or with --all every window), and must be used
-    /// with the same --top, --all and --max-letters. E.g. every night:
+    /// FILE keeps the text of the windows a later run may report (with --top
+    /// K, those no longer than the K-th shortest so far; with --all, every
+    /// window), and must be used with the same --top, --all and --max-letters. E.g. every night:
     /// `wf pangram --state /var/lib/wf/books.state /srv/books/`.
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
