@@ -32,7 +32,7 @@
 //! events per range of contiguous chunks. Text is read back only for the windows
 //! that are finally reported.
 
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io;
 
 use super::partial::{Damage, Partial, Reader, Writer};
@@ -117,14 +117,18 @@ const ONE_LETTER: u64 = 1 << ORD_SHIFT;
 /// `cfg(test)` so unit tests also cut ranges inside chunks.)
 const LIVE_MAX: u64 = if cfg!(test) { 1 << 12 } else { 1 << 31 };
 
-/// Where found windows go: all of them (up to a letter limit) or the best `k`.
-#[derive(Debug)]
+/// Where found windows go: all of them (up to a letter limit) or the best `k`
+/// (of all inputs, or of every input apart: [`Incremental`]).
+#[derive(Debug, Clone)]
 struct Sink {
     top: Option<usize>,
     /// Windows with more letters are dropped at once (the hot loop tests this).
     limit: u64,
     list: Vec<Found>,
     heap: BinaryHeap<Found>,
+    /// Top mode of an incremental run: the best `k` of each input (by index),
+    /// since the inputs' order, which breaks ties, may change by the next run.
+    per_input: Option<BTreeMap<usize, BinaryHeap<Found>>>,
 }
 
 impl Sink {
@@ -139,7 +143,14 @@ impl Sink {
             limit,
             list: Vec::new(),
             heap: BinaryHeap::new(),
+            per_input: None,
         }
+    }
+
+    fn per_input(mode: Mode) -> Sink {
+        let mut s = Sink::new(mode);
+        s.per_input = Some(BTreeMap::new());
+        s
     }
 
     #[inline(always)]
@@ -151,43 +162,84 @@ impl Sink {
 
     #[inline(never)]
     fn keep(&mut self, f: Found) {
-        match self.top {
-            None => self.list.push(f),
-            Some(k) => {
-                if self.heap.len() < k {
-                    self.heap.push(f);
-                } else if let Some(mut worst) = self.heap.peek_mut() {
-                    if f < *worst {
-                        *worst = f;
-                    }
-                }
-                if self.heap.len() >= k {
-                    self.limit = self.heap.peek().map_or(0, |w| w.letters);
-                }
-            }
+        let Some(k) = self.top else {
+            return self.list.push(f);
+        };
+        if let Some(heaps) = &mut self.per_input {
+            return keep_best(heaps.entry(f.input).or_default(), k, f);
+        }
+        keep_best(&mut self.heap, k, f);
+        if self.heap.len() >= k {
+            self.limit = self.heap.peek().map_or(0, |w| w.letters);
         }
     }
 
     fn merge(&mut self, other: Sink) {
-        match self.top {
-            None => self.list.extend(other.list),
-            Some(_) => {
-                for f in other.heap.into_vec() {
-                    self.offer(f);
-                }
-            }
+        for f in other.into_found() {
+            self.offer(f);
         }
+    }
+
+    /// Every window kept, in no order.
+    fn found(&self) -> impl Iterator<Item = &Found> {
+        let heaps = self.per_input.iter().flat_map(|m| m.values());
+        (self.list.iter().chain(self.heap.iter())).chain(heaps.flatten())
+    }
+
+    fn into_found(self) -> Vec<Found> {
+        let mut v = self.list;
+        v.extend(self.heap);
+        v.extend(
+            self.per_input
+                .into_iter()
+                .flat_map(|m| m.into_values())
+                .flatten(),
+        );
+        v
+    }
+
+    /// Top mode of an incremental run: drop the windows of any input that
+    /// have more letters than the `k`th best of all. Exact for every later
+    /// run: that many windows with no more letters are kept for good (a
+    /// state keeps the windows of files gone), so these could never be
+    /// reported; ties stay.
+    fn prune(&mut self) {
+        let (Some(k), Some(heaps)) = (self.top, &mut self.per_input) else {
+            return;
+        };
+        let mut letters: Vec<u64> = heaps.values().flatten().map(|f| f.letters).collect();
+        if k == 0 || letters.len() < k {
+            return;
+        }
+        let (_, &mut kth, _) = letters.select_nth_unstable(k - 1);
+        for h in heaps.values_mut() {
+            h.retain(|f| f.letters <= kth);
+        }
+        heaps.retain(|_, h| !h.is_empty());
     }
 
     /// Top: best first. All: by (input, offset).
     fn into_sorted(self) -> Vec<Found> {
-        match self.top {
-            Some(_) => self.heap.into_sorted_vec(),
-            None => {
-                let mut v = self.list;
-                v.sort_unstable_by_key(|f| (f.input, f.offset));
-                v
+        let top = self.top;
+        let mut v = self.into_found();
+        match top {
+            Some(k) => {
+                v.sort_unstable();
+                v.truncate(k);
             }
+            None => v.sort_unstable_by_key(|f| (f.input, f.offset)),
+        }
+        v
+    }
+}
+
+/// Keep `f` in `heap` if it is among the best `k`.
+fn keep_best(heap: &mut BinaryHeap<Found>, k: usize, f: Found) {
+    if heap.len() < k {
+        heap.push(f);
+    } else if let Some(mut worst) = heap.peek_mut() {
+        if f < *worst {
+            *worst = f;
         }
     }
 }
@@ -495,14 +547,18 @@ struct Summary {
     nlast: u8,
 }
 
-/// Per-thread state of [`Pangram`].
-#[derive(Debug)]
+/// Per-thread state of [`Pangram`] and [`Incremental`].
+#[derive(Debug, Clone)]
 pub struct PangramState {
     sink: Sink,
     live: Option<Live>,
     sums: Vec<Summary>,
     evs: Vec<Ev>,
+    /// [`Incremental`]: the text of kept windows, by (input, offset).
+    texts: Texts,
 }
+
+type Texts = BTreeMap<(usize, u64), Vec<u8>>;
 
 impl PangramState {
     fn flush(&mut self) {
@@ -521,6 +577,7 @@ impl Job for Pangram {
             live: None,
             sums: Vec::new(),
             evs: Vec::new(),
+            texts: Texts::new(),
         }
     }
 
@@ -566,6 +623,7 @@ impl Job for Pangram {
             ..s
         }));
         into.evs.extend(other.evs);
+        into.texts.extend(other.texts);
     }
 }
 
@@ -583,6 +641,7 @@ impl Pangram {
             mut sink,
             mut sums,
             evs,
+            mut texts,
             ..
         } = st;
         sums.sort_unstable_by_key(|s| (s.input, s.offset));
@@ -601,7 +660,10 @@ impl Pangram {
                     offset: f.offset,
                     bytes: f.bytes,
                     letters: f.letters,
-                    text: read(f.input, f.offset, f.bytes as usize)?,
+                    text: match texts.remove(&(f.input, f.offset)) {
+                        Some(t) => t,
+                        None => read(f.input, f.offset, f.bytes as usize)?,
+                    },
                 })
             })
             .collect()
@@ -652,7 +714,24 @@ impl Partial for Pangram {
     }
 
     fn read_state(&self, r: &mut Reader) -> Result<PangramState, Damage> {
-        let mut sink = Sink::new(self.mode);
+        self.read_parts(r, Sink::new(self.mode))
+    }
+
+    fn relabel(&self, st: &mut PangramState, to: usize) {
+        st.flush();
+        let mut found = std::mem::replace(&mut st.sink, Sink::new(self.mode)).into_sorted();
+        for f in &mut found {
+            f.input = to;
+            st.sink.offer(*f);
+        }
+        for s in &mut st.sums {
+            s.input = to;
+        }
+    }
+}
+
+impl Pangram {
+    fn read_parts(&self, r: &mut Reader, mut sink: Sink) -> Result<PangramState, Damage> {
         for _ in 0..r.uint()? {
             let (letters, input) = (r.uint()?, r.index(u32::MAX as u64)?);
             let (offset, bytes) = (r.uint()?, r.uint()?);
@@ -693,25 +772,12 @@ impl Partial for Pangram {
             live: None,
             sums,
             evs,
+            texts: Texts::new(),
         })
     }
 
-    fn relabel(&self, st: &mut PangramState, to: usize) {
-        st.flush();
-        let mut found = std::mem::replace(&mut st.sink, Sink::new(self.mode)).into_sorted();
-        for f in &mut found {
-            f.input = to;
-            st.sink.offer(*f);
-        }
-        for s in &mut st.sums {
-            s.input = to;
-        }
-    }
-}
-
-impl Pangram {
     fn write_parts(&self, sink: &Sink, sums: &[Summary], evs: &[Ev], w: &mut Writer) {
-        let found: Vec<&Found> = sink.list.iter().chain(sink.heap.iter()).collect();
+        let found: Vec<&Found> = sink.found().collect();
         w.uint(found.len() as u64);
         for f in found {
             for n in [f.letters, f.input as u64, f.offset, f.bytes] {
@@ -799,6 +865,200 @@ impl Walk {
             self.pos[c] = e.pos;
         }
         self.letters += s.letters;
+    }
+}
+
+/// The pangram job of incremental runs (`wf pangram --state FILE`).
+///
+/// Why a job of its own: a later run must report windows of files it can no
+/// longer read as they were (rotated, compressed, truncated by copytruncate,
+/// gone), and windows that start before a file's saved offset and end after
+/// it. So its state keeps, besides [`Pangram`]'s, the text of every kept
+/// window, and per input one summary of the letters before the offset (see
+/// [`Incremental::compact`]), which the next run's ranges are stitched to.
+/// And in top mode it keeps the best `K` windows of every input rather than
+/// of all: ties are broken by input order, which a rotation changes, so a
+/// window beyond the `K`th today may be among the best `K` tomorrow; any
+/// later top `K` is among the inputs' top `K`s. Its payload differs, so it
+/// has a tag of its own.
+#[derive(Debug, Clone)]
+pub struct Incremental(pub Pangram);
+
+impl Job for Incremental {
+    type State = PangramState;
+
+    fn new_state(&self) -> PangramState {
+        let mut st = self.0.new_state();
+        st.sink = Sink::per_input(self.0.mode);
+        st
+    }
+
+    fn process(&self, st: &mut PangramState, chunk: &Chunk<'_>) {
+        self.0.process(st, chunk)
+    }
+
+    fn long_records(&self) -> Option<usize> {
+        self.0.long_records()
+    }
+
+    fn piece(&self, st: &mut PangramState, piece: &Piece<'_>) {
+        self.0.piece(st, piece)
+    }
+
+    fn merge(&self, into: &mut PangramState, other: PangramState) {
+        self.0.merge(into, other)
+    }
+}
+
+impl Incremental {
+    /// Give every window, range and text of input `i` the input `to(i)`, or
+    /// drop them where it is `None`.
+    pub fn remap(&self, st: &mut PangramState, to: &dyn Fn(usize) -> Option<usize>) {
+        st.flush();
+        let sink = std::mem::replace(&mut st.sink, Sink::per_input(self.0.mode));
+        for f in sink.into_found() {
+            if let Some(input) = to(f.input) {
+                st.sink.offer(Found { input, ..f });
+            }
+        }
+        st.sums.retain_mut(|s| match to(s.input) {
+            Some(i) => {
+                s.input = i;
+                true
+            }
+            None => false,
+        });
+        let texts = std::mem::take(&mut st.texts);
+        st.texts = texts
+            .into_iter()
+            .filter_map(|((i, o), t)| Some(((to(i)?, o), t)))
+            .collect();
+    }
+
+    /// Stitch the ranges of each input (windows that end in them are found)
+    /// and keep one summary per input: the last occurrence and ordinal of each
+    /// letter, all a later range of the input needs.
+    pub fn compact(&self, st: &mut PangramState) {
+        st.flush();
+        let mut sums = std::mem::take(&mut st.sums);
+        let evs = std::mem::take(&mut st.evs);
+        sums.sort_unstable_by_key(|s| (s.input, s.offset));
+        let mut walk: Option<Walk> = None;
+        for s in &sums {
+            if walk.as_ref().is_none_or(|w| w.input != s.input) {
+                if let Some(w) = walk.take() {
+                    w.summarize(&mut st.sums, &mut st.evs);
+                }
+                walk = Some(Walk::new(s.input));
+            }
+            if let Some(w) = &mut walk {
+                w.apply(s, &evs, &mut st.sink);
+            }
+        }
+        if let Some(w) = walk {
+            w.summarize(&mut st.sums, &mut st.evs);
+        }
+    }
+
+    /// Drop the windows no later run can report; read the text of every
+    /// kept window that has none yet, with
+    /// `read(input, offset, len)`, and forget the text of windows no longer
+    /// kept.
+    pub fn keep_texts(
+        &self,
+        st: &mut PangramState,
+        read: &mut dyn FnMut(usize, u64, usize) -> io::Result<Vec<u8>>,
+    ) -> io::Result<()> {
+        st.flush();
+        st.sink.prune();
+        let mut texts = Texts::new();
+        for f in st.sink.found() {
+            let key = (f.input, f.offset);
+            let t = match st.texts.remove(&key) {
+                Some(t) => t,
+                None => read(f.input, f.offset, f.bytes as usize)?,
+            };
+            texts.insert(key, t);
+        }
+        st.texts = texts;
+        Ok(())
+    }
+
+    /// The windows to report, as [`Pangram::finish`] (texts kept are used).
+    pub fn finish(
+        &self,
+        st: PangramState,
+        read: &mut dyn FnMut(usize, u64, usize) -> io::Result<Vec<u8>>,
+    ) -> io::Result<Vec<Window>> {
+        self.0.finish(st, read)
+    }
+}
+
+impl Walk {
+    /// The walk's state as one range from the input's start, with no first
+    /// occurrences (the windows that end in it were found): what
+    /// [`Walk::apply`] makes again.
+    fn summarize(&self, sums: &mut Vec<Summary>, evs: &mut Vec<Ev>) {
+        if self.letters == 0 {
+            return;
+        }
+        let ev = evs.len();
+        for c in (0..26).filter(|&c| self.ord[c] != 0) {
+            evs.push(Ev {
+                pos: self.pos[c],
+                ol: self.ord[c] << 5 | c as u64,
+            });
+        }
+        sums.push(Summary {
+            input: self.input,
+            offset: 0,
+            letters: self.letters,
+            ev,
+            nfirst: 0,
+            nlast: (evs.len() - ev) as u8,
+        });
+    }
+}
+
+/// [`Pangram`]'s payload, then the kept windows' texts: a count, then
+/// (input, offset, text) each. Every kept window has its text.
+impl Partial for Incremental {
+    const TAG: u8 = 5;
+    const NAME: &'static str = "pangram";
+
+    fn params(&self) -> Vec<u64> {
+        self.0.params()
+    }
+
+    fn from_params(p: &[u64]) -> Result<Self, Damage> {
+        Pangram::from_params(p).map(Incremental)
+    }
+
+    fn write_state(&self, st: &PangramState, w: &mut Writer) {
+        self.0.write_state(st, w);
+        w.uint(st.texts.len() as u64);
+        for ((i, o), t) in &st.texts {
+            w.uint(*i as u64);
+            w.uint(*o);
+            w.bytes(t);
+        }
+    }
+
+    fn read_state(&self, r: &mut Reader) -> Result<PangramState, Damage> {
+        let mut st = self.0.read_parts(r, Sink::per_input(self.0.mode))?;
+        for _ in 0..r.index(r.left() as u64)? {
+            let (i, o) = (r.index(u32::MAX as u64)?, r.uint()?);
+            st.texts.insert((i, o), r.bytes()?.to_vec());
+        }
+        let n = st.sink.found().count();
+        let whole = st.sink.found().all(|f| {
+            let t = st.texts.get(&(f.input, f.offset));
+            t.is_some_and(|t| t.len() as u64 == f.bytes)
+        });
+        if n != st.texts.len() || !whole {
+            return Err(Damage::Invalid("kept windows and their texts do not match"));
+        }
+        Ok(st)
     }
 }
 
@@ -1097,6 +1357,82 @@ mod tests {
                 .collect();
             let inputs: Vec<&[u8]> = texts.iter().map(|t| t.as_slice()).collect();
             check(&inputs, &mut rng, 20);
+        }
+    }
+
+    /// Incremental runs: two texts grown in pieces cut anywhere, their order
+    /// swapped at every run (as a rotation renames), the state through its
+    /// bytes after each run: every run reports what one run over the texts'
+    /// current bytes does, with no text read back for windows of earlier runs.
+    #[test]
+    fn incremental_runs_equal_one_run() {
+        use crate::jobs::partial;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let modes = [
+            Mode::Top(3),
+            Mode::All { max_letters: None },
+            Mode::All {
+                max_letters: Some(35),
+            },
+            Mode::Top(10),
+        ];
+        let small: Vec<u8> = b"abcdefghijklmnopqrstuvwxyzzzz".to_vec();
+        for case in 0..16 {
+            let mode = modes[case % modes.len()];
+            let job = Incremental(Pangram { mode });
+            let alpha = if case % 2 == 0 {
+                upper_lower()
+            } else {
+                small.clone()
+            };
+            let texts = [gen(&mut rng, 12_000, &alpha), gen(&mut rng, 9_000, &alpha)];
+            let mut at = [0usize; 2];
+            let mut saved: Option<Vec<u8>> = None;
+            for step in 0..12 {
+                // Input index of text t in this run.
+                let index = |t: usize| (t + step) % 2;
+                let mut st = job.new_state();
+                for t in 0..2 {
+                    let end = (at[t] + rng.random_range(0..3000)).min(texts[t].len());
+                    let part = &texts[t][at[t]..end];
+                    for (o, n) in cut_random(part, rng.random_range(1..500), &mut rng) {
+                        let data = &part[o as usize..o as usize + n];
+                        let offset = at[t] as u64 + o;
+                        let chunk = Chunk {
+                            input: index(t),
+                            offset,
+                            data,
+                        };
+                        job.process(&mut st, &chunk);
+                    }
+                    at[t] = end;
+                }
+                let now: Vec<&[u8]> = (0..2)
+                    .map(|i| &texts[(i + step) % 2][..at[(i + step) % 2]])
+                    .collect();
+                if let Some(b) = saved.take() {
+                    let (_, mut old) = partial::decode::<Incremental>(&b).unwrap();
+                    // Last run's input i is this run's input 1 - i.
+                    job.remap(&mut old.state, &|i| Some(1 - i));
+                    job.merge(&mut st, old.state);
+                }
+                job.compact(&mut st);
+                let mut read = |i: usize, o: u64, n: usize| -> io::Result<Vec<u8>> {
+                    Ok(now[i][o as usize..o as usize + n].to_vec())
+                };
+                job.keep_texts(&mut st, &mut read).unwrap();
+                let b = partial::encode(&job, &st, &Default::default());
+                saved = Some(b);
+                let mut none = |i: usize, o: u64, _: usize| -> io::Result<Vec<u8>> {
+                    panic!("text of window ({i}, {o}) read back")
+                };
+                let got = job.finish(st, &mut none).unwrap();
+                assert_eq!(
+                    got,
+                    expected(mode, &now),
+                    "case {case} step {step} {mode:?}"
+                );
+            }
         }
     }
 

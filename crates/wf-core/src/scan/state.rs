@@ -491,13 +491,8 @@ impl Resume {
         let mut out = Vec::new();
         for (i, inp) in inputs.iter().enumerate() {
             let Some(s) = &self.seen[i] else { continue };
-            let offset = match (&self.fates[i], self.ends[i]) {
-                (Fate::Unchanged { entry }, _) => old[*entry].offset,
-                (_, Some(end)) => end,
-                (_, None) => match decoded_end(i) {
-                    Some(end) => end,
-                    None => continue,
-                },
+            let Some(offset) = self.offset(i, old, decoded_end) else {
+                continue;
             };
             let head_len = offset.min(s.head.len() as u64);
             out.push(Entry {
@@ -517,6 +512,42 @@ impl Resume {
             ..old[e].clone()
         }));
         out
+    }
+
+    /// Where input `i`'s counted bytes end after the run, if it has an entry
+    /// in [`Resume::ledger`].
+    fn offset(
+        &self,
+        i: usize,
+        old: &[Entry],
+        decoded_end: &dyn Fn(usize) -> Option<u64>,
+    ) -> Option<u64> {
+        self.seen[i].as_ref()?;
+        match (&self.fates[i], self.ends[i]) {
+            (Fate::Unchanged { entry }, _) => Some(old[*entry].offset),
+            (_, Some(end)) => Some(end),
+            (_, None) => decoded_end(i),
+        }
+    }
+
+    /// The index in [`Resume::ledger`]'s entries of each input's entry (for a
+    /// job whose state names inputs: pangram's windows), then of each
+    /// [`Resume::gone`] entry.
+    pub fn entry_indices(
+        &self,
+        old: &[Entry],
+        decoded_end: &dyn Fn(usize) -> Option<u64>,
+    ) -> (Vec<Option<usize>>, Vec<usize>) {
+        let mut n = 0;
+        let inputs = (0..self.fates.len())
+            .map(|i| {
+                self.offset(i, old, decoded_end).map(|_| {
+                    n += 1;
+                    n - 1
+                })
+            })
+            .collect();
+        (inputs, (n..n + self.gone.len()).collect())
     }
 }
 

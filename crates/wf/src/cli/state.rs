@@ -238,13 +238,13 @@ impl<J: Job> Job for Same<'_, J> {
     }
 }
 
-fn stat(what: &str, r: &state::Resume, f: impl Fn(&Fate) -> bool) -> (String, u64) {
+pub(crate) fn stat(what: &str, r: &state::Resume, f: impl Fn(&Fate) -> bool) -> (String, u64) {
     (what.into(), r.fates.iter().filter(|x| f(x)).count() as u64)
 }
 
 /// Say on stderr what rotation did: files read again from their start, and
 /// files gone since the last run (once, when they go).
-fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Input]) {
+pub(crate) fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Input]) {
     for (i, f) in r.fates.iter().enumerate() {
         let name = &inputs[i].name;
         if let Fate::Restarted { entry, why } = f {
