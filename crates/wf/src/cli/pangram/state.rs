@@ -101,7 +101,8 @@ impl StateRun<'_> {
         let name = self.path.display().to_string();
         let fail = |e: StateError| InputError::new(&name, e.to_string());
         let (old_state, ledger) = match state::load(self.path, job, &settings).map_err(fail)? {
-            Some(l) => (Some(l.state), l.ledger),
+            // A pangram state is small: decoded before the scan.
+            Some(l) => (Some(l.state().map_err(fail)?), l.ledger),
             None => (None, Ledger::default()),
         };
         let collected = self.args.input.collect();
