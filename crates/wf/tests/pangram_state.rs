@@ -6,7 +6,7 @@
 //! state files are refused.
 
 mod common;
-use common::logrotate::{self, append, Rotation};
+use common::logrotate::{self, append};
 use common::*;
 
 use std::fs;
@@ -38,17 +38,6 @@ fn source(tmp: &Path) -> Vec<u8> {
     fs::read(generated_log(tmp, "400K", "0.02", 7)).unwrap()
 }
 
-/// The rotations of the test, by step (as in `tests/state.rs`).
-fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
-    let r = match step {
-        3 => Rotation::Rename,
-        5 | 10 => Rotation::Gzip,
-        7 => Rotation::CopyTruncate,
-        _ => return None,
-    };
-    Some(logrotate::rotate(r, dir, log))
-}
-
 /// The files a window line names (`path:offset`), for checking that the
 /// comparison covers windows of several files.
 fn files_named(out: &str) -> std::collections::BTreeSet<String> {
@@ -72,7 +61,7 @@ fn pieces_and_rotations_equal_a_fresh_run() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(39);
     let (mut at, mut named) = (0, std::collections::BTreeSet::new());
     for step in 0..13 {
-        let rotated = rotate(step, &dir, &log);
+        let rotated = logrotate::at_step(logrotate::EVERY_KIND, step, &dir, &log);
         let n = rng.random_range(1..src.len() / 8).min(src.len() - at);
         append(&log, &src[at..at + n]);
         at += n;

@@ -35,15 +35,11 @@ fn report(args: &[&str], dir: &Path) -> (Option<Value>, String, bool) {
 }
 
 /// The rotations of the test, by step.
-fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
-    let r = match step {
-        2 => Rotation::Rename,
-        4 => Rotation::Gzip,
-        6 => Rotation::CopyTruncate,
-        _ => return None,
-    };
-    Some(logrotate::rotate(r, dir, log))
-}
+const REPORT_ROTATIONS: &[(usize, Rotation)] = &[
+    (2, Rotation::Rename),
+    (4, Rotation::Gzip),
+    (6, Rotation::CopyTruncate),
+];
 
 #[test]
 fn pieces_and_rotations_equal_a_fresh_report() {
@@ -57,7 +53,7 @@ fn pieces_and_rotations_equal_a_fresh_report() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(38);
     let mut at = 0;
     for step in 0..9 {
-        let rotated = rotate(step, &dir, &log);
+        let rotated = logrotate::at_step(REPORT_ROTATIONS, step, &dir, &log);
         // A piece of random length, cut anywhere (mid-line most often).
         let n = rng.random_range(1..src.len() / 6).min(src.len() - at);
         append(&log, &src[at..at + n]);

@@ -5,7 +5,7 @@
 //! Also: files gone, damaged and foreign state files, other settings.
 
 mod common;
-use common::logrotate::{self, append, Rotation};
+use common::logrotate::{self, append};
 use common::*;
 
 use std::fs;
@@ -26,18 +26,6 @@ fn wf_run(job: &str, args: &[&str], dir: &Path) -> (String, String, bool) {
     )
 }
 
-/// The rotations of the test, by step: rename, compress, copytruncate and
-/// the copy compressed.
-fn rotate(step: usize, dir: &Path, log: &Path) -> Option<&'static str> {
-    let r = match step {
-        3 => Rotation::Rename,
-        5 | 10 => Rotation::Gzip,
-        7 => Rotation::CopyTruncate,
-        _ => return None,
-    };
-    Some(logrotate::rotate(r, dir, log))
-}
-
 #[test]
 fn pieces_and_rotations_equal_a_fresh_run() {
     let tmp = tempfile::tempdir().unwrap();
@@ -49,7 +37,7 @@ fn pieces_and_rotations_equal_a_fresh_run() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(39);
     let mut at = 0;
     for step in 0..13 {
-        let rotated = rotate(step, &dir, &log);
+        let rotated = logrotate::at_step(logrotate::EVERY_KIND, step, &dir, &log);
         // A piece of random length, cut anywhere (mid-line most often).
         let n = rng.random_range(1..src.len() / 8).min(src.len() - at);
         append(&log, &src[at..at + n]);

@@ -86,6 +86,17 @@ pub(crate) struct StateRun<'a> {
     pub(crate) progress: Option<&'a Progress>,
 }
 
+/// A `--state` run reads files only: a stream's bytes cannot be found again.
+pub(crate) fn files_only(inputs: &[wf_core::scan::Input]) -> Result<(), StateError> {
+    match inputs
+        .iter()
+        .find(|i| matches!(i.source, Source::Stream { .. }))
+    {
+        Some(s) => Err(StateError::Stream(s.name.clone())),
+        None => Ok(()),
+    }
+}
+
 /// The settings a state of `job` is made with: the job's name, the input and
 /// window settings, and `more` of the command.
 pub(crate) fn settings<J: Partial>(r: &StateRun, more: Settings) -> Settings {
@@ -116,12 +127,7 @@ impl StateRun<'_> {
             .unwrap_or_default();
         let collected = self.args.input.collect();
         let mut inputs = collected.inputs;
-        if let Some(s) = inputs
-            .iter()
-            .find(|i| matches!(i.source, Source::Stream { .. }))
-        {
-            return Err(fail(StateError::Stream(s.name.clone())));
-        }
+        files_only(&inputs).map_err(fail)?;
         let old = &ledger.entries;
         let resume = state::resume(old, &mut inputs, self.opts.sep);
         say(&resume, old, &inputs);

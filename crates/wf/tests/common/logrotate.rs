@@ -57,3 +57,23 @@ pub fn rotate(r: Rotation, dir: &Path, log: &Path) -> &'static str {
         }
     }
 }
+
+/// The rotations of the `--state` tests, by step: rename, compress,
+/// copytruncate, and the copy compressed.
+pub const EVERY_KIND: &[(usize, Rotation)] = &[
+    (3, Rotation::Rename),
+    (5, Rotation::Gzip),
+    (7, Rotation::CopyTruncate),
+    (10, Rotation::Gzip),
+];
+
+/// Does the rotation `plan` gives for `step`, if any; its name.
+pub fn at_step(
+    plan: &[(usize, Rotation)],
+    step: usize,
+    dir: &Path,
+    log: &Path,
+) -> Option<&'static str> {
+    let &(_, r) = plan.iter().find(|(s, _)| *s == step)?;
+    Some(rotate(r, dir, log))
+}

@@ -22,10 +22,10 @@ use wf_core::jobs::pangram::{Incremental, PangramState, Window};
 use wf_core::jobs::partial;
 use wf_core::jobs::Job;
 use wf_core::scan::state::{self, Entry, Fate, Ledger, Resume, Settings, StateError};
-use wf_core::scan::{self, Decoded, Input, InputError, Outcome, Progress, ScanOptions, Source};
+use wf_core::scan::{self, Decoded, Input, InputError, Outcome, Progress, ScanOptions};
 
 use crate::cli::args::ScanArgs;
-use crate::cli::state::{say, stat};
+use crate::cli::state::{files_only, say, stat};
 
 /// What a state run found: the windows, each input's name (by report index)
 /// and the scan's figures.
@@ -107,12 +107,7 @@ impl StateRun<'_> {
         };
         let collected = self.args.input.collect();
         let mut inputs = collected.inputs;
-        if let Some(s) = inputs
-            .iter()
-            .find(|i| matches!(i.source, Source::Stream { .. }))
-        {
-            return Err(fail(StateError::Stream(s.name.clone())));
-        }
+        files_only(&inputs).map_err(fail)?;
         let old = ledger.entries;
         let resume = state::resume(&old, &mut inputs, self.opts.sep);
         say(&resume, &old, &inputs);
