@@ -660,7 +660,6 @@ mod tests {
         let st = CountState {
             records: 41,
             bytes: 4242,
-            ..Default::default()
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s");
