@@ -1,5 +1,5 @@
 //! The partial-state envelope (`wf_core::jobs::partial`, "WFPS"), for every
-//! job that travels (count, wf2, pangram):
+//! job that travels (count, wf2, pangram, and pangram's incremental job):
 //! - arbitrary bytes, as they are and with a correct CRC appended (so the
 //!   decoder's own checks are reached, not only the checksum), never panic
 //!   and never allocate absurdly (a length or count of 2^60 must not
@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
 use wf_core::jobs::count::Count;
-use wf_core::jobs::pangram::{Mode, Pangram};
+use wf_core::jobs::pangram::{Incremental, Mode, Pangram};
 use wf_core::jobs::partial::{decode, encode, Partial};
 use wf_core::jobs::wf2::Wf2;
 use wf_core::jobs::{Chunk, Job};
@@ -42,6 +42,10 @@ fn arbitrary_bytes(body: &[u8]) {
             job.finish(st, 5);
         });
         decoded::<Pangram>(bytes, |job, st| {
+            let _ = job.finish(st, &mut |_, _, _| Ok(Vec::new()));
+        });
+        // `pangram --state`'s job (tag 5): kept window texts, per-input top K.
+        decoded::<Incremental>(bytes, |job, st| {
             let _ = job.finish(st, &mut |_, _, _| Ok(Vec::new()));
         });
     }
