@@ -412,7 +412,7 @@ fn plain_strings(
 
 /// `wf sql QUERY` over tables given as (name, paths, format).
 #[pyfunction]
-#[pyo3(signature = (query, tables, memory=None, threads=None, chunk_size=None, delimiter=None, no_header=false, schema=None, strict=false))]
+#[pyo3(signature = (query, tables, memory=None, threads=None, chunk_size=None, delimiter=None, no_header=false, schema=None, strict=false, disorder_us=None))]
 #[allow(clippy::too_many_arguments)]
 fn sql<'py>(
     py: Python<'py>,
@@ -425,7 +425,11 @@ fn sql<'py>(
     no_header: bool,
     schema: Option<String>,
     strict: bool,
+    disorder_us: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if disorder_us.is_some_and(|d| d < 0) {
+        return Err(value_error("disorder: a duration of 0 or more"));
+    }
     let mut specs = Vec::new();
     for (name, paths, format) in tables {
         let inputs = collect(paths)?;
@@ -444,6 +448,7 @@ fn sql<'py>(
     )?;
     // The scan stops at the first problem and names it (as `wf sql --strict`).
     opts.format.strict = strict;
+    opts.disorder = disorder_us;
     query_table(py, query, specs, &opts, strict)
 }
 

@@ -166,6 +166,32 @@ def test_sql_equals_cli(wf, gen_logs, gen_dir):
     assert widefinder.sql(j, a, tables={"other": ([b], "combined")}).to_pylist() == want
 
 
+def test_sql_disorder_as_the_cli(wf, tmp_path):
+    """``disorder`` is ``wf sql --disorder``: lines written up to 1,000 s
+    late, a WHERE on the time with 30 minutes of slack, counted exactly."""
+    import datetime as dt
+
+    t0 = dt.datetime(2007, 2, 10, tzinfo=dt.timezone.utc)
+    lines, times = [], []
+    for i in range(20_000):
+        t = t0 + dt.timedelta(seconds=10 * i - (1000 if i % 11 == 5 else 0))
+        times.append(t)
+        lines.append(f'10.0.0.{i % 200} - - [{t.strftime("%d/%b/%Y:%H:%M:%S")} +0000] '
+                     f'"GET /p{i % 13} HTTP/1.1" 200 {i} "-" "x"\n')
+    log = tmp_path / "late.log"
+    log.write_text("".join(lines))
+    a, b = t0 + dt.timedelta(seconds=100_000), t0 + dt.timedelta(seconds=100_600)
+    q = (f"SELECT count(*) AS n FROM logs WHERE time >= TIMESTAMP '{a:%Y-%m-%dT%H:%M:%SZ}' "
+         f"AND time < TIMESTAMP '{b:%Y-%m-%dT%H:%M:%SZ}'")
+    want = sum(a <= t < b for t in times)
+    got = widefinder.sql(q, log, format="combined", disorder=dt.timedelta(minutes=30))
+    assert got.to_pylist() == [{"n": want}]
+    assert cli_rows(wf, q, [log], "--format", "combined", "--disorder", "30m") == [{"n": want}]
+    assert widefinder.sql(q, log, format="combined", disorder=1800).to_pylist() == [{"n": want}]
+    with pytest.raises(ValueError):
+        widefinder.sql(q, log, disorder=-1)
+
+
 def test_sql_shared_logs_equal_cli(wf, shared_logs):
     q = ("SELECT client, count(*) AS errors FROM logs WHERE status >= 400 "
          "GROUP BY client ORDER BY errors DESC, client LIMIT 10")

@@ -36,6 +36,7 @@ A state of another version, of another job or settings, or a damaged one,
 raises ``ValueError``; it never gives a wrong answer.
 """
 
+import datetime
 import json
 import os
 
@@ -158,6 +159,7 @@ def sql(
     header=True,
     schema=None,
     strict=False,
+    disorder=None,
 ):
     """Run ``query`` (Apache DataFusion SQL) and return a ``pyarrow.Table``.
 
@@ -168,7 +170,10 @@ def sql(
     paths, or to ``(paths, format)``. ``memory`` bounds the query's memory in
     bytes (aggregations spill beyond it). ``delimiter``, ``header`` and
     ``schema`` (``"name:type,..."``) are for CSV/TSV. Records that do not parse
-    are not rows; ``strict=True`` makes them an error.
+    are not rows; ``strict=True`` makes them an error. A ``WHERE`` on the log's
+    time reads only the bytes of its window; ``disorder`` (a
+    ``datetime.timedelta`` or seconds; default 5 minutes, as ``wf sql
+    --disorder``) is how much earlier than one before it a record may be.
     """
     specs = []
     if paths is not None:
@@ -187,8 +192,18 @@ def sql(
         threads,
         chunk_size,
         strict=strict,
+        disorder_us=_micros(disorder),
         **_format_kwargs(delimiter, header, schema),
     )
+
+
+def _micros(d):
+    """A duration (``timedelta`` or seconds) in whole microseconds, or None."""
+    if d is None:
+        return None
+    if isinstance(d, datetime.timedelta):
+        return d // datetime.timedelta(microseconds=1)
+    return round(d * 1_000_000)
 
 
 def read(
