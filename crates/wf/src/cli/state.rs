@@ -183,17 +183,7 @@ impl StateRun<'_> {
             out.bytes += tail.bytes;
             out.errors.extend(tail.errors);
         }
-        out.extra
-            .push(stat("inputs continued (--state)", &resume, |f| {
-                matches!(f, Fate::Continued { .. } | Fate::Unchanged { .. })
-            }));
-        out.extra
-            .push(stat("inputs read from the start (--state)", &resume, |f| {
-                matches!(f, Fate::New | Fate::Restarted { .. })
-            }));
-        let gone = resume.gone.len() as u64;
-        out.extra
-            .push(("inputs gone, kept in the state".into(), gone));
+        out.extra.extend(extra(&resume));
         Ok(out)
     }
 
@@ -205,13 +195,39 @@ impl StateRun<'_> {
         settings: Settings,
         entries: Vec<Entry>,
     ) -> Result<(), InputError> {
-        let ledger = state::write_ledger(&Ledger { settings, entries });
-        let bytes = partial::encode_with(job, st, &BTreeSet::new(), &ledger);
-        state::write_atomic(self.path, &bytes).map_err(|e| {
-            let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
-            InputError::new(self.path.display().to_string(), why).of_kind(e.kind())
-        })
+        write_state(self.path, job, st, settings, entries)
     }
+}
+
+/// Write `st` of `job` with its ledger to `path`, atomically (count, wf2,
+/// report and pangram's own state run).
+pub(crate) fn write_state<J: Partial>(
+    path: &std::path::Path,
+    job: &J,
+    st: &J::State,
+    settings: Settings,
+    entries: Vec<Entry>,
+) -> Result<(), InputError> {
+    let ledger = state::write_ledger(&Ledger { settings, entries });
+    let bytes = partial::encode_with(job, st, &BTreeSet::new(), &ledger);
+    state::write_atomic(path, &bytes).map_err(|e| {
+        let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
+        InputError::new(path.display().to_string(), why).of_kind(e.kind())
+    })
+}
+
+/// The `--stats` lines of a state run: inputs continued, read from their
+/// start, and gone.
+pub(crate) fn extra(r: &state::Resume) -> Vec<(String, u64)> {
+    vec![
+        stat("inputs continued (--state)", r, |f| {
+            matches!(f, Fate::Continued { .. } | Fate::Unchanged { .. })
+        }),
+        stat("inputs read from the start (--state)", r, |f| {
+            matches!(f, Fate::New | Fate::Restarted { .. })
+        }),
+        ("inputs gone, kept in the state".into(), r.gone.len() as u64),
+    ]
 }
 
 /// `job` by reference, for the two scans of a run (the main one and the
@@ -244,7 +260,7 @@ impl<J: Job> Job for Same<'_, J> {
     }
 }
 
-pub(crate) fn stat(what: &str, r: &state::Resume, f: impl Fn(&Fate) -> bool) -> (String, u64) {
+fn stat(what: &str, r: &state::Resume, f: impl Fn(&Fate) -> bool) -> (String, u64) {
     (what.into(), r.fates.iter().filter(|x| f(x)).count() as u64)
 }
 

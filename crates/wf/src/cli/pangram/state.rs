@@ -13,19 +13,17 @@
 //! entries. Windows that start before a saved offset and end after it are
 //! found by stitching the new ranges to the input's saved summary.
 
-use std::collections::BTreeSet;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use wf_core::jobs::pangram::{Incremental, PangramState, Window};
-use wf_core::jobs::partial;
 use wf_core::jobs::Job;
 use wf_core::scan::state::{self, Entry, Fate, Ledger, Resume, Settings, StateError};
 use wf_core::scan::{self, Decoded, Input, InputError, Outcome, Progress, ScanOptions};
 
 use crate::cli::args::ScanArgs;
-use crate::cli::state::{files_only, say, stat};
+use crate::cli::state::{extra, files_only, say, write_state};
 
 /// What a state run found: the windows, each input's name (by report index)
 /// and the scan's figures.
@@ -192,12 +190,7 @@ impl StateRun<'_> {
                 by_gone.get(i - n).copied()
             }
         });
-        let ledger = state::write_ledger(&Ledger { settings, entries });
-        let bytes = partial::encode_with(job, &saved, &BTreeSet::new(), &ledger);
-        state::write_atomic(self.path, &bytes).map_err(|e| {
-            let why = format!("cannot write the state: {}", scan::io_message(&e));
-            InputError::new(self.path.display().to_string(), why).of_kind(e.kind())
-        })
+        write_state(self.path, job, &saved, settings, entries)
     }
 
     /// The partial last records (in this report, not in the saved state),
@@ -244,17 +237,4 @@ impl StateRun<'_> {
             extra: extra(&p.resume),
         }
     }
-}
-
-/// The `--stats` lines of a state run.
-fn extra(r: &Resume) -> Vec<(String, u64)> {
-    vec![
-        stat("inputs continued (--state)", r, |f| {
-            matches!(f, Fate::Continued { .. } | Fate::Unchanged { .. })
-        }),
-        stat("inputs read from the start (--state)", r, |f| {
-            matches!(f, Fate::New | Fate::Restarted { .. })
-        }),
-        ("inputs gone, kept in the state".into(), r.gone.len() as u64),
-    ]
 }
