@@ -77,6 +77,21 @@ pub struct Visitors {
 }
 
 impl Visitors {
+    /// Folds `o` in, its clients and agents renumbered by `cmap`, `amap`;
+    /// returns o's visitor ids as this one's.
+    pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32]) -> Vec<u32> {
+        o.list
+            .iter()
+            .map(|v| {
+                let id = self.id(v.day, cmap[v.client as usize], amap[v.agent as usize]);
+                let s = &mut self.list[id as usize];
+                s.hours |= v.hours;
+                s.status |= v.status;
+                id
+            })
+            .collect()
+    }
+
     /// The id of the visitor (day, client, agent).
     #[inline]
     pub fn id(&mut self, day: i64, client: u32, agent: u32) -> u32 {
@@ -177,16 +192,6 @@ impl<T: Default> Default for Rows<T> {
             keyed: Keyed::default(),
             pairs: Pairs::default(),
         }
-    }
-}
-
-impl<T: Default> Rows<T> {
-    fn merge(&mut self, o: Rows<T>, vmap: &[u32], add: impl Fn(&mut T, T)) {
-        let remap = self.keyed.merge(o.keyed, add);
-        self.pairs.extend(o.pairs.into_vec().into_iter().map(|p| {
-            let (r, v) = unpair(p);
-            pair(remap[r as usize], vmap[v as usize])
-        }));
     }
 }
 
@@ -332,11 +337,21 @@ impl Panels {
     }
 
     /// Sorts the (row, visitor) pairs for reading ([`Pairs::compact`]).
+    /// The requests' pairs (most of them) are sorted on a thread of their own.
     pub fn finish(&mut self) {
-        self.status_pairs.compact();
-        self.requests.pairs.compact();
-        self.referrers.pairs.compact();
-        self.vhosts.pairs.compact();
+        let Panels {
+            status_pairs,
+            requests,
+            referrers,
+            vhosts,
+            ..
+        } = self;
+        std::thread::scope(|s| {
+            s.spawn(|| requests.pairs.compact());
+            status_pairs.compact();
+            referrers.pairs.compact();
+            vhosts.pairs.compact();
+        });
     }
 
     /// Hits and bytes by local hour ([`Panels::hourly`] with the run).
@@ -348,45 +363,65 @@ impl Panels {
         all
     }
 
-    /// Folds `o` in: its keys re-interned, its ids renumbered.
+    /// Folds `o` in: its keys re-interned, its ids renumbered. The rows of
+    /// requests, referrers and virtual hosts are re-interned on a thread of
+    /// their own while clients, agents and visitors are here (their pairs
+    /// need the visitors' new ids, so they are renumbered after): the merge
+    /// of two workers' counts of the 1 GiB bench log was ~0.2 s on one core.
     pub fn merge(&mut self, o: Panels) {
         let hours = o.hours();
-        let cmap = self.clients.merge(o.clients, Hb::plus);
-        let amap = self.agents.merge(o.agents, |a, b| {
-            a.all += b.all;
-            a.kept.plus(b.kept);
+        let Panels {
+            clients,
+            agents,
+            visitors,
+            requests,
+            referrers,
+            vhosts,
+            ..
+        } = self;
+        let (vmap, rows) = std::thread::scope(|s| {
+            let rows = s.spawn(|| {
+                let req = requests.keyed.merge(o.requests.keyed, |a, b| {
+                    a.ok.plus(b.ok);
+                    a.not_found.plus(b.not_found);
+                });
+                let refs = referrers.keyed.merge(o.referrers.keyed, Hb::plus);
+                (req, refs, vhosts.keyed.merge(o.vhosts.keyed, Hb::plus))
+            });
+            let cmap = clients.merge(o.clients, Hb::plus);
+            let amap = agents.merge(o.agents, |a, b| {
+                a.all += b.all;
+                a.kept.plus(b.kept);
+            });
+            let vmap = visitors.merge(o.visitors, &cmap, &amap);
+            (
+                vmap,
+                rows.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            )
         });
-        let vmap: Vec<u32> = o
-            .visitors
-            .list
-            .iter()
-            .map(|v| {
-                let id = self
-                    .visitors
-                    .id(v.day, cmap[v.client as usize], amap[v.agent as usize]);
-                let s = &mut self.visitors.list[id as usize];
-                s.hours |= v.hours;
-                s.status |= v.status;
-                id
-            })
-            .collect();
         for (h, hb) in hours {
             self.hourly.entry(h).or_default().plus(hb);
         }
         for (a, b) in self.status.iter_mut().zip(o.status) {
             a.plus(b);
         }
-        self.status_pairs
-            .extend(o.status_pairs.into_vec().into_iter().map(|p| {
-                let (code, v) = unpair(p);
-                pair(code, vmap[v as usize])
+        let renumber = |pairs: &mut Pairs, o: Pairs, rmap: Option<&[u32]>| {
+            pairs.extend(o.into_vec().into_iter().map(|p| {
+                let (r, v) = unpair(p);
+                pair(rmap.map_or(r, |m| m[r as usize]), vmap[v as usize])
             }));
-        self.requests.merge(o.requests, &vmap, |a, b| {
-            a.ok.plus(b.ok);
-            a.not_found.plus(b.not_found);
+        };
+        let (req, refs, vh) = (
+            &mut self.requests.pairs,
+            &mut self.referrers.pairs,
+            &mut self.vhosts.pairs,
+        );
+        std::thread::scope(|s| {
+            s.spawn(|| renumber(req, o.requests.pairs, Some(&rows.0)));
+            renumber(&mut self.status_pairs, o.status_pairs, None);
+            renumber(refs, o.referrers.pairs, Some(&rows.1));
+            renumber(vh, o.vhosts.pairs, Some(&rows.2));
         });
-        self.referrers.merge(o.referrers, &vmap, Hb::plus);
-        self.vhosts.merge(o.vhosts, &vmap, Hb::plus);
     }
 }
 

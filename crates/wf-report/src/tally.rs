@@ -111,26 +111,29 @@ pub fn project(pairs: &Pairs, map: &[u32], rows: usize) -> Vec<u64> {
     counts
 }
 
-/// The rows of the merged counts `a`.
+/// The rows of the merged counts `a`, in two halves on two threads: the
+/// panels of the request lines, referrers, status codes and virtual hosts
+/// on one; those counted from the visitors (days, hours, hosts) and the
+/// agents' classification on the other. On the 1 GiB bench log this work
+/// after the scan was about a sixth of the run's wall time, on one core.
 pub fn tally(a: &Acc) -> Tallies<'_> {
     let p = &a.panels;
-    let per = PerVisitor::of(a);
-    let (days, hourly, hours) = times(&p.hours(), &per);
-    let req = requests(&p.requests);
-    let (referrers, referring_sites) = referrers(&p.referrers);
-    let agents = agents(&p.agents, &per.agents);
-    let (status, status_groups) = status(a);
-    let hosts = p
-        .clients
-        .values
-        .iter()
-        .enumerate()
-        .map(|(i, hb)| Tally {
-            key: p.clients.keys.get(i as u32),
-            hb: *hb,
-            visitors: per.clients[i],
-        })
-        .collect();
+    let (mine, theirs) = std::thread::scope(|s| {
+        let theirs = s.spawn(|| {
+            let req = requests(&p.requests);
+            (req, referrers(&p.referrers), status(a), by_raw(&p.vhosts))
+        });
+        let per = PerVisitor::of(a);
+        let times = times(&p.hours(), &per);
+        let agents = agents(&p.agents, &per.agents);
+        let hosts = hosts(a, &per);
+        let theirs = theirs
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        ((times, agents, hosts), theirs)
+    });
+    let ((days, hourly, hours), agents, hosts) = mine;
+    let (req, (referrers, referring_sites), (status, status_groups), vhosts) = theirs;
     Tallies {
         unique_visitors: p.visitors.len() as u64,
         human: a.hits + a.excluded - agents.bot,
@@ -150,9 +153,23 @@ pub fn tally(a: &Acc) -> Tallies<'_> {
         status_groups,
         referrers,
         referring_sites,
-        vhosts: by_raw(&p.vhosts),
+        vhosts,
         cut: Cuts::default(),
     }
+}
+
+/// The hosts panel: clients, with their visitors counted from the visitors.
+fn hosts<'a>(a: &'a Acc, per: &PerVisitor) -> Vec<Tally<&'a [u8]>> {
+    let c = &a.panels.clients;
+    c.values
+        .iter()
+        .enumerate()
+        .map(|(i, hb)| Tally {
+            key: c.keys.get(i as u32),
+            hb: *hb,
+            visitors: per.clients[i],
+        })
+        .collect()
 }
 
 /// Visitors per day, client, agent, local hour and hour of the day, counted
