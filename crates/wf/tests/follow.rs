@@ -151,8 +151,8 @@ fn pieces(src: &[u8], seed: u64, n: usize) -> Vec<Vec<u8>> {
 /// and by copytruncate at others, waiting for every follower in `wfs` to
 /// have read all before a copytruncate (what is written between a
 /// follower's last look and the truncation is only in the copy) and once in
-/// a while otherwise (a name rotated twice within one interval is not
-/// followed through). Returns the rotations done.
+/// a while otherwise (a name rotated twice within one interval is the
+/// test of its own below). Returns the rotations done.
 fn write_rotating(
     dir: &Path,
     pieces: &[Vec<u8>],
@@ -460,4 +460,65 @@ fn report_follow_refuses_stdin_state_and_memory() {
     let o = run(c, None);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--memory cannot be used with --follow"));
+}
+
+/// `access.log` renamed to `.1`, a new one written and renamed in its turn,
+/// a third created, all within one poll: the file in the middle is found
+/// beside the name and read whole (`tail -F` loses it); a `copytruncate`
+/// copy and a file that was there at the start are not read again.
+#[test]
+fn a_name_rotated_twice_within_one_poll_loses_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "40K", "0.02", 9)).unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let at = |s: &str| dir.join(format!("access.log{s}"));
+    let parts = pieces(&src, 9, 6);
+    append(&at(".9"), &parts[5]);
+    append(&log, &parts[0]);
+    let l = log.to_str().unwrap();
+    let args = [
+        "count",
+        "--follow",
+        "--interval",
+        "2s",
+        "--json",
+        "--stats",
+        l,
+    ];
+    let count = Following::start(&args);
+    let mut written = parts[0].len();
+    count.caught_up(written);
+    append(&log, &parts[1]);
+    written += parts[1].len();
+    count.caught_up(written);
+    fs::copy(&log, at(".ct")).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    append(&log, &parts[2]);
+    written += parts[2].len();
+    count.caught_up(written);
+    // Right after a poll: the next is 2 s away.
+    fs::rename(&log, at(".1")).unwrap();
+    append(&log, &parts[3]);
+    fs::rename(at(".1"), at(".2")).unwrap();
+    fs::rename(&log, at(".1")).unwrap();
+    append(&log, &parts[4]);
+    written += parts[3].len() + parts[4].len();
+    count.caught_up(written);
+    let (ok, out, err) = count.interrupt();
+    assert!(ok, "{err}");
+    assert!(err.contains("rotated more than once"), "{err}");
+    let mut c = wf();
+    c.args(["count", "--json"]);
+    for s in [".ct", ".2", ".1", ""] {
+        c.arg(at(s));
+    }
+    let fresh = ok_with(c, None);
+    assert_eq!(last_line(&out), fresh.trim_end(), "stderr:\n{err}");
 }

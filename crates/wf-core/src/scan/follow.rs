@@ -24,6 +24,9 @@
 //!   follower of the name (logrotate's manual says so of copytruncate).
 //! - A name that is gone: its open file is read on; a file that comes back
 //!   under the name is a rotation.
+//! - A name rotated twice or more between two polls: the files that held it
+//!   in between are found beside it and read whole ([`missed`]), where
+//!   `tail -F` loses them.
 //! - Compressed inputs are read once, at the first poll, and not followed.
 //!
 //! An idle poll costs a `stat` of the name and an `fstat` of the open file.
@@ -39,6 +42,8 @@ use super::inputs::{Input, InputError, Source};
 use super::read_full_at;
 use super::state::{head_hash, last_record_end, HEAD};
 
+mod missed;
+
 /// What happened to a followed file (for the caller to say on stderr).
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -48,6 +53,9 @@ pub enum Event {
     /// The same file is shorter than what was read (`now` < `was` bytes), or
     /// its first bytes changed: read again from its start.
     Truncated { name: String, was: u64, now: u64 },
+    /// The name was rotated more than once since the last poll: `file`, the
+    /// file it named in between, is read whole.
+    Missed { name: String, file: String },
     /// A followed file could not be looked at or read.
     Failed(InputError),
 }
@@ -105,6 +113,8 @@ pub struct Follower {
     /// (after a rotation or a truncation), once.
     pub generations: u64,
     first: bool,
+    /// The files beside the followed names, to find those a rotation hid.
+    known: missed::Known,
 }
 
 impl Follower {
@@ -122,12 +132,17 @@ impl Follower {
             flush_after,
             generations: 0,
             first: true,
+            known: missed::Known::default(),
         };
         let mut errors = Vec::new();
         for inp in inputs {
             match inp.source {
                 Source::File { ref path, .. } => match open(&inp.name, path.clone()) {
-                    Ok(x) => f.files.push(x),
+                    Ok(x) => {
+                        f.known.siblings_of(path);
+                        f.known.file(x.id);
+                        f.files.push(x);
+                    }
                     Err(e) => errors.push(InputError::io(&inp.name, &e)),
                 },
                 Source::Compressed { .. } => f.once.push(inp),
@@ -152,14 +167,21 @@ impl Follower {
         let mut k = 0;
         while k < self.files.len() {
             if let Some(new) = self.rotated(k, &mut p) {
-                self.files.insert(k + 1, new);
-                self.generations += 1;
+                let mut at = k + 1;
+                for m in self.missed(&new, &mut p) {
+                    self.files.insert(at, m);
+                    at += 1;
+                }
+                self.generations += (at - k) as u64;
+                self.files.insert(at, new);
             }
             let keep = self.read(k, now, &mut p);
             if keep {
                 k += 1;
             } else {
-                p.closing.push(self.files.remove(k).file);
+                let f = self.files.remove(k);
+                self.known.head(f.head);
+                p.closing.push(f.file);
             }
         }
         p
@@ -193,7 +215,30 @@ impl Follower {
         });
         p.changed = true;
         f.path = None;
+        self.known.file(new.id);
         Some(new)
+    }
+
+    /// The files that held `new`'s name between the last poll and `new`
+    /// (see [`missed`]), to read whole, oldest first.
+    fn missed(&mut self, new: &Followed, p: &mut Poll) -> Vec<Followed> {
+        let Some(path) = &new.path else {
+            return Vec::new();
+        };
+        for f in &self.files {
+            self.known.head(f.head);
+        }
+        let mut v = Vec::new();
+        for (file_path, file) in self.known.missed(path) {
+            p.events.push(Event::Missed {
+                name: new.name.clone(),
+                file: file_path.display().to_string(),
+            });
+            if let Ok(f) = followed(&new.name, None, file) {
+                v.push(f);
+            }
+        }
+        v
     }
 
     /// Hand on what file `k` holds past its offset; false once a rotated
@@ -212,6 +257,7 @@ impl Follower {
         if !quiet {
             p.changed = true;
             if size < f.size || !f.same_head() {
+                self.known.head(f.head);
                 f.restart(size, p);
                 self.generations += 1;
             }
@@ -350,10 +396,15 @@ fn in_memory(name: &str, bytes: &[u8]) -> io::Result<(Input, File)> {
 /// Open `path` to follow it from its start.
 fn open(name: &str, path: PathBuf) -> io::Result<Followed> {
     let file = File::open(&path)?;
+    followed(name, Some(path), file)
+}
+
+/// `file` to follow from its start, watching `path` for rotation.
+fn followed(name: &str, path: Option<PathBuf>, file: File) -> io::Result<Followed> {
     let m = file.metadata()?;
     Ok(Followed {
         name: name.to_string(),
-        path: Some(path),
+        path,
         file,
         id: (m.dev(), m.ino()),
         offset: 0,

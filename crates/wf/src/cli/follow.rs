@@ -291,6 +291,9 @@ fn say(events: &[Event]) -> bool {
             Event::Truncated { name, was, now } => wf_core::warn!(
                 "wf: {name}: truncated ({now} bytes, it had {was}): read again from its start"
             ),
+            Event::Missed { name, file } => wf_core::warn!(
+                "wf: {name}: rotated more than once since the last look: {file}, which it named in between, is read whole"
+            ),
             Event::Failed(e) => {
                 wf_core::warn!("wf: {e}");
                 failed = true;
