@@ -310,3 +310,51 @@ fn failed_worker_mid_window_is_reported_in_input_bytes() {
         assert!(a > 0 && g0 >= a && g0 <= starts[0], "{what}: {err}");
     }
 }
+
+/// `--per-block` under a window, from a stream (read whole): no worker is
+/// started for a block none of whose records is in the window, and the
+/// window's records all arrive, each once.
+#[test]
+fn per_block_starts_no_worker_for_a_block_without_a_record_of_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(gen(dir.path(), "s.log", "512K", "0")).unwrap();
+    let t = times(&data);
+    let (lo, hi) = (t[t.len() / 2], t[t.len() / 2] + 60);
+    let want = reference(&data, lo, hi);
+    let (s, u) = (iso(lo), iso(hi));
+    let args = [
+        "--per-block",
+        "-j",
+        "2",
+        "--block",
+        "4K",
+        "--since",
+        &s,
+        "--until",
+        &u,
+    ];
+    // Each worker prints its lines, then a line of how many it got.
+    let script = r#"n=0; while IFS= read -r l; do echo "$l"; n=$((n+1)); done; echo "got $n""#;
+    let (out, err, code) = feed(&args, None, Some(&data), script);
+    assert_eq!(code, 0, "{err}");
+    let text = String::from_utf8_lossy(&out);
+    let got: Vec<&str> = text.lines().filter(|l| l.starts_with("got ")).collect();
+    assert!(!got.is_empty(), "{err}");
+    assert!(
+        !got.contains(&"got 0"),
+        "a worker was given nothing: {got:?}"
+    );
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("got ")).collect();
+    let want_text = String::from_utf8_lossy(&want);
+    let mut want_lines: Vec<&str> = want_text.lines().collect();
+    lines.sort_unstable();
+    want_lines.sort_unstable();
+    assert!(
+        lines == want_lines,
+        "the window's records, each once: {err}"
+    );
+    let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
+    assert_eq!(stat(&err, "records"), recs, "{err}");
+    assert!(stat(&err, "records outside the time range") > 0, "{err}");
+    assert_eq!(stat(&err, "bytes"), data.len() as u64, "{err}");
+}

@@ -303,6 +303,12 @@ impl Feeder {
     /// Run a fresh worker for one block, report it if it failed, and pass its
     /// output on (in turn, with `--keep-order`). False once feeding stopped.
     fn one_block(&self, b: &Block, mv: &mut Mover, out: &mut FeederOut) -> bool {
+        if self.all_outside(b, mv, out) {
+            if let Some(r) = &self.reorder {
+                r.put(b.seq, Vec::new(), &self.sink);
+            }
+            return true;
+        }
         let given = [(b.input, b.offset, b.offset + b.len)];
         let mode = match &self.reorder {
             Some(_) => Out::Capture,
@@ -349,6 +355,37 @@ impl Feeder {
             r.put(b.seq, fin.output, &self.sink);
         }
         true
+    }
+
+    /// Under a time window, whether none of `b`'s records is in it (then
+    /// they are counted, and the block's bytes as read). A block of a file
+    /// is read here once more (from the page cache, just read or about to be);
+    /// one that cannot be read is left to the send, which reports it.
+    fn all_outside(&self, b: &Block, mv: &mut Mover, out: &mut FeederOut) -> bool {
+        let Some(k) = &mut mv.keep else {
+            return false;
+        };
+        let read;
+        let data: &[u8] = match &b.data {
+            plan::Data::Bytes(v) => &v[..b.len as usize],
+            plan::Data::Range { file, start, end } => {
+                let mut v = vec![0u8; (end - start) as usize];
+                match crate::scan::read_full_at(file, &mut v, *start) {
+                    Ok(n) if n == v.len() => {}
+                    _ => return false,
+                }
+                read = v;
+                &read
+            }
+        };
+        match k.none_kept(data, self.sep) {
+            Some(c) => {
+                k.counts.add(c);
+                out.bytes += b.len;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Send a block to a worker and count it in `out` if it went whole (an

@@ -85,6 +85,22 @@ impl Keep {
         }
     }
 
+    /// The counts of `data`'s records (whole records ending in `sep`) if
+    /// none is in the window, `None` at the first one that is: a
+    /// `--per-block` worker is not started for a block it would get nothing of.
+    pub(crate) fn none_kept(&self, data: &[u8], sep: u8) -> Option<WindowCounts> {
+        let f = &self.filter;
+        let mut c = WindowCounts::default();
+        for rec in data.split_inclusive(|&b| b == sep) {
+            match f.format.time(rec) {
+                Some(t) if t >= f.since && t < f.until => return None,
+                Some(_) => c.outside += 1,
+                None => c.untimed += 1,
+            }
+        }
+        Some(c)
+    }
+
     /// A run of kept records from input offset `off` starts at block pipe
     /// position `p`: noted unless it continues the previous run.
     pub(crate) fn mark(&mut self, p: u64, off: u64) {

@@ -42,7 +42,9 @@
 //!   handed on is checked against the window in the feeding thread's copy,
 //!   and the failure reports map what a worker read back to input bytes
 //!   (records left out are not "never read"). Streams and compressed files
-//!   are read whole and filtered the same way.
+//!   are read whole and filtered the same way. With `--per-block`, a block
+//!   none of whose records is in the window starts no worker (on a stream
+//!   of 512 KiB in 4 KiB blocks with a one-minute window: 5 workers, not 126).
 //! - SIGINT/SIGTERM/SIGHUP: every worker's process group is terminated (killed
 //!   after 2 s) and wf exits with 128 + the signal number. If wf itself is
 //!   killed (SIGKILL), the kernel kills every worker (`PR_SET_PDEATHSIG`);
