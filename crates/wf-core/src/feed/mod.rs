@@ -44,7 +44,7 @@
 //!   (records left out are not "never read"). Streams and compressed files
 //!   are read whole and filtered the same way. With `--per-block`, a block
 //!   none of whose records is in the window starts no worker (on a stream
-//!   of 512 KiB in 4 KiB blocks with a one-minute window: 5 workers, not 126).
+//!   of 512 KiB in 4 KiB blocks with a one-minute window: 5 workers, not 125).
 //! - SIGINT/SIGTERM/SIGHUP: every worker's process group is terminated (killed
 //!   after 2 s) and wf exits with 128 + the signal number. If wf itself is
 //!   killed (SIGKILL), the kernel kills every worker (`PR_SET_PDEATHSIG`);
