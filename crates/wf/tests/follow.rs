@@ -522,3 +522,46 @@ fn a_name_rotated_twice_within_one_poll_loses_nothing() {
     let fresh = ok_with(c, None);
     assert_eq!(last_line(&out), fresh.trim_end(), "stderr:\n{err}");
 }
+
+/// `wf feed --follow --since/--until`: the workers get exactly the window's
+/// records of what the file held at the start and of what was appended (in
+/// pieces cut mid-line), each once; the plain filter of `timelog` decides.
+#[test]
+fn feed_follow_hands_on_only_the_window() {
+    use common::timelog::{iso, reference, times};
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "200K", "0.02", 10)).unwrap();
+    let t = times(&src);
+    let (lo, hi) = (t[t.len() / 4], t[t.len() * 3 / 4]);
+    let want = reference(&src, lo, hi);
+    let log = tmp.path().join("access.log");
+    let parts = pieces(&src, 10, 8);
+    append(&log, &parts[0]);
+    let (s, u) = (iso(lo), iso(hi));
+    let l = log.to_str().unwrap();
+    let args = [
+        "feed",
+        "--follow",
+        "--interval",
+        "100ms",
+        "-j",
+        "2",
+        "--since",
+        &s,
+    ];
+    let feed = Following::start(&[&args[..], &["--until", &u, l, "--", "cat"]].concat());
+    let count = Following::start(&["count", "--follow", "--interval", "100ms", "--stats", l]);
+    let mut written = parts[0].len();
+    for p in &parts[1..] {
+        count.caught_up(written);
+        append(&log, p);
+        written += p.len();
+    }
+    count.caught_up(written);
+    count.interrupt();
+    let n = want.iter().filter(|&&c| c == b'\n').count();
+    feed.wait_for("the window's records", |o, _| o.lines().count() >= n);
+    let (ok, got, err) = feed.interrupt_bytes();
+    assert!(ok, "{err}");
+    assert!(sorted_lines(&got) == sorted_lines(&want), "stderr:\n{err}");
+}

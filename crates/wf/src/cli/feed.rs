@@ -111,37 +111,35 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 /// `wf feed`: the inputs to the workers; exit status 2 if any input could not be
 /// read or any worker failed (`wf_core::feed` has reported it on stderr).
 pub(crate) fn run(f: &FeedArgs) -> ExitCode {
-    if f.follow.on() {
-        if f.time.window().is_some() {
-            wf_core::warn!("wf feed: --follow does not take --since/--until yet");
-            return ExitCode::from(2);
-        }
-        return super::follow::feed(&f.follow, &f.input, f.options());
-    }
-    let (t0, u0) = (Instant::now(), Usage::now());
-    let mut collected = f.input.collect();
     let mut opts = f.options();
-    for e in &collected.errors {
-        wf_core::warn!("wf: {e}");
-    }
-    // --since/--until: each file's span only, the records filtered as they
-    // are handed on (see `window`).
-    let mut searched = None;
-    if let Some(w) = f.time.window() {
-        let format = match f.time_format.time_format(&f.input) {
-            Ok(fmt) => fmt,
+    // --since/--until: the records filtered as they are handed on (see
+    // `window`); followed files come as one live stream, filtered so.
+    let filter = match f.time.window() {
+        None => None,
+        Some(w) => match f.time_format.time_format(&f.input) {
+            Ok(format) => Some((w, format)),
             Err(e) => {
                 wf_core::warn!("wf feed: {e}");
                 return ExitCode::from(2);
             }
-        };
-        searched = Some(window::narrow(&mut collected.inputs, &w, format, opts.sep));
-        opts.window = Some(TimeFilter {
-            since: w.since,
-            until: w.until,
-            format,
-        });
+        },
+    };
+    opts.window = filter.map(|(w, format)| TimeFilter {
+        since: w.since,
+        until: w.until,
+        format,
+    });
+    if f.follow.on() {
+        return super::follow::feed(&f.follow, &f.input, opts);
     }
+    let (t0, u0) = (Instant::now(), Usage::now());
+    let mut collected = f.input.collect();
+    for e in &collected.errors {
+        wf_core::warn!("wf: {e}");
+    }
+    // Each regular file's span only (see `window`).
+    let searched =
+        filter.map(|(w, format)| window::narrow(&mut collected.inputs, &w, format, opts.sep));
     let result = wf_core::feed::run(collected.inputs, &opts);
     let code = match &result {
         Ok(r) => {
