@@ -359,26 +359,20 @@ impl Feeder {
 
     /// Under a time window, whether none of `b`'s records is in it (then
     /// they are counted, and the block's bytes as read). A block of a file
-    /// is read here once more (from the page cache, just read or about to be);
-    /// one that cannot be read is left to the send, which reports it.
+    /// is read here once more (from the page cache, just read or about to
+    /// be), 1 MiB at a time; one that cannot be read, or holds a record
+    /// longer than that, is left to the send (a worker is started).
     fn all_outside(&self, b: &Block, mv: &mut Mover, out: &mut FeederOut) -> bool {
         let Some(k) = &mut mv.keep else {
             return false;
         };
-        let read;
-        let data: &[u8] = match &b.data {
-            plan::Data::Bytes(v) => &v[..b.len as usize],
+        let counts = match &b.data {
+            plan::Data::Bytes(v) => k.none_kept(&v[..b.len as usize], self.sep),
             plan::Data::Range { file, start, end } => {
-                let mut v = vec![0u8; (end - start) as usize];
-                match crate::scan::read_full_at(file, &mut v, *start) {
-                    Ok(n) if n == v.len() => {}
-                    _ => return false,
-                }
-                read = v;
-                &read
+                none_kept_in(k, file, (*start, *end), self.sep)
             }
         };
-        match k.none_kept(data, self.sep) {
+        match counts {
             Some(c) => {
                 k.counts.add(c);
                 out.bytes += b.len;
@@ -439,6 +433,38 @@ impl Feeder {
         (placed, sent)
     }
 }
+
+/// [`Keep::none_kept`] of the records of `file`'s bytes `[start, end)`,
+/// read a piece of at most [`PIECE`] bytes at a time; `None` also if a piece
+/// cannot be read or holds no record end.
+fn none_kept_in(
+    k: &Keep,
+    file: &std::fs::File,
+    (mut at, end): (u64, u64),
+    sep: u8,
+) -> Option<WindowCounts> {
+    let mut buf = vec![0u8; PIECE.min(end - at) as usize];
+    let mut all = WindowCounts::default();
+    while at < end {
+        let want = buf.len().min((end - at) as usize);
+        let n = crate::scan::read_full_at(file, &mut buf[..want], at).ok()?;
+        if n < want {
+            return None;
+        }
+        let whole = if at + n as u64 == end {
+            n
+        } else {
+            memchr::memrchr(sep, &buf[..n])? + 1
+        };
+        all.add(k.none_kept(&buf[..whole], sep)?);
+        at += whole as u64;
+    }
+    Some(all)
+}
+
+/// The most bytes of a block read at once to see whether any of its records
+/// is in the time window.
+const PIECE: u64 = 1 << 20;
 
 /// How sending a block ended.
 enum Sent {
