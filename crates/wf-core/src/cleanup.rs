@@ -1,9 +1,10 @@
-//! Files a query leaves behind only while it runs: the temporary `-o` file
-//! (renamed onto the target on success), the `--strict` spool of stdout, and
-//! the spill directory. Each is registered here while it exists, so that
-//! SIGINT, SIGTERM or SIGHUP removes it before wf dies (issue 36: an
-//! interrupted sort left 581 MB of spill files in `/tmp`, an interrupted `-o`
-//! a 0-byte Parquet file).
+//! Files a command leaves behind only while it runs: `wf sql`'s temporary
+//! `-o` file (renamed onto the target on success), its `--strict` spool of
+//! stdout, and the spill directories of `wf sql` and `wf report --memory`.
+//! Each is registered here while it exists, so that SIGINT, SIGTERM or
+//! SIGHUP removes it before wf dies (issue 36: an interrupted sort left
+//! 581 MB of spill files in `/tmp`, an interrupted `-o` a 0-byte Parquet
+//! file). It lives in the core crate so that both commands' crates use it.
 //!
 //! Why a thread: the handler may only do async-signal-safe things, and a spill
 //! directory holds files (a recursive removal is not one). The handler writes

@@ -11,6 +11,7 @@
 //! `wf-sql`, and nothing here may use either (the compiler now keeps the floors).
 
 pub mod bench;
+pub mod cleanup;
 pub mod feed;
 pub mod gen;
 pub mod jobs;

@@ -19,8 +19,9 @@
 //! After the scan the merged remainder is spilled too, and the sections are
 //! read back partition by partition, several partitions merged at once while
 //! they fit in half the budget. The files live in a temporary directory
-//! removed when the report is made or dropped (also on an error), not on a
-//! signal. A spill that cannot be written is named once on stderr and the
+//! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
+//! made or dropped (also on an error) and, in the CLI, on SIGINT, SIGTERM or
+//! SIGHUP; one left by a wf that was killed is removed by the next spill. A spill that cannot be written is named once on stderr and the
 //! counts stay in memory: memory is then not bounded, the answer still exact.
 
 use std::fs::File;
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use wf_core::cleanup::SpillDir;
 use wf_core::jobs::partial::{Reader, Writer};
 
 use crate::acc::{pair, unpair, Panels, Rows};
@@ -76,7 +78,7 @@ pub struct Spill {
     /// Heap of the partitions merged at once after the scan.
     per_group: usize,
     temp: Option<PathBuf>,
-    dir: Mutex<Option<tempfile::TempDir>>,
+    dir: Mutex<Option<SpillDir>>,
     runs: Mutex<Vec<Run>>,
     next: AtomicUsize,
     /// A spill could not be written: counting goes on in memory.
@@ -138,11 +140,8 @@ impl Spill {
     fn dir(&self) -> Result<PathBuf, SpillError> {
         let mut dir = self.dir.lock().unwrap();
         if dir.is_none() {
-            let mut b = tempfile::Builder::new();
-            b.prefix("wf-report-spill-");
-            let base = self.temp.clone().unwrap_or_else(std::env::temp_dir);
-            let made = b.tempdir_in(&base).map_err(|error| SpillError {
-                path: base,
+            let made = SpillDir::new(self.temp.as_deref()).map_err(|error| SpillError {
+                path: self.temp.clone().unwrap_or_else(std::env::temp_dir),
                 what: "cannot make a spill directory in",
                 error,
             })?;

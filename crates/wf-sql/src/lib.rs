@@ -11,7 +11,7 @@
 /// The Arrow crate of DataFusion's batches (for the Python package).
 pub use datafusion::arrow;
 
-pub mod cleanup;
+pub use wf_core::cleanup;
 mod inner;
 pub mod memory;
 pub mod output;

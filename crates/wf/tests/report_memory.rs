@@ -127,3 +127,51 @@ fn memory_is_refused_with_state() {
         "{err}"
     );
 }
+
+/// SIGTERM or SIGINT while a report spills (its input a pipe kept open, so
+/// the run is caught mid-way): wf dies of the signal and its spill directory
+/// is gone; a spill directory left by a dead wf is removed by the next spill.
+#[test]
+fn a_signal_removes_the_spill_directory() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // pid 2^22 + 1 is above Linux's pid_max: never alive.
+    let stale = tmp.join(format!("wf-spill-{}-left", (1 << 22) + 1));
+    std::fs::create_dir(&stale).unwrap();
+    let lines = many_clients(4_000);
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let mut c = wf();
+        c.env("TMPDIR", &tmp)
+            .args(["report", "--json", "-j", "1", "--memory", "64K", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let spill = |tmp: &Path| {
+            std::fs::read_dir(tmp)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p != &stale && p.is_dir())
+        };
+        let t = std::time::Instant::now();
+        let dir = loop {
+            stdin.write_all(lines.as_bytes()).unwrap();
+            if let Some(p) = spill(&tmp) {
+                break p;
+            }
+            assert!(t.elapsed().as_secs() < 60, "no spill directory");
+        };
+        assert!(!stale.exists(), "the dead wf's spill directory is kept");
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        drop(stdin);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert!(!dir.exists(), "{} left after signal {sig}", dir.display());
+    }
+}

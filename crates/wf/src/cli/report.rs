@@ -55,7 +55,8 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "WHICH", value_enum, default_value_t = Bots::Include)]
     bots: Bots,
     /// Memory for the counts (e.g. 512M, 4G): beyond it they spill to the
-    /// system's temporary directory ($TMPDIR), partitioned by client, and are
+    /// system's temporary directory ($TMPDIR, a wf-spill-PID-* directory
+    /// removed at the end and on Ctrl-C), partitioned by client, and are
     /// counted back a partition at a time; the answer is the same. The scan
     /// and the user-agent rules come on top (a log of 20 million clients
     /// peaked at 772 MiB under 1G, 636 MiB under 512M). Not with --state (a
@@ -183,6 +184,12 @@ impl JobCmd for ReportArgs {
             return failed(Vec::new(), "--format", why.into());
         };
         wf_report::run::prepare(&job);
+        if job.spill().is_some() {
+            // The spill directory goes with wf on SIGINT, SIGTERM or SIGHUP.
+            if let Err(e) = wf_core::cleanup::on_signals() {
+                wf_core::warn!("wf report: signal handlers: {e}");
+            }
+        }
         let run = state::Run {
             time: &self.time,
             format,
