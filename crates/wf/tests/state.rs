@@ -193,3 +193,25 @@ fn a_stream_is_refused() {
     assert!(err.contains("is a stream"), "{err}");
     assert!(!state.exists());
 }
+
+/// A state that cannot be written (its directory is gone): the report is
+/// still printed, the failure named on stderr, exit status 2 (the state is
+/// written on a thread while the report is made; wf waits for it).
+#[test]
+fn a_state_that_cannot_be_written_is_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    append(&dir.join("a.log"), b"one\ntwo\n");
+    let state = tmp.path().join("gone").join("s.state");
+    let s = state.to_str().unwrap();
+    for job in ["count", "wf2"] {
+        let (out, err, ok) = wf_run(job, &["--state", s], &dir);
+        assert!(!ok, "{job}: {err}");
+        assert!(err.contains("cannot write the state"), "{job}: {err}");
+        assert!(!out.is_empty(), "{job}: the report is printed");
+    }
+    let (fresh, _, _) = wf_run("count", &[], &dir);
+    let (out, _, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(out, fresh);
+}
