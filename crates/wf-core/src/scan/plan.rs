@@ -398,18 +398,22 @@ impl Planner<'_> {
     /// decoding error ends it: the record it cut short is not passed on, and
     /// the error says from which byte nothing was.
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
-        let mut src = match self.open(i) {
-            Ok(src) => src,
+        // A compressed range (`--since` for a job with offsets) is decoded
+        // from its start, its records at their decoded offsets (`skip`).
+        let (mut src, mut skip) = match self.open_range(i) {
+            Ok(Some(opened)) => opened,
+            Ok(None) => match self.open(i) {
+                Ok(src) => (src, 0),
+                Err(e) => return self.shared.io_error(i, io_message(&e), &e),
+            },
             Err(e) => return self.shared.io_error(i, io_message(&e), &e),
         };
-        // Decoded bytes to skip (`--state`); a compressed range is read
-        // whole here (the window job filters every record).
-        let skip = match self.inputs[i].span {
-            Some((n, u64::MAX)) => n,
-            _ => 0,
-        };
-        if let Err(e) = skip_decoded(&mut *src, skip) {
-            return self.shared.fail(i, e);
+        // Decoded bytes to skip (`--state`).
+        if let Some((n, u64::MAX)) = self.inputs[i].span {
+            if let Err(e) = skip_decoded(&mut *src, n) {
+                return self.shared.fail(i, e);
+            }
+            skip = n;
         }
         let cut = Cut {
             size: self.chunk.min(64 << 20) as usize,
@@ -437,6 +441,20 @@ impl Planner<'_> {
                 self.shared.io_error(i, msg, &e)
             }
             End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
+        }
+    }
+
+    /// The compressed range of input `i` (at block starts, see `seek.rs`)
+    /// as one stream and the decoded offset of its first byte; `None` if it
+    /// has none or that offset is unknown (then it is read whole, filtered).
+    fn open_range(&self, i: usize) -> io::Result<Option<(Box<dyn io::Read + '_>, u64)>> {
+        let inp = &self.inputs[i];
+        match (&inp.source, inp.span) {
+            (Source::Compressed { path, codec, size }, Some((a, b))) if b != u64::MAX => {
+                let meter = Some(&self.shared.meter);
+                split::open_range(path, *codec, *size, (a, b), self.opts.sep, meter)
+            }
+            _ => Ok(None),
         }
     }
 

@@ -296,9 +296,14 @@ impl TimeArgs {
             };
         };
         let time = move |r: &[u8]| format.time(r);
-        // BGZF and multi-frame zstd files are searched by block when the
-        // scan decodes them in parts (a job without offsets, no spooling).
-        let blocks = !job.offsets() && !opts.spool_streams;
+        // BGZF and multi-frame zstd files are searched by block (not when
+        // streams are spooled); for a job with offsets (`report`), where
+        // the decoded offset of the range found is known.
+        let blocks = match (opts.spool_streams, job.offsets()) {
+            (true, _) => seek::Blocks::No,
+            (false, true) => seek::Blocks::Offsets,
+            (false, false) => seek::Blocks::Parts,
+        };
         let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
         let extra = whole_read(&seeked, &inputs);
         let job = Window {
@@ -348,7 +353,7 @@ pub(crate) fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(Strin
     for (i, why) in &s.whole {
         let name = &inputs[*i].name;
         match why {
-            Whole::NotSeekable => streams += 1,
+            Whole::NotSeekable | Whole::NoSizes => streams += 1,
             Whole::OutOfOrder { at, back_us } => {
                 other += 1;
                 wf_core::warn!(
