@@ -9,8 +9,12 @@
 //! applies it to every row and the answer stays exact whatever the spans hold.
 //! The scan gets the bounds as a window and narrows each regular file to the
 //! records that can lie in it, with the slack of `--disorder` (5 minutes: logs
-//! are written when requests end). Streams, compressed files and files found
-//! out of order are read whole, as `--since` reads them.
+//! are written when requests end). BGZF and multi-frame zstd files are
+//! searched by block, and the scan decodes the range found from its start at
+//! its true decoded offset (`_offset`); a zstd file whose frames do not say
+//! their sizes, other compressed files, streams and files found out of order
+//! are read whole, as `--since` reads them. A query that uses `_line` (a
+//! count of lines from the file's start) is not pushed down (`table.rs`).
 //!
 //! Only a column that is the record's log time is trusted to be in file order:
 //! the `%t`/`$time_local`/`$time_iso8601` column (`time`) of the Apache and

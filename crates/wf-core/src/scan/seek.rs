@@ -22,12 +22,20 @@
 //! Compressed files ([`seek_all`]): a BGZF file or a zstd file of several
 //! frames is searched the same way over its blocks (members, frames), a probe
 //! decoding from a block start to the first record with a time after the
-//! first separator; the span is a compressed range at block starts, which
-//! the scan decodes in parts (`split.rs`: the record begun before the range
-//! is dropped, the one begun in its last block finished). The block starts
-//! are found by walking the headers (exact; it touches each header's page,
-//! not the data decoded). A single gzip member (or gzip that is not BGZF), a
-//! zstd file of one frame, bzip2 and xz are read whole and filtered.
+//! first separator; the span is a compressed range at block starts (the
+//! record begun before the range is dropped, the one begun in its last block
+//! finished). The block starts are found by walking the headers (exact; it
+//! touches each header's page, not the data decoded). A job without offsets
+//! decodes the range in parts on every core (`split.rs`). A job with offsets
+//! ([`Blocks::Offsets`]: `wf report`'s failed lines, `wf sql`'s `_offset`)
+//! decodes it front to back from its start, whose decoded offset is the sum
+//! of the decoded sizes of the blocks before it: a BGZF member's trailer
+//! says its size (ISIZE, 4 bytes just before the next header, so on the page
+//! the walk touches anyway), a zstd frame's header may (Frame_Content_Size;
+//! `zstd --no-content-size` leaves it out: such a file is read whole,
+//! [`Whole::NoSizes`]). So its records get exactly the offsets a whole read
+//! gives. A single gzip member (or gzip that is not BGZF), a zstd file of
+//! one frame, bzip2 and xz are read whole and filtered.
 
 use std::fs::File;
 use std::io::{self, Read};

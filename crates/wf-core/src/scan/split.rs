@@ -20,7 +20,9 @@
 //! A single-member gzip file has no such cut and is read as a stream (one decoder
 //! thread, parsing on the workers). Every part keeps its own state until the end,
 //! so that the answer is the same at every thread count and part size. Jobs
-//! that need exact offsets ([`Job::offsets`]) are given whole streams instead.
+//! that need exact offsets ([`Job::offsets`]) are given whole streams instead;
+//! a compressed range of theirs (`--since`, `seek.rs`) one stream from the
+//! range's start at its decoded offset ([`open_range`], [`decoded_at`]).
 //!
 //! Damage: a gzip member that fails (bad data, CRC, a header that does not
 //! check out) is skipped up to the next member start that checks out, as
@@ -1272,6 +1274,32 @@ mod tests {
                 assert!(got == want, "target {target}, {threads} threads");
             }
         }
+    }
+
+    /// The decoded offset of a frame start is the sum of the content sizes
+    /// of the frames before it; unknown if one before it lacks its size.
+    #[test]
+    fn decoded_at_sums_frame_content_sizes() {
+        let frame = |text: &[u8], sizes: bool| {
+            let mut c = zstd::bulk::Compressor::new(1).unwrap();
+            c.include_contentsize(sizes).unwrap();
+            c.compress(text).unwrap()
+        };
+        let (a, b, c) = (
+            frame(b"one\n", true),
+            frame(b"two two\n", true),
+            frame(b"3\n", false),
+        );
+        let data = [&a[..], &b[..], &c[..], &a[..]].concat();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&data).unwrap();
+        let (p, n) = (f.path(), data.len() as u64);
+        let at = |x: usize| decoded_at(p, Codec::Zstd, n, x as u64);
+        assert_eq!(at(0), Some(0));
+        assert_eq!(at(a.len()), Some(4));
+        assert_eq!(at(a.len() + b.len()), Some(12));
+        assert_eq!(at(a.len() + b.len() + c.len()), None, "no content size");
+        assert_eq!(at(1), None, "not a frame start");
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub(crate) struct TimeArgs {
     /// now (`-1h`, `-30m`, `-7d`, `-90s`, `-2w`), `today` or `yesterday`
     /// (midnight UTC). A regular file is searched for the first byte to read,
     /// so a narrow window of a big log reads little of it (a BGZF or
-    /// multi-frame zstd file by block, for count and wf2; a rotated log
+    /// multi-frame zstd file by block, `wf report --since -1h access.log.gz`
+    /// too, with the failed lines' offsets of a whole read; a zstd file
+    /// without frame content sizes, `zstd --no-content-size`, and a single
+    /// gzip member are read whole, as --stats says; a rotated log
     /// outside the window is skipped after its head or tail, a gzip one
     /// newer than the window after its head); records without a
     /// time are left out (`--stats` counts them), and lines are held whole (up
