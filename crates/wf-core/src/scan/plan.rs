@@ -57,12 +57,14 @@ pub(super) fn plan(
     streams.retain(|&i| {
         // A compressed file's span `(n, u64::MAX)` skips `n` decoded bytes
         // (`--state`); one at block or frame starts (`--since`, `seek.rs`)
-        // is a compressed range, read in parts or else whole. Any other
+        // is a compressed range, read in parts or else as one stream from
+        // its start (a job with offsets, `split::open_range`). Any other
         // span of it, or of a stream, is a byte range, which it has not.
         let whole = match (&inputs[i].source, inputs[i].span) {
             (_, None) | (Source::Compressed { .. }, Some((_, u64::MAX))) => true,
-            // Decoded in parts, or else read whole (the window job filters
-            // every record); an empty one is left out.
+            // Decoded in parts, or else from its start (whole if its
+            // decoded offset is unknown: the window job filters every
+            // record); an empty one is left out.
             (Source::Compressed { path, codec, size }, Some(r))
                 if split::is_range(path, *codec, *size, r) =>
             {
