@@ -369,6 +369,15 @@ enum Slot {
     Spooled(File, u64),
 }
 
+/// A compressed file narrowed to a compressed range at block starts (by the
+/// time push-down): the scan engine reads it, not its stream.
+fn searched(inp: &Input) -> bool {
+    matches!(
+        (&inp.source, inp.span),
+        (Source::Compressed { .. }, Some((_, b))) if b != u64::MAX
+    )
+}
+
 /// The stream inputs of a table (by input index), and the errors met while
 /// reading them.
 #[derive(Default)]
@@ -436,6 +445,15 @@ impl Streams {
         };
         let mut slots = self.slots.lock().unwrap();
         for (i, slot) in slots.iter_mut() {
+            if searched(&inputs[*i]) {
+                // The scan decodes the range itself (a time push-down found
+                // it, `time.rs`); a sole scan drops the stream, whose
+                // bytes no other scan needs.
+                if direct && matches!(slot, Slot::Waiting(_)) {
+                    *slot = Slot::Taken;
+                }
+                continue;
+            }
             let name = inputs[*i].name.clone();
             let cut = Cuts {
                 sep,

@@ -9,8 +9,12 @@
 //! applies it to every row and the answer stays exact whatever the spans hold.
 //! The scan gets the bounds as a window and narrows each regular file to the
 //! records that can lie in it, with the slack of `--disorder` (5 minutes: logs
-//! are written when requests end). Streams, compressed files and files found
-//! out of order are read whole, as `--since` reads them.
+//! are written when requests end). BGZF and multi-frame zstd files are
+//! searched by block, and the scan decodes the range found from its start at
+//! its true decoded offset (`_offset`); a zstd file whose frames do not say
+//! their sizes, other compressed files, streams and files found out of order
+//! are read whole, as `--since` reads them. A query that uses `_line` (a
+//! count of lines from the file's start) is not pushed down (`table.rs`).
 //!
 //! Only a column that is the record's log time is trusted to be in file order:
 //! the `%t`/`$time_local`/`$time_iso8601` column (`time`) of the Apache and
@@ -203,7 +207,8 @@ pub(crate) struct TimeScan {
 #[derive(Debug)]
 pub(crate) struct SeekNote {
     pub bounds: Bounds,
-    /// Per input: its name, size (None: a stream) and span.
+    /// Per input: its name, size (None: a stream) and span (compressed
+    /// files: their compressed bytes).
     pub spans: Vec<(String, Option<u64>, (u64, u64))>,
     pub probed: u64,
     /// The slack, in microseconds.
@@ -235,7 +240,10 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
     let text = tc.text;
     let time = move |rec: &[u8]| record_time(&parser, text, rec);
     let sep = table.format().separator();
-    let seeked = seek::seek(&mut inputs, &w, sep, &time);
+    // BGZF and multi-frame zstd files by block: the scan decodes a range
+    // from its start at its true decoded offset (`_offset`); `_line` is not
+    // pushed down at all (`table.rs`).
+    let seeked = seek::seek_all(&mut inputs, &w, sep, &time, seek::Blocks::Offsets);
     let note = note(&inputs, bounds, tc.disorder, &seeked);
     TimeScan {
         table: Arc::new(table.with_inputs(inputs)),
@@ -271,8 +279,9 @@ fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote
     let spans = inputs
         .iter()
         .map(|i| {
+            // Compressed files count by their compressed bytes.
             let size = match &i.source {
-                Source::File { size, .. } => Some(*size),
+                Source::File { size, .. } | Source::Compressed { size, .. } => Some(*size),
                 _ => None,
             };
             let span = i.span.unwrap_or((0, size.unwrap_or(0)));
@@ -286,6 +295,7 @@ fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote
             let say = !matches!(why, Whole::NotSeekable);
             let why = match why {
                 Whole::NotSeekable => "a stream or compressed".to_string(),
+                Whole::NoSizes => "zstd frames without content sizes".to_string(),
                 Whole::OutOfOrder { at, back_us } => format!(
                     "not in time order: the record at byte {at} is {:.3} s earlier than one \
                      before it",

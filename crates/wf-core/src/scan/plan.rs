@@ -57,12 +57,14 @@ pub(super) fn plan(
     streams.retain(|&i| {
         // A compressed file's span `(n, u64::MAX)` skips `n` decoded bytes
         // (`--state`); one at block or frame starts (`--since`, `seek.rs`)
-        // is a compressed range, read in parts or else whole. Any other
+        // is a compressed range, read in parts or else as one stream from
+        // its start (a job with offsets, `split::open_range`). Any other
         // span of it, or of a stream, is a byte range, which it has not.
         let whole = match (&inputs[i].source, inputs[i].span) {
             (_, None) | (Source::Compressed { .. }, Some((_, u64::MAX))) => true,
-            // Decoded in parts, or else read whole (the window job filters
-            // every record); an empty one is left out.
+            // Decoded in parts, or else from its start (whole if its
+            // decoded offset is unknown: the window job filters every
+            // record); an empty one is left out.
             (Source::Compressed { path, codec, size }, Some(r))
                 if split::is_range(path, *codec, *size, r) =>
             {
@@ -398,18 +400,22 @@ impl Planner<'_> {
     /// decoding error ends it: the record it cut short is not passed on, and
     /// the error says from which byte nothing was.
     fn stream(&self, i: usize, pool: &chan::Receiver<Vec<u8>>) {
-        let mut src = match self.open(i) {
-            Ok(src) => src,
+        // A compressed range (`--since` for a job with offsets) is decoded
+        // from its start, its records at their decoded offsets (`skip`).
+        let (mut src, mut skip) = match self.open_range(i) {
+            Ok(Some(opened)) => opened,
+            Ok(None) => match self.open(i) {
+                Ok(src) => (src, 0),
+                Err(e) => return self.shared.io_error(i, io_message(&e), &e),
+            },
             Err(e) => return self.shared.io_error(i, io_message(&e), &e),
         };
-        // Decoded bytes to skip (`--state`); a compressed range is read
-        // whole here (the window job filters every record).
-        let skip = match self.inputs[i].span {
-            Some((n, u64::MAX)) => n,
-            _ => 0,
-        };
-        if let Err(e) = skip_decoded(&mut *src, skip) {
-            return self.shared.fail(i, e);
+        // Decoded bytes to skip (`--state`).
+        if let Some((n, u64::MAX)) = self.inputs[i].span {
+            if let Err(e) = skip_decoded(&mut *src, n) {
+                return self.shared.fail(i, e);
+            }
+            skip = n;
         }
         let cut = Cut {
             size: self.chunk.min(64 << 20) as usize,
@@ -437,6 +443,20 @@ impl Planner<'_> {
                 self.shared.io_error(i, msg, &e)
             }
             End::Stopped(_) => self.shared.error(i, "workers stopped".into()),
+        }
+    }
+
+    /// The compressed range of input `i` (at block starts, see `seek.rs`)
+    /// as one stream and the decoded offset of its first byte; `None` if it
+    /// has none or that offset is unknown (then it is read whole, filtered).
+    fn open_range(&self, i: usize) -> io::Result<Option<(Box<dyn io::Read + '_>, u64)>> {
+        let inp = &self.inputs[i];
+        match (&inp.source, inp.span) {
+            (Source::Compressed { path, codec, size }, Some((a, b))) if b != u64::MAX => {
+                let meter = Some(&self.shared.meter);
+                split::open_range(path, *codec, *size, (a, b), self.opts.sep, meter)
+            }
+            _ => Ok(None),
         }
     }
 

@@ -22,12 +22,20 @@
 //! Compressed files ([`seek_all`]): a BGZF file or a zstd file of several
 //! frames is searched the same way over its blocks (members, frames), a probe
 //! decoding from a block start to the first record with a time after the
-//! first separator; the span is a compressed range at block starts, which
-//! the scan decodes in parts (`split.rs`: the record begun before the range
-//! is dropped, the one begun in its last block finished). The block starts
-//! are found by walking the headers (exact; it touches each header's page,
-//! not the data decoded). A single gzip member (or gzip that is not BGZF), a
-//! zstd file of one frame, bzip2 and xz are read whole and filtered.
+//! first separator; the span is a compressed range at block starts (the
+//! record begun before the range is dropped, the one begun in its last block
+//! finished). The block starts are found by walking the headers (exact; it
+//! touches each header's page, not the data decoded). A job without offsets
+//! decodes the range in parts on every core (`split.rs`). A job with offsets
+//! ([`Blocks::Offsets`]: `wf report`'s failed lines, `wf sql`'s `_offset`)
+//! decodes it front to back from its start, whose decoded offset is the sum
+//! of the decoded sizes of the blocks before it: a BGZF member's trailer
+//! says its size (ISIZE, 4 bytes just before the next header, so on the page
+//! the walk touches anyway), a zstd frame's header may (Frame_Content_Size;
+//! `zstd --no-content-size` leaves it out: such a file is read whole,
+//! [`Whole::NoSizes`]). So its records get exactly the offsets a whole read
+//! gives. A single gzip member (or gzip that is not BGZF), a zstd file of
+//! one frame, bzip2 and xz are read whole and filtered.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -53,6 +61,10 @@ pub struct Window {
 pub enum Whole {
     /// A stream or a compressed file: no byte offsets to search.
     NotSeekable,
+    /// A zstd file searched for a job with offsets whose frames before the
+    /// range found do not all say their decoded size (`zstd
+    /// --no-content-size`): the range's decoded offset is unknown.
+    NoSizes,
     /// A probe at byte `at` found time `back_us` microseconds earlier than one
     /// before it: more than the slack.
     OutOfOrder { at: u64, back_us: i64 },
@@ -93,17 +105,29 @@ pub fn seek(
     sep: u8,
     time: &(dyn Fn(&[u8]) -> Option<i64> + Sync),
 ) -> Seeked {
-    seek_all(inputs, w, sep, time, false)
+    seek_all(inputs, w, sep, time, Blocks::No)
 }
 
-/// [`seek`], and with `blocks` the BGZF and multi-frame zstd files too (for
-/// a scan that decodes compressed files in parts: a job without offsets).
+/// Whether [`seek_all`] searches BGZF and multi-frame zstd files by block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocks {
+    /// No: they are read whole (a scan that cannot take a compressed range).
+    No,
+    /// Yes, for a job without offsets (decoded in parts).
+    Parts,
+    /// Yes, for a job with offsets too: a range is kept only where the
+    /// decoded offset of its start is known (BGZF members' ISIZE, zstd
+    /// frames' content sizes), so records get the offsets a whole read gives.
+    Offsets,
+}
+
+/// [`seek`], and with `blocks` the BGZF and multi-frame zstd files too.
 pub fn seek_all(
     inputs: &mut [Input],
     w: &Window,
     sep: u8,
     time: &(dyn Fn(&[u8]) -> Option<i64> + Sync),
-    blocks: bool,
+    blocks: Blocks,
 ) -> Seeked {
     let mut out = Seeked::default();
     for (i, inp) in inputs.iter_mut().enumerate() {
@@ -112,9 +136,12 @@ pub fn seek_all(
             Source::Compressed { path, size, codec } if inp.span.is_none() => {
                 let file = (path.clone(), *size, *codec);
                 inp.span = match blocks {
-                    true => seek_blocks(&mut out, i, file, w, (sep, time)),
-                    false => None,
+                    Blocks::No => None,
+                    _ => seek_blocks(&mut out, i, file.clone(), w, (sep, time)),
                 };
+                if blocks == Blocks::Offsets && !offsets_known(&mut out, i, &mut inp.span, &file) {
+                    continue;
+                }
                 // Only a file read whole for want of blocks (not one out of
                 // order) may be left out by its head.
                 let why = out.whole.last().filter(|(k, _)| *k == i);
@@ -126,7 +153,7 @@ pub fn seek_all(
                     out.whole.retain(|(k, _)| *k != i);
                     out.files_skipped += 1;
                     inp.span = Some((*size, *size));
-                } else if !blocks {
+                } else if blocks == Blocks::No {
                     out.whole.push((i, Whole::NotSeekable));
                 }
                 continue;
@@ -155,6 +182,27 @@ pub fn seek_all(
         }
     }
     out
+}
+
+/// For a job with offsets: whether the decoded offset of the start of the
+/// compressed range found for input `i` is known; if not, the range is
+/// dropped (the file is read whole) and the reason kept.
+fn offsets_known(
+    out: &mut Seeked,
+    i: usize,
+    span: &mut Option<(u64, u64)>,
+    (path, size, codec): &(std::path::PathBuf, u64, Codec),
+) -> bool {
+    let Some((a, b)) = *span else {
+        return true;
+    };
+    if b <= a || split::decoded_at(path, *codec, *size, a).is_some() {
+        return true;
+    }
+    *span = None;
+    out.skipped_compressed -= size - (b - a);
+    out.whole.push((i, Whole::NoSizes));
+    false
 }
 
 /// How records end and a record's time.

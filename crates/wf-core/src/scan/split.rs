@@ -20,7 +20,9 @@
 //! A single-member gzip file has no such cut and is read as a stream (one decoder
 //! thread, parsing on the workers). Every part keeps its own state until the end,
 //! so that the answer is the same at every thread count and part size. Jobs
-//! that need exact offsets ([`Job::offsets`]) are given whole streams instead.
+//! that need exact offsets ([`Job::offsets`]) are given whole streams instead;
+//! a compressed range of theirs (`--since`, `seek.rs`) one stream from the
+//! range's start at its decoded offset ([`open_range`], [`decoded_at`]).
 //!
 //! Damage: a gzip member that fails (bad data, CRC, a header that does not
 //! check out) is skipped up to the next member start that checks out, as
@@ -163,6 +165,132 @@ pub(super) fn is_range(path: &Path, codec: Codec, size: u64, (a, b): (u64, u64))
         }
     };
     a <= b && b <= size && start(a) && start(b)
+}
+
+/// The decoded offset of compressed offset `a`, a block or frame start: the
+/// sum of the decoded sizes of the blocks before it, walked from their
+/// headers. A BGZF member's trailer says its size (ISIZE, exact: at most
+/// 64 KiB); a zstd frame's header may (Frame_Content_Size). `None` if one
+/// does not (or the walk does not reach `a`).
+pub(super) fn decoded_at(path: &Path, codec: Codec, size: u64, a: u64) -> Option<u64> {
+    let map = map_file(path).ok()?;
+    let data = &map[..(size as usize).min(map.len())];
+    let (mut pos, mut dec) = (0usize, 0u64);
+    while (pos as u64) < a {
+        let h = &data[pos..];
+        let n = match codec {
+            Codec::Zstd => {
+                let n = zstd::zstd_safe::find_frame_compressed_size(h).ok()?;
+                dec += zstd::zstd_safe::get_frame_content_size(h).ok()??;
+                n
+            }
+            Codec::Gzip => {
+                let n = bgzf_size(h)?;
+                let t = h.get(n - 4..n)?;
+                dec += u64::from(u32::from_le_bytes(t.try_into().ok()?));
+                n
+            }
+            _ => return None,
+        };
+        pos += n.max(1);
+    }
+    (pos as u64 == a).then_some(dec)
+}
+
+/// A compressed range `[a, b)` at block or frame starts as one stream, for
+/// a job that needs offsets: the record begun before `a` is dropped (as the
+/// parts path does), the one begun before `b` finished. Returns the reader
+/// and the decoded offset of its first byte; `None` if that is unknown
+/// ([`decoded_at`]: the caller reads the file whole).
+pub(super) fn open_range(
+    path: &Path,
+    codec: Codec,
+    size: u64,
+    (a, b): (u64, u64),
+    sep: u8,
+    meter: Option<&Arc<Meter>>,
+) -> io::Result<Option<(Box<dyn Read>, u64)>> {
+    let Some(base) = decoded_at(path, codec, size, a) else {
+        return Ok(None);
+    };
+    let parts = Parts {
+        input: 0,
+        path: path.to_path_buf(),
+        codec,
+        size,
+        starts: vec![a],
+        bgzf: codec == Codec::Gzip,
+        range: (a, b),
+    };
+    let (body, _, _) = open_part(&parts, a, b, meter)?;
+    let mut r = Ranged {
+        body,
+        rest: None,
+        parts,
+        meter: meter.cloned(),
+        sep,
+        last: Some(sep),
+        done: false,
+    };
+    let mut dropped = 0u64;
+    if a > 0 {
+        // The end of a record begun before the range.
+        let mut byte = [0u8; 1];
+        while r.read(&mut byte)? == 1 {
+            dropped += 1;
+            if byte[0] == sep {
+                break;
+            }
+        }
+    }
+    Ok(Some((Box::new(r), base + dropped)))
+}
+
+/// The decoded bytes of a compressed range, then those of the blocks after
+/// it up to the end of the record begun in it.
+struct Ranged {
+    body: Box<dyn Read>,
+    /// The decoder past the range, once the range is done.
+    rest: Option<Box<dyn Read>>,
+    parts: Parts,
+    meter: Option<Arc<Meter>>,
+    sep: u8,
+    /// The last byte given (`sep` before the first).
+    last: Option<u8>,
+    done: bool,
+}
+
+impl Read for Ranged {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        if self.rest.is_none() {
+            let n = self.body.read(buf)?;
+            if n > 0 {
+                self.last = Some(buf[n - 1]);
+                return Ok(n);
+            }
+            let (b, size) = (self.parts.range.1, self.parts.size);
+            if self.last == Some(self.sep) || b >= size {
+                self.done = true;
+                return Ok(0);
+            }
+            let (rest, _, _) = open_part(&self.parts, b, size, self.meter.as_ref())?;
+            self.rest = Some(rest);
+        }
+        let n = self.rest.as_mut().map_or(Ok(0), |r| r.read(buf))?;
+        match memchr::memchr(self.sep, &buf[..n]) {
+            Some(p) => {
+                self.done = true;
+                Ok(p + 1)
+            }
+            None => {
+                self.done = n == 0;
+                Ok(n)
+            }
+        }
+    }
 }
 
 /// The file at `path`, mapped read-only.
@@ -1146,6 +1274,32 @@ mod tests {
                 assert!(got == want, "target {target}, {threads} threads");
             }
         }
+    }
+
+    /// The decoded offset of a frame start is the sum of the content sizes
+    /// of the frames before it; unknown if one before it lacks its size.
+    #[test]
+    fn decoded_at_sums_frame_content_sizes() {
+        let frame = |text: &[u8], sizes: bool| {
+            let mut c = zstd::bulk::Compressor::new(1).unwrap();
+            c.include_contentsize(sizes).unwrap();
+            c.compress(text).unwrap()
+        };
+        let (a, b, c) = (
+            frame(b"one\n", true),
+            frame(b"two two\n", true),
+            frame(b"3\n", false),
+        );
+        let data = [&a[..], &b[..], &c[..], &a[..]].concat();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&data).unwrap();
+        let (p, n) = (f.path(), data.len() as u64);
+        let at = |x: usize| decoded_at(p, Codec::Zstd, n, x as u64);
+        assert_eq!(at(0), Some(0));
+        assert_eq!(at(a.len()), Some(4));
+        assert_eq!(at(a.len() + b.len()), Some(12));
+        assert_eq!(at(a.len() + b.len() + c.len()), None, "no content size");
+        assert_eq!(at(1), None, "not a frame start");
     }
 
     #[test]

@@ -61,7 +61,9 @@ A time range on the log's own time (the `time` column of the Apache and nginx fo
 as `time >= X`, `time < X`, `BETWEEN` (X: TIMESTAMP '2026-11-27T10:00:00Z', \
 '2026-11-27T10:00Z'::timestamp, now() - INTERVAL '1 hour'), reads only the part of each file \
 that can hold it, found by binary search as `wf count --since` finds it (5 minutes of slack \
-for records written late); streams, compressed and out-of-order files are read whole. \
+for records written late), a BGZF or multi-frame zstd file by block (_offset as in a whole \
+read); streams, single-member gzip, zstd without frame content sizes and out-of-order files are \
+read whole. \
 EXPLAIN and --stats show the byte spans; WF_TIME_PUSHDOWN=0 turns it off.
 
 Lines that do not parse are not rows: --stats counts them and locates the first few (by byte \

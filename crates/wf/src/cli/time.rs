@@ -32,7 +32,10 @@ pub(crate) struct TimeArgs {
     /// now (`-1h`, `-30m`, `-7d`, `-90s`, `-2w`), `today` or `yesterday`
     /// (midnight UTC). A regular file is searched for the first byte to read,
     /// so a narrow window of a big log reads little of it (a BGZF or
-    /// multi-frame zstd file by block, for count and wf2; a rotated log
+    /// multi-frame zstd file by block, `wf report --since -1h access.log.gz`
+    /// too, with the failed lines' offsets of a whole read; a zstd file
+    /// without frame content sizes, `zstd --no-content-size`, and a single
+    /// gzip member are read whole, as --stats says; a rotated log
     /// outside the window is skipped after its head or tail, a gzip one
     /// newer than the window after its head); records without a
     /// time are left out (`--stats` counts them), and lines are held whole (up
@@ -296,9 +299,14 @@ impl TimeArgs {
             };
         };
         let time = move |r: &[u8]| format.time(r);
-        // BGZF and multi-frame zstd files are searched by block when the
-        // scan decodes them in parts (a job without offsets, no spooling).
-        let blocks = !job.offsets() && !opts.spool_streams;
+        // BGZF and multi-frame zstd files are searched by block (not when
+        // streams are spooled); for a job with offsets (`report`), where
+        // the decoded offset of the range found is known.
+        let blocks = match (opts.spool_streams, job.offsets()) {
+            (true, _) => seek::Blocks::No,
+            (false, true) => seek::Blocks::Offsets,
+            (false, false) => seek::Blocks::Parts,
+        };
         let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
         let extra = whole_read(&seeked, &inputs);
         let job = Window {
@@ -348,7 +356,7 @@ pub(crate) fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(Strin
     for (i, why) in &s.whole {
         let name = &inputs[*i].name;
         match why {
-            Whole::NotSeekable => streams += 1,
+            Whole::NotSeekable | Whole::NoSizes => streams += 1,
             Whole::OutOfOrder { at, back_us } => {
                 other += 1;
                 wf_core::warn!(
