@@ -175,3 +175,75 @@ fn a_signal_removes_the_spill_directory() {
         assert!(!dir.exists(), "{} left after signal {sig}", dir.display());
     }
 }
+
+/// Names in `dir`.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A log of `n` lines whose user agents are mostly distinct (a fifth are
+/// three common ones: a browser, another, a bot).
+fn many_agents(n: usize) -> String {
+    let common = [
+        "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15",
+    ];
+    let mut s = String::new();
+    for i in 0..n {
+        let c = i % 701;
+        let ua = match i % 5 {
+            0 => common[i % 3].to_string(),
+            1 => format!("Mozilla/5.0 (compatible; Bot{i}/1.0; +http://b{i}.example/)"),
+            _ => format!(
+                "Mozilla/5.0 (Windows NT 10.0) Chrome/{}.0.{i}.0 Safari/537.36",
+                100 + i % 30
+            ),
+        };
+        writeln!(
+            s,
+            "10.0.{}.{} - - [{:02}/Jun/2007:{:02}:00:00 -0700] \"GET /p/{} HTTP/1.1\" {} {} \"-\" \"{ua}\"",
+            c >> 8,
+            c & 255,
+            17 + i % 3,
+            i % 24,
+            i % 97,
+            [200, 404, 304][i % 3],
+            i % 5000,
+        )
+        .unwrap();
+    }
+    s
+}
+
+#[test]
+fn many_distinct_agents_spilled_give_the_same_report() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("agents.log");
+    std::fs::write(&log, many_agents(20_000)).unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let rows = ["--max-rows", "100000"];
+    let (want, err) = report(&[&rows[..], &["-j", "1"]].concat(), &log, &tmp);
+    assert!(!err.contains("spilled"), "spilled at the default: {err}");
+    for args in [
+        &["-j", "1", "--memory", "64K"][..],
+        &["-j", "2", "--memory", "200K", "--chunk-size", "16K"],
+        &["-j", "2", "--memory", "200K", "--bots", "exclude"],
+    ] {
+        let (got, err) = report(&[&rows[..], args].concat(), &log, &tmp);
+        assert!(err.contains("spilled to disk"), "{args:?}: no spill: {err}");
+        if args.contains(&"--bots") {
+            let (w, _) = report(&[&rows[..], &["--bots", "exclude"]].concat(), &log, &tmp);
+            assert!(got == w, "{args:?}: not the same report");
+        } else {
+            assert!(got == want, "{args:?}: not the same report");
+        }
+    }
+    assert_eq!(names(&tmp), Vec::<String>::new(), "spill files left");
+}
