@@ -76,12 +76,7 @@ pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
         wf_core::warn!("wf: {e}");
     }
     let code = print(&run.output);
-    // A --state file written while the report was made and printed.
-    let unsaved = super::state::finish_writes();
-    for e in &unsaved {
-        wf_core::warn!("wf: {e}");
-    }
-    let failed = code != ExitCode::SUCCESS || !run.errors.is_empty() || !unsaved.is_empty();
+    let failed = code != ExitCode::SUCCESS || !run.errors.is_empty();
     if args.stats {
         let mut st = RunStats::between(&u0, &Usage::now(), t0.elapsed(), run.bytes, opts.threads);
         st.records = run.records;

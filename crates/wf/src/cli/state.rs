@@ -160,12 +160,15 @@ impl StateRun<'_> {
         let mut merged = old_state.unwrap_or_else(|| job.new_state());
         let failed = !main.errors.is_empty();
         job.merge(&mut merged, main.state);
+        let mut unsaved = None;
         if failed {
             wf_core::warn!("wf: {name}: not updated (an input could not be read whole)");
         } else {
             let ends = |k: usize| read.iter().position(|&i| i == k).and_then(|j| main.ends[j]);
             let entries = resume.ledger(old, &inputs, &ends);
-            self.save(&job, &merged, settings, entries)?;
+            // A state that cannot be written fails the run (exit 2), but the
+            // report of what was read is still made and printed.
+            unsaved = self.save(&job, &merged, settings, entries).err();
         }
         let mut out = Scanned {
             state: merged,
@@ -177,6 +180,7 @@ impl StateRun<'_> {
             ends: vec![],
         };
         out.errors.extend(main.errors);
+        out.errors.extend(unsaved);
         if !tail_inputs.is_empty() {
             let tail = t.scan_inputs(again(), self.format, tail_inputs, vec![], o, None);
             job.merge(&mut out.state, tail.state);
@@ -200,12 +204,7 @@ impl StateRun<'_> {
 }
 
 /// Write `st` of `job` with its ledger to `path`, atomically (count, wf2,
-/// report and pangram's own state run). The state is encoded here; the
-/// file is written, synced and renamed on a thread of its own while the
-/// report is made and printed, and [`finish_writes`] waits for it before
-/// the exit status is decided (`cli::job::run`): on the 10 GiB bench's
-/// hourly run the two fsyncs alone were 12-17 ms of a 150 ms run
-/// (bench/results/incremental-2026-11-28d.txt).
+/// report and pangram's own state run).
 pub(crate) fn write_state<J: Partial>(
     path: &std::path::Path,
     job: &J,
@@ -214,41 +213,11 @@ pub(crate) fn write_state<J: Partial>(
     entries: Vec<Entry>,
 ) -> Result<(), InputError> {
     let ledger = state::write_ledger(&Ledger { settings, entries });
-    // Shared, not copied, with the thread (the write's own fallback needs it).
-    let bytes = std::sync::Arc::new(partial::encode_with(job, st, &BTreeSet::new(), &ledger));
-    let path = path.to_path_buf();
-    let write = move || {
-        state::write_atomic(&path, &bytes).map_err(|e| {
-            let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
-            InputError::new(path.display().to_string(), why).of_kind(e.kind())
-        })
-    };
-    match std::thread::Builder::new().spawn(write.clone()) {
-        Ok(h) => {
-            WRITES.lock().unwrap_or_else(|e| e.into_inner()).push(h);
-            Ok(())
-        }
-        Err(_) => write(),
-    }
-}
-
-type Write = std::thread::JoinHandle<Result<(), InputError>>;
-
-/// States being written (see [`write_state`]).
-static WRITES: std::sync::Mutex<Vec<Write>> = std::sync::Mutex::new(Vec::new());
-
-/// Wait for the states being written; the errors of those that failed.
-pub(crate) fn finish_writes() -> Vec<InputError> {
-    let pending = std::mem::take(&mut *WRITES.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut errors = Vec::new();
-    for h in pending {
-        match h.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => errors.push(e),
-            Err(p) => std::panic::resume_unwind(p),
-        }
-    }
-    errors
+    let bytes = partial::encode_with(job, st, &BTreeSet::new(), &ledger);
+    state::write_atomic(path, &bytes).map_err(|e| {
+        let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
+        InputError::new(path.display().to_string(), why).of_kind(e.kind())
+    })
 }
 
 /// The `--stats` lines of a state run: inputs continued, read from their
