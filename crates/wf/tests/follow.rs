@@ -12,7 +12,7 @@ use common::*;
 
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -186,6 +186,18 @@ fn write_rotating(
     done
 }
 
+/// A generated log (`size`, `seed`) in `n` pieces, and `tmp/logs/access.log`
+/// made of the first: (pieces, the logs' directory, the log).
+fn started_log(tmp: &Path, size: &str, seed: u64, n: usize) -> (Vec<Vec<u8>>, PathBuf, PathBuf) {
+    let src = fs::read(generated_log(tmp, size, "0.02", seed)).unwrap();
+    let dir = tmp.join("logs");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("access.log");
+    let parts = pieces(&src, seed, n);
+    append(&log, &parts[0]);
+    (parts, dir, log)
+}
+
 fn last_line(s: &str) -> &str {
     s.lines().last().unwrap_or("")
 }
@@ -193,12 +205,7 @@ fn last_line(s: &str) -> &str {
 #[test]
 fn count_and_wf2_follow_appends_and_rotations_to_a_fresh_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = fs::read(generated_log(tmp.path(), "120K", "0.02", 7)).unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
-    let log = dir.join("access.log");
-    let parts = pieces(&src, 7, 14);
-    append(&log, &parts[0]);
+    let (parts, dir, log) = started_log(tmp.path(), "120K", 7, 14);
     let l = log.to_str().unwrap();
     let common = ["--follow", "--interval", "100ms", "--json", "--stats"];
     let count = Following::start(&[&["count"], &common[..], &["-j", "2", l]].concat());
@@ -234,12 +241,7 @@ fn sorted_lines(text: &[u8]) -> Vec<&[u8]> {
 #[test]
 fn feed_follow_hands_every_record_on_once_whole() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = fs::read(generated_log(tmp.path(), "60K", "0.02", 8)).unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
-    let log = dir.join("access.log");
-    let parts = pieces(&src, 8, 12);
-    append(&log, &parts[0]);
+    let (parts, dir, log) = started_log(tmp.path(), "60K", 8, 12);
     let l = log.to_str().unwrap();
     let feed = Following::start(&[
         "feed",
@@ -381,12 +383,7 @@ fn read_pages(page: std::path::PathBuf, stop: Arc<std::sync::atomic::AtomicBool>
 fn report_follows_appends_and_rotations_as_json_lines_and_a_whole_page() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let tmp = tempfile::tempdir().unwrap();
-    let src = fs::read(generated_log(tmp.path(), "120K", "0.02", 9)).unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
-    let log = dir.join("access.log");
-    let parts = pieces(&src, 9, 14);
-    append(&log, &parts[0]);
+    let (parts, dir, log) = started_log(tmp.path(), "120K", 9, 14);
     let (l, page) = (log.to_str().unwrap(), tmp.path().join("live.html"));
     let common = ["report", "--follow", "--interval", "100ms", "--stats"];
     let json = Following::start(&[&common[..], &["--json", "-j", "2", l]].concat());
@@ -469,14 +466,9 @@ fn report_follow_refuses_stdin_state_and_memory() {
 #[test]
 fn a_name_rotated_twice_within_one_poll_loses_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = fs::read(generated_log(tmp.path(), "40K", "0.02", 9)).unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
-    let log = dir.join("access.log");
+    let (parts, dir, log) = started_log(tmp.path(), "40K", 9, 6);
     let at = |s: &str| dir.join(format!("access.log{s}"));
-    let parts = pieces(&src, 9, 6);
     append(&at(".9"), &parts[5]);
-    append(&log, &parts[0]);
     let l = log.to_str().unwrap();
     let args = [
         "count",

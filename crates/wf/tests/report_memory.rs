@@ -12,7 +12,7 @@ mod common;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use common::{generated_log, run, wf};
+use common::{generated_log, names, run, wf};
 use serde_json::Value;
 
 /// A log of `n` lines whose clients are mostly distinct (two lines each).
@@ -174,16 +174,6 @@ fn a_signal_removes_the_spill_directory() {
         assert_eq!(status.signal(), Some(sig), "{status:?}");
         assert!(!dir.exists(), "{} left after signal {sig}", dir.display());
     }
-}
-
-/// Names in `dir`.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// A log of `n` lines whose user agents are mostly distinct (a fifth are

@@ -34,16 +34,6 @@ fn small_csv(dir: &Path, n: usize) -> PathBuf {
     write(&dir.join("small.csv"), &s)
 }
 
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 /// Every regular file under `dir`, at any depth.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
