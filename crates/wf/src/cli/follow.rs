@@ -44,14 +44,15 @@ pub(crate) struct FollowArgs {
     /// page.html` rewrites the page whole, and the page reloads itself; `wf feed`
     /// hands the new lines to its workers as they come). logrotate's
     /// rotations are followed: a renamed file is read to its end, then the new
-    /// one from its start; a file truncated in place (copytruncate) is read
-    /// again from its start (said on stderr). A last line without its newline
+    /// one from its start (and a file the name held in between, if it was
+    /// rotated twice between two looks, whole); a file truncated in place
+    /// (copytruncate) is read again from its start (said on stderr). A last line without its newline
     /// waits for it (see --flush-after). SIGINT or SIGTERM stops it: the last
     /// report is printed, exit status 0. Files only (not stdin or pipes, which
     /// are read as they come without --follow); not with --state; compressed
     /// files and files in named directories are read, but only the files
     /// found at the start are followed, and compressed ones are read once;
-    /// count and wf2 keep the records of --since/--until. E.g. `wf wf2
+    /// every job keeps only the records of --since/--until. E.g. `wf wf2
     /// --follow /var/log/nginx/access.log`, `wf feed --follow app.log -- grep
     /// ERROR`.
     #[arg(long)]
