@@ -371,3 +371,61 @@ fn check_per_block(out: &[u8], err: &str, code: i32, want: &[u8]) {
     assert_eq!(stat(err, "records"), recs, "{err}");
     assert!(stat(err, "records outside the time range") > 0, "{err}");
 }
+
+/// A BGZF log (`bgzip`) is searched by block as a plain one is by offset:
+/// the workers get exactly the window's records, most compressed bytes are
+/// never read, and `--stats` names the block range read.
+#[test]
+fn bgzf_log_is_searched_by_block() {
+    if std::process::Command::new("bgzip")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipping: bgzip absent");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "b.log", "2M", "0.01");
+    let data = std::fs::read(&p).unwrap();
+    let gz = dir.path().join("b.log.gz");
+    let mut c = std::process::Command::new("bgzip");
+    c.args(["-c"]).arg(&p);
+    let o = c.output().unwrap();
+    assert!(o.status.success());
+    std::fs::write(&gz, &o.stdout).unwrap();
+    let t = times(&data);
+    let (lo, hi) = (t[t.len() / 2], t[t.len() / 2] + 240);
+    let want = reference(&data, lo, hi);
+    let (s, u) = (iso(lo), iso(hi));
+    for j in ["1", "3"] {
+        let args = ["-j", j, "--block", "8K", "--since", &s, "--until", &u];
+        let (out, err, code) = feed(&args, Some(&gz), None, TAG);
+        assert_eq!(code, 0, "{err}");
+        check_workers(&out, &want, &format!("bgzf -j {j}"));
+        let skipped = stat(&err, "compressed bytes skipped by the time search");
+        assert!(skipped > o.stdout.len() as u64 / 2, "{err}");
+        assert!(err.contains("b.log.gz: searched by block"), "{err}");
+    }
+    // A worker that stops after 5 records is reported from the decoded
+    // offset of the 6th: the block range's records carry their true offsets.
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for l in data.split_inclusive(|&c| c == b'\n') {
+        if naive_clf(l).is_some_and(|x| x >= lo && x < hi) {
+            starts.push(at);
+        }
+        at += l.len();
+    }
+    let script = "i=0; while [ $i -lt 5 ]; do read -r l; i=$((i+1)); done; exit 3";
+    let args = ["-j", "1", "--block", "1M", "--since", &s, "--until", &u];
+    let (_, err, code) = feed(&args, Some(&gz), None, script);
+    assert_eq!(code, 2, "{err}");
+    let missed = err
+        .split("never read: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{err}"));
+    let range = missed.split(" bytes ").nth(1).unwrap();
+    let from: usize = range.split("..").next().unwrap().parse().unwrap();
+    assert_eq!(from, starts[5], "{err}");
+}

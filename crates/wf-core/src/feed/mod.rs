@@ -41,8 +41,11 @@
 //!   by `scan::seek` as for `wf count`), so only it is read; every record
 //!   handed on is checked against the window in the feeding thread's copy,
 //!   and the failure reports map what a worker read back to input bytes
-//!   (records left out are not "never read"). Streams and compressed files
-//!   are read whole and filtered the same way. With `--per-block`, a block
+//!   (records left out are not "never read"). A BGZF or multi-frame zstd
+//!   file is searched by block (`Blocks::Offsets`): its block range is
+//!   decoded as one stream from its true decoded offset (`scan::split`), so
+//!   failure reports keep naming input offsets. Streams and other
+//!   compressed files are read whole and filtered the same way. With `--per-block`, a block
 //!   none of whose records is in the window starts no worker (on a stream
 //!   of 512 KiB in 4 KiB blocks with a one-minute window: 5 workers, not 125).
 //! - SIGINT/SIGTERM/SIGHUP: every worker's process group is terminated (killed

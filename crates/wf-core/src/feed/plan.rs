@@ -28,7 +28,7 @@ use crossbeam_channel as chan;
 use super::limit::Limit;
 use super::Ctl;
 use crate::scan::stream::{self, End, Polled, Refused};
-use crate::scan::{io_message, read_full_at, Input, Source};
+use crate::scan::{io_message, read_full_at, split, Input, Source};
 
 /// Where a block's bytes are.
 pub(crate) enum Data {
@@ -148,6 +148,21 @@ pub(crate) fn plan(
             },
             // A compressed file the time search left out (newer than the window).
             Source::Compressed { .. } if inp.span.is_some_and(|(a, b)| a >= b) => Ok(()),
+            // Its blocks or frames that can hold the window, from the decoded
+            // offset of the first (`scan::seek`, `Blocks::Offsets`).
+            Source::Compressed {
+                path, codec, size, ..
+            } if inp.span.is_some_and(|(_, b)| b != u64::MAX) => {
+                let span = inp.span.unwrap_or_default();
+                match split::open_range(path, *codec, *size, span, sep, None) {
+                    Ok(Some((r, base))) => p.decoded(i, r, base),
+                    Ok(None) => match crate::scan::decompress::open(path, *codec) {
+                        Ok(r) => p.decoded(i, r, 0),
+                        Err(e) => Err(e.into()),
+                    },
+                    Err(e) => Err(e.into()),
+                }
+            }
             Source::Stream { path: None, .. } => p.stdin(i),
             Source::Stream {
                 path: Some(path), ..
@@ -157,7 +172,7 @@ pub(crate) fn plan(
             },
             Source::Compressed { path, codec, .. } => {
                 match crate::scan::decompress::open(path, *codec) {
-                    Ok(r) => p.decoded(i, r),
+                    Ok(r) => p.decoded(i, r, 0),
                     Err(e) => Err(e.into()),
                 }
             }
@@ -290,23 +305,24 @@ impl Planner<'_> {
             Some(_) => Polled::eager(&f, &stop, 10),
             None => Polled::new(&f, &stop),
         };
-        self.blocks(input, &mut src)
+        self.blocks(input, &mut src, 0)
     }
 
-    /// A compressed file's decoded bytes, read like a stream; its reads never
-    /// wait on a writer, so a stop is noticed between blocks.
-    fn decoded(&mut self, input: usize, mut src: impl io::Read) -> Result<(), Fail> {
-        self.blocks(input, &mut src)
+    /// A compressed file's decoded bytes from decoded offset `base`, read
+    /// like a stream; its reads never wait on a writer, so a stop is noticed
+    /// between blocks.
+    fn decoded(&mut self, input: usize, mut src: impl io::Read, base: u64) -> Result<(), Fail> {
+        self.blocks(input, &mut src, base)
     }
 
-    /// A stream's blocks, records longer than `--max-record` dropped
-    /// ([`Limit`]) and named.
-    fn blocks(&mut self, input: usize, src: &mut dyn io::Read) -> Result<(), Fail> {
+    /// A stream's blocks (its first byte at input offset `base`), records
+    /// longer than `--max-record` dropped ([`Limit`]) and named.
+    fn blocks(&mut self, input: usize, src: &mut dyn io::Read, base: u64) -> Result<(), Fail> {
         let size = self.block.min(1 << 30) as usize;
         let pool = self.pool.clone();
         let ctl = self.ctl;
         let (mut src, dropped) = Limit::new(src, self.sep, self.max_record);
-        let at = |f: u64| dropped.lock().unwrap().input_offset(f);
+        let at = |f: u64| base + dropped.lock().unwrap().input_offset(f);
         // A read or decode error withholds the record it cut short: no worker
         // is given a record that is not in the input as it was.
         let cut = stream::Cut {
@@ -336,8 +352,8 @@ impl Planner<'_> {
             let why = why.clone();
             self.lost.push(Lost {
                 input,
-                from,
-                to,
+                from: base + from,
+                to: base + to,
                 why,
             });
         }

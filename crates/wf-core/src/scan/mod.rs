@@ -24,7 +24,7 @@ mod range;
 mod regions;
 pub mod seek;
 mod shared;
-mod split;
+pub(crate) mod split;
 pub mod state;
 pub(crate) mod stream;
 mod worker;

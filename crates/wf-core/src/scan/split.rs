@@ -172,7 +172,7 @@ pub(super) fn is_range(path: &Path, codec: Codec, size: u64, (a, b): (u64, u64))
 /// headers. A BGZF member's trailer says its size (ISIZE, exact: at most
 /// 64 KiB); a zstd frame's header may (Frame_Content_Size). `None` if one
 /// does not (or the walk does not reach `a`).
-pub(super) fn decoded_at(path: &Path, codec: Codec, size: u64, a: u64) -> Option<u64> {
+pub(crate) fn decoded_at(path: &Path, codec: Codec, size: u64, a: u64) -> Option<u64> {
     let map = map_file(path).ok()?;
     let data = &map[..(size as usize).min(map.len())];
     let (mut pos, mut dec) = (0usize, 0u64);
@@ -202,7 +202,7 @@ pub(super) fn decoded_at(path: &Path, codec: Codec, size: u64, a: u64) -> Option
 /// parts path does), the one begun before `b` finished. Returns the reader
 /// and the decoded offset of its first byte; `None` if that is unknown
 /// ([`decoded_at`]: the caller reads the file whole).
-pub(super) fn open_range(
+pub(crate) fn open_range(
     path: &Path,
     codec: Codec,
     size: u64,

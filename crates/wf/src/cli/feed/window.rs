@@ -4,7 +4,8 @@
 //! Why this shape: the search is the one `wf count --since` uses
 //! (`scan::seek`: a binary search over offsets with `--disorder` slack), so
 //! the feed's planner cuts blocks of the span only and the last hour of a
-//! month-long log reads about an hour's bytes. The records inside the slack,
+//! month-long log reads about an hour's bytes; a BGZF or multi-frame zstd
+//! file is searched by block the same way. The records inside the slack,
 //! and every record of an input read whole (streams, compressed files, files
 //! out of order), are filtered one by one where a block is handed to a
 //! worker (`wf_core::feed`, `keep.rs`), so every block stays a byte range of
@@ -35,10 +36,14 @@ pub(crate) fn narrow(
     sep: u8,
 ) -> Searched {
     let time = move |r: &[u8]| format.time(r);
-    let seeked = seek::seek(inputs, w, sep, &time);
+    let seeked = seek::seek_all(inputs, w, sep, &time, seek::Blocks::Offsets);
     let mut extra = vec![
         ("bytes skipped by the time search".into(), seeked.skipped),
         ("bytes read by the time search".into(), seeked.probed),
+        (
+            "compressed bytes skipped by the time search".into(),
+            seeked.skipped_compressed,
+        ),
         (
             "files skipped by the time search".into(),
             seeked.files_skipped,
@@ -73,7 +78,16 @@ fn describe(inp: &Input, whole: Option<&(usize, Whole)>) -> String {
         (_, Source::File { size, .. }, Some((a, b))) => {
             format!("searched, bytes {a}..{b} of {size} read ({} bytes)", b - a)
         }
-        (_, Source::Compressed { .. }, Some(_)) => "skipped (its head is after the window)".into(),
+        (Some(Whole::NoSizes), ..) => {
+            "read whole and filtered (compressed, frames without their sizes)".into()
+        }
+        (_, Source::Compressed { .. }, Some((a, b))) if b <= a => {
+            "skipped (its head is after the window)".into()
+        }
+        (_, Source::Compressed { size, .. }, Some((a, b))) if b != u64::MAX => {
+            format!("searched by block, compressed bytes {a}..{b} of {size} read")
+        }
+        (_, Source::Compressed { .. }, Some(_)) => "read whole and filtered (compressed)".into(),
         (_, Source::Compressed { .. }, None) => "read whole and filtered (compressed)".into(),
         _ => "read whole and filtered (a stream)".into(),
     };
