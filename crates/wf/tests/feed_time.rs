@@ -75,6 +75,19 @@ fn check_workers(out: &[u8], want: &[u8], what: &str) {
     );
 }
 
+/// Offsets in `data` of the records in `[lo, hi)` (by the plain parser).
+fn window_starts(data: &[u8], lo: i64, hi: i64) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for l in data.split_inclusive(|&c| c == b'\n') {
+        if naive_clf(l).is_some_and(|x| x >= lo && x < hi) {
+            starts.push(at);
+        }
+        at += l.len();
+    }
+    starts
+}
+
 /// Tag each line with the worker's number.
 const TAG: &str = r#"sed "s/^/$WF_WORKER /""#;
 
@@ -265,14 +278,7 @@ fn failed_worker_mid_window_is_reported_in_input_bytes() {
     let (lo, hi) = (t[t.len() / 2], t[t.len() / 2] + 600);
     let (s, u) = (iso(lo), iso(hi));
     // Offsets of the window's records in the file.
-    let mut starts = Vec::new();
-    let mut at = 0;
-    for l in data.split_inclusive(|&c| c == b'\n') {
-        if naive_clf(l).is_some_and(|x| x >= lo && x < hi) {
-            starts.push(at);
-        }
-        at += l.len();
-    }
+    let starts = window_starts(&data, lo, hi);
     assert!(starts.len() > 200);
     for (n, block) in [(3, "4K"), (150, "4K"), (150, "1M")] {
         // `read` takes one line at a time from a pipe, never more.
@@ -409,14 +415,7 @@ fn bgzf_log_is_searched_by_block() {
     }
     // A worker that stops after 5 records is reported from the decoded
     // offset of the 6th: the block range's records carry their true offsets.
-    let mut starts = Vec::new();
-    let mut at = 0;
-    for l in data.split_inclusive(|&c| c == b'\n') {
-        if naive_clf(l).is_some_and(|x| x >= lo && x < hi) {
-            starts.push(at);
-        }
-        at += l.len();
-    }
+    let starts = window_starts(&data, lo, hi);
     let script = "i=0; while [ $i -lt 5 ]; do read -r l; i=$((i+1)); done; exit 3";
     let args = ["-j", "1", "--block", "1M", "--since", &s, "--until", &u];
     let (_, err, code) = feed(&args, Some(&gz), None, script);

@@ -69,33 +69,17 @@ impl Keep {
 
     /// Whether `rec` (one record) is in the window; counted either way.
     pub(crate) fn keep(&mut self, rec: &[u8]) -> bool {
-        match self.filter.format.time(rec) {
-            Some(t) if t >= self.filter.since && t < self.filter.until => {
-                self.counts.kept += 1;
-                true
-            }
-            Some(_) => {
-                self.counts.outside += 1;
-                false
-            }
-            None => {
-                self.counts.untimed += 1;
-                false
-            }
-        }
+        judge(&self.filter, rec, &mut self.counts)
     }
 
     /// The counts of `data`'s records (whole records ending in `sep`) if
     /// none is in the window, `None` at the first one that is: a
     /// `--per-block` worker is not started for a block it would get nothing of.
     pub(crate) fn none_kept(&self, data: &[u8], sep: u8) -> Option<WindowCounts> {
-        let f = &self.filter;
         let mut c = WindowCounts::default();
         for rec in data.split_inclusive(|&b| b == sep) {
-            match f.format.time(rec) {
-                Some(t) if t >= f.since && t < f.until => return None,
-                Some(_) => c.outside += 1,
-                None => c.untimed += 1,
+            if judge(&self.filter, rec, &mut c) {
+                return None;
             }
         }
         Some(c)
@@ -128,6 +112,25 @@ impl Keep {
             at = end;
         }
         out
+    }
+}
+
+/// Whether `rec` is in `f`'s window, counted in `c` as kept, outside or
+/// without a time.
+fn judge(f: &TimeFilter, rec: &[u8], c: &mut WindowCounts) -> bool {
+    match f.format.time(rec) {
+        Some(t) if t >= f.since && t < f.until => {
+            c.kept += 1;
+            true
+        }
+        Some(_) => {
+            c.outside += 1;
+            false
+        }
+        None => {
+            c.untimed += 1;
+            false
+        }
     }
 }
 
