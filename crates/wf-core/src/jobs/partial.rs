@@ -22,6 +22,8 @@
 //! the bytes. [`VERSION`] changes whenever any job's payload changes.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::Job;
 
@@ -117,7 +119,10 @@ pub fn encode_with<J: Partial>(
     inputs: &BTreeSet<u64>,
     trailer: &[u8],
 ) -> Vec<u8> {
-    let mut w = Writer(Vec::with_capacity(1 << 12));
+    // Room for the trailer and the CRC after any payload a job reserves room
+    // for (`Writer::reserve`): else a 9.5 MB state grew, and was copied, for
+    // its last bytes.
+    let mut w = Writer(Vec::with_capacity(1 << 12), trailer.len() + 4);
     w.0.extend_from_slice(MAGIC);
     w.0.extend_from_slice(&VERSION.to_le_bytes());
     w.0.push(J::TAG);
@@ -198,7 +203,8 @@ pub fn open<J: Partial>(bytes: &[u8]) -> Result<Head<J>, PartialError> {
         let tag = body[6];
         return Err(PartialError::OtherJob { job, tag });
     }
-    let mut r = Reader { data: body, pos: 7 };
+    let mut r = Reader::new(body);
+    r.pos = 7;
     let read = |r: &mut Reader| -> Result<_, Damage> {
         let mut lists = [Vec::new(), Vec::new()];
         for list in &mut lists {
@@ -222,11 +228,23 @@ pub fn open<J: Partial>(bytes: &[u8]) -> Result<Head<J>, PartialError> {
 impl<J: Partial> Head<J> {
     /// The payload of `bytes` (those [`open`] checked) and the trailer after it.
     pub fn payload<'a>(&self, bytes: &'a [u8]) -> Result<(J::State, &'a [u8]), PartialError> {
-        let body = &bytes[..bytes.len() - 4];
-        let mut r = Reader {
-            data: body,
-            pos: self.at,
-        };
+        self.read(Reader::new(&bytes[..bytes.len() - 4]))
+    }
+
+    /// [`Head::payload`] of bytes a state may keep parts of without a copy
+    /// ([`Reader::shared_since`]: wf2's saved tables).
+    pub fn payload_shared<'a>(
+        &self,
+        bytes: &'a Arc<Vec<u8>>,
+    ) -> Result<(J::State, &'a [u8]), PartialError> {
+        let mut r = Reader::new(&bytes[..bytes.len() - 4]);
+        r.owner = Some(bytes);
+        self.read(r)
+    }
+
+    fn read<'a>(&self, mut r: Reader<'a>) -> Result<(J::State, &'a [u8]), PartialError> {
+        r.pos = self.at;
+        let body = r.data;
         let bad = |what, offset| PartialError::Damaged {
             job: J::NAME,
             what,
@@ -257,20 +275,20 @@ pub fn merge<J: Partial>(states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
     Ok(encode(&job, &acc, &inputs))
 }
 
-/// Where a payload is written.
+/// Where a payload is written (and the bytes to keep room for after it).
 #[derive(Default)]
-pub struct Writer(Vec<u8>);
+pub struct Writer(Vec<u8>, usize);
 
 impl Writer {
     /// An empty writer (for trailers, see [`encode_with`]).
     pub fn new() -> Self {
-        Writer(Vec::new())
+        Writer(Vec::new(), 0)
     }
 
     /// Room for `n` more bytes, so that a big state is not copied as its
     /// buffer doubles (pages reserved but not written cost nothing).
     pub fn reserve(&mut self, n: usize) {
-        self.0.reserve(n);
+        self.0.reserve(n + self.1);
     }
 
     /// The bytes written.
@@ -292,18 +310,50 @@ impl Writer {
         self.uint(b.len() as u64);
         self.0.extend_from_slice(b);
     }
+
+    /// Bytes already encoded (by another writer), as they are.
+    pub fn raw(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
 }
 
 /// Where a payload is read from; every read is bounds-checked.
 pub struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
+    /// What `data` is the start of, when a state may keep parts of it.
+    owner: Option<&'a Arc<Vec<u8>>>,
 }
 
 impl<'a> Reader<'a> {
     /// A reader of `data` from its start (for trailers, see [`decode_with`]).
     pub fn new(data: &'a [u8]) -> Self {
-        Reader { data, pos: 0 }
+        Reader {
+            data,
+            pos: 0,
+            owner: None,
+        }
+    }
+
+    /// The bytes read since `pos`, as the bytes they are part of and their
+    /// range there, when they can be kept without a copy.
+    pub fn shared_since(&self, pos: usize) -> Option<(Arc<Vec<u8>>, Range<usize>)> {
+        self.owner.map(|o| (o.clone(), pos..self.pos))
+    }
+
+    /// Where the next read starts (for [`Reader::since`]).
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes read since `pos` (an earlier [`Reader::pos`]), as they are.
+    pub fn since(&self, pos: usize) -> &'a [u8] {
+        &self.data[pos..self.pos]
+    }
+
+    /// Moves to `pos` (at most the end), as if what lies before it was read.
+    pub fn skip_to(&mut self, pos: usize) {
+        self.pos = pos.min(self.data.len());
     }
 
     /// Bytes not read yet.

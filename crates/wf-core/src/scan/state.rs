@@ -218,14 +218,15 @@ pub enum StateError {
 pub struct Loaded<J> {
     pub ledger: Ledger,
     head: Head<J>,
-    bytes: Vec<u8>,
+    /// Shared: a state may keep parts of it (wf2's saved tables).
+    bytes: std::sync::Arc<Vec<u8>>,
 }
 
 impl<J: Partial> Loaded<J> {
     /// The job's state. A state of the first ledger layout was decoded once
     /// already to find its ledger; it is decoded again here.
     pub fn state(&self) -> Result<J::State, StateError> {
-        let (st, trailer) = self.head.payload(&self.bytes)?;
+        let (st, trailer) = self.head.payload_shared(&self.bytes)?;
         match ledger_at_end(&self.bytes[..self.bytes.len() - 4]) {
             Some(l) if l.len() != trailer.len() => {
                 let offset = self.bytes.len() - 4 - trailer.len();
@@ -258,7 +259,7 @@ pub fn load<J: Partial>(
     Ok(Some(Loaded {
         ledger,
         head,
-        bytes,
+        bytes: std::sync::Arc::new(bytes),
     }))
 }
 
