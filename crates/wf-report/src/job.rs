@@ -14,8 +14,11 @@ use std::sync::Arc;
 
 use wf_core::jobs::{Chunk, Job};
 use wf_formats::arrow_array::cast::AsArray;
+use wf_formats::arrow_array::types::ArrowPrimitiveType;
 use wf_formats::arrow_array::types::{Int64Type, TimestampMicrosecondType};
-use wf_formats::arrow_array::{Array, ArrayRef};
+use wf_formats::arrow_array::{
+    Array, ArrayRef, Int64Array, PrimitiveArray, StringViewArray, TimestampMicrosecondArray,
+};
 use wf_formats::bytemap::ByteMap;
 use wf_formats::{Columns, Format, Kind, Parser};
 
@@ -221,6 +224,8 @@ pub struct ReportState {
     /// human, 2 a bot (one classification per distinct agent and thread).
     bot_of: Vec<u8>,
     agents: Option<AgentCache>,
+    /// The last log time's date and zone (`rules::local_offset`).
+    zones: rules::ZoneCache,
     pub acc: Acc,
 }
 
@@ -235,6 +240,7 @@ impl Job for ReportJob {
             spans: Vec::with_capacity(BATCH),
             bot_of: Vec::new(),
             agents: None,
+            zones: rules::ZoneCache::default(),
             acc: Acc::default(),
         }
     }
@@ -279,31 +285,46 @@ impl Job for ReportJob {
     }
 }
 
-/// The columns of one batch, typed.
+/// The columns of one batch, each cast to its type once a batch (a cast a
+/// value was eight `Any` downcasts a row).
 struct Batch<'a> {
-    arrays: &'a [ArrayRef],
-    cols: Cols,
+    client: &'a StringViewArray,
+    request: &'a StringViewArray,
+    status: &'a Int64Array,
+    time: Option<&'a TimestampMicrosecondArray>,
+    bytes: Option<&'a Int64Array>,
+    referrer: Option<&'a StringViewArray>,
+    agent: Option<&'a StringViewArray>,
+    vhost: Option<&'a StringViewArray>,
 }
 
-impl Batch<'_> {
-    fn text(&self, col: usize, row: usize) -> Option<&[u8]> {
-        let a = self.arrays[col].as_string_view();
-        (!a.is_null(row)).then(|| a.value(row).as_bytes())
+impl<'a> Batch<'a> {
+    fn new(arrays: &'a [ArrayRef], c: Cols) -> Self {
+        let text = |i: usize| arrays[i].as_string_view();
+        let int = |i: usize| arrays[i].as_primitive::<Int64Type>();
+        Batch {
+            client: text(c.client),
+            request: text(c.request),
+            status: int(c.status),
+            time: c
+                .time
+                .map(|i| arrays[i].as_primitive::<TimestampMicrosecondType>()),
+            bytes: c.bytes.map(int),
+            referrer: c.referrer.map(text),
+            agent: c.agent.map(text),
+            vhost: c.vhost.map(text),
+        }
     }
+}
 
-    fn int(&self, col: usize, row: usize) -> Option<i64> {
-        let a = self.arrays[col].as_primitive::<Int64Type>();
-        (!a.is_null(row)).then(|| a.value(row))
-    }
+/// Row `row` of a text column, unless null.
+fn text(a: &StringViewArray, row: usize) -> Option<&[u8]> {
+    (!a.is_null(row)).then(|| a.value(row).as_bytes())
+}
 
-    fn time(&self, col: usize, row: usize) -> Option<i64> {
-        let a = self.arrays[col].as_primitive::<TimestampMicrosecondType>();
-        (!a.is_null(row)).then(|| a.value(row))
-    }
-
-    fn opt_text(&self, col: Option<usize>, row: usize) -> Option<&[u8]> {
-        col.and_then(|c| self.text(c, row))
-    }
+/// Row `row` of a primitive column, unless null.
+fn value<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, row: usize) -> Option<T::Native> {
+    (!a.is_null(row)).then(|| a.value(row))
 }
 
 /// One valid request, as read from a row.
@@ -371,10 +392,7 @@ impl ReportJob {
     /// Counts the rows parsed so far.
     fn flush(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let (arrays, rows) = st.columns.take();
-        let batch = Batch {
-            arrays: &arrays,
-            cols: self.cols,
-        };
+        let batch = Batch::new(&arrays, self.cols);
         let mut spans = std::mem::take(&mut st.spans);
         for (row, &(s, e)) in spans.iter().enumerate().take(rows) {
             if chunk.data[s] == b'#' {
@@ -382,7 +400,7 @@ impl ReportJob {
                 st.acc.skipped += 1;
                 continue;
             }
-            let Some(hit) = self.hit(&batch, row, &chunk.data[s..e]) else {
+            let Some(hit) = self.hit(&batch, row, &chunk.data[s..e], &mut st.zones) else {
                 st.acc.fail(chunk.input, chunk.offset + s as u64);
                 continue;
             };
@@ -405,13 +423,18 @@ impl ReportJob {
 
     /// The row's request, or `None` for a line GoAccess calls failed (no
     /// valid status, a format with a time and no valid time in the line).
-    fn hit<'a>(&self, b: &'a Batch<'_>, row: usize, record: &[u8]) -> Option<Hit<'a>> {
-        let c = b.cols;
-        let status = b.int(c.status, row).filter(|&s| rules::valid_status(s))? as u16;
-        let time = match c.time {
+    fn hit<'a>(
+        &self,
+        b: &Batch<'a>,
+        row: usize,
+        record: &[u8],
+        zones: &mut rules::ZoneCache,
+    ) -> Option<Hit<'a>> {
+        let status = value(b.status, row).filter(|&s| rules::valid_status(s))? as u16;
+        let time = match b.time {
             Some(t) => {
-                let utc = b.time(t, row)?;
-                Some((utc, rules::local_offset(record, utc)))
+                let utc = value(t, row)?;
+                Some((utc, rules::local_offset(record, utc, zones)))
             }
             None => None,
         };
@@ -419,18 +442,19 @@ impl ReportJob {
             Some((utc, off)) => (utc + off * 1_000_000).div_euclid(MICROS_PER_HOUR),
             None => NO_TIME,
         };
+        let opt_text = |a: Option<&'a StringViewArray>| a.and_then(|a| text(a, row));
         Some(Hit {
             line: Line {
-                client: b.text(c.client, row).unwrap_or(b"-"),
-                request: b.text(c.request, row).unwrap_or(b"-"),
+                client: text(b.client, row).unwrap_or(b"-"),
+                request: text(b.request, row).unwrap_or(b"-"),
                 status,
-                bytes: c.bytes.and_then(|x| b.int(x, row)).unwrap_or(0).max(0) as u64,
+                bytes: b.bytes.and_then(|x| value(x, row)).unwrap_or(0).max(0) as u64,
                 hour,
-                referrer: b.opt_text(c.referrer, row),
-                vhost: b.opt_text(c.vhost, row),
+                referrer: opt_text(b.referrer),
+                vhost: opt_text(b.vhost),
             },
             time,
-            agent: b.opt_text(c.agent, row),
+            agent: opt_text(b.agent),
         })
     }
 }
