@@ -213,8 +213,9 @@ pub(crate) fn write_state<J: Partial>(
     entries: Vec<Entry>,
 ) -> Result<(), InputError> {
     let ledger = state::write_ledger(&Ledger { settings, entries });
-    let bytes = partial::encode_with(job, st, &BTreeSet::new(), &ledger);
-    state::write_atomic(path, &bytes).map_err(|e| {
+    // Written as it is encoded: never whole in memory.
+    let encode = |f: &mut std::fs::File| partial::encode_to(job, st, &BTreeSet::new(), &ledger, f);
+    state::write_atomic_with(path, encode).map_err(|e| {
         let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
         InputError::new(path.display().to_string(), why).of_kind(e.kind())
     })
