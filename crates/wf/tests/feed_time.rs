@@ -75,6 +75,17 @@ fn check_workers(out: &[u8], want: &[u8], what: &str) {
     );
 }
 
+/// What a failed worker's message says was never read ("PATH bytes A..B"),
+/// and A: the input offset of the first record not consumed.
+fn never_read_from(err: &str) -> (&str, usize) {
+    let missed = err
+        .split("never read: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{err}"));
+    let range = missed.split(" bytes ").nth(1).unwrap();
+    (missed, range.split("..").next().unwrap().parse().unwrap())
+}
+
 /// Offsets in `data` of the records in `[lo, hi)` (by the plain parser).
 fn window_starts(data: &[u8], lo: i64, hi: i64) -> Vec<usize> {
     let mut starts = Vec::new();
@@ -292,12 +303,7 @@ fn failed_worker_mid_window_is_reported_in_input_bytes() {
         assert!(out == first_n.concat(), "{what}: not the first {n} records");
         assert!(err.contains("worker 0 (pid"), "{what}: {err}");
         assert!(err.contains("exited with status 3"), "{what}: {err}");
-        let missed = err
-            .split("never read: ")
-            .nth(1)
-            .unwrap_or_else(|| panic!("{what}: {err}"));
-        let range = missed.split(" bytes ").nth(1).unwrap();
-        let from: usize = range.split("..").next().unwrap().parse().unwrap();
+        let (missed, from) = never_read_from(&err);
         assert_eq!(from, starts[n], "{what}: {err}");
         assert!(missed.starts_with(&*p.to_string_lossy()), "{what}: {err}");
         // What it was given lies inside the span the search found.
@@ -420,11 +426,5 @@ fn bgzf_log_is_searched_by_block() {
     let args = ["-j", "1", "--block", "1M", "--since", &s, "--until", &u];
     let (_, err, code) = feed(&args, Some(&gz), None, script);
     assert_eq!(code, 2, "{err}");
-    let missed = err
-        .split("never read: ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{err}"));
-    let range = missed.split(" bytes ").nth(1).unwrap();
-    let from: usize = range.split("..").next().unwrap().parse().unwrap();
-    assert_eq!(from, starts[5], "{err}");
+    assert_eq!(never_read_from(&err).1, starts[5], "{err}");
 }

@@ -30,8 +30,7 @@ fn wf_run(job: &str, args: &[&str], dir: &Path) -> (String, String, bool) {
 fn pieces_and_rotations_equal_a_fresh_run() {
     let tmp = tempfile::tempdir().unwrap();
     let src = fs::read(generated_log(tmp.path(), "240K", "0.02", 39)).unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
+    let dir = logs_dir(tmp.path());
     let log = dir.join("access.log");
     let states = [tmp.path().join("count.state"), tmp.path().join("wf2.state")];
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(39);
@@ -68,8 +67,7 @@ fn pieces_and_rotations_equal_a_fresh_run() {
 fn a_run_reads_only_what_was_added() {
     let tmp = tempfile::tempdir().unwrap();
     let src = fs::read(generated_log(tmp.path(), "200K", "0", 5)).unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
+    let dir = logs_dir(tmp.path());
     let log = dir.join("access.log");
     let state = tmp.path().join("s");
     let s = state.to_str().unwrap();
@@ -95,8 +93,7 @@ fn a_run_reads_only_what_was_added() {
 #[test]
 fn a_gone_file_stays_counted_and_is_said_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
+    let dir = logs_dir(tmp.path());
     append(&dir.join("a.log"), b"one\ntwo\n");
     append(&dir.join("b.log"), b"three\n");
     let state = tmp.path().join("s");
@@ -128,9 +125,15 @@ fn refused(job: &str, args: &[&str], dir: &Path, state: &Path, what: &str) {
     assert_eq!(fs::read(state).ok(), before, "the state file changed");
 }
 
-fn made_state(tmp: &Path) -> (PathBuf, PathBuf) {
+/// A new directory `logs` in `tmp`.
+fn logs_dir(tmp: &Path) -> PathBuf {
     let dir = tmp.join("logs");
     fs::create_dir(&dir).unwrap();
+    dir
+}
+
+fn made_state(tmp: &Path) -> (PathBuf, PathBuf) {
+    let dir = logs_dir(tmp);
     fs::copy(generated_log(tmp, "20K", "0", 3), dir.join("access.log")).unwrap();
     let state = tmp.join("count.state");
     let (_, err, ok) = wf_run("count", &["--state", state.to_str().unwrap()], &dir);
@@ -195,13 +198,11 @@ fn a_stream_is_refused() {
 }
 
 /// A state that cannot be written (its directory is gone): the report is
-/// still printed, the failure named on stderr, exit status 2 (the state is
-/// written on a thread while the report is made; wf waits for it).
+/// still printed, the failure named on stderr, exit status 2.
 #[test]
 fn a_state_that_cannot_be_written_is_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("logs");
-    fs::create_dir(&dir).unwrap();
+    let dir = logs_dir(tmp.path());
     append(&dir.join("a.log"), b"one\ntwo\n");
     let state = tmp.path().join("gone").join("s.state");
     let s = state.to_str().unwrap();

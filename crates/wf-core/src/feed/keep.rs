@@ -15,6 +15,7 @@
 //! for any worker.
 
 use crate::jobs::time::TimeFormat;
+use crate::jobs::window;
 
 /// The window: records whose time is in `[since, until)` (microseconds).
 #[derive(Debug, Clone, Copy)]
@@ -118,20 +119,10 @@ impl Keep {
 /// Whether `rec` is in `f`'s window, counted in `c` as kept, outside or
 /// without a time.
 fn judge(f: &TimeFilter, rec: &[u8], c: &mut WindowCounts) -> bool {
-    match f.format.time(rec) {
-        Some(t) if t >= f.since && t < f.until => {
-            c.kept += 1;
-            true
-        }
-        Some(_) => {
-            c.outside += 1;
-            false
-        }
-        None => {
-            c.untimed += 1;
-            false
-        }
-    }
+    let window = (f.since, f.until);
+    let kept = window::judge(f.format.time(rec), window, &mut c.outside, &mut c.untimed);
+    c.kept += kept as u64;
+    kept
 }
 
 /// How many input bytes of a block a worker consumed, given `rel`: how many

@@ -127,7 +127,7 @@ pub fn encode_with<J: Partial>(
         room: trailer.len() + 4,
         sink: None,
     };
-    write_all(&mut w, job, st, inputs, trailer);
+    write_body(&mut w, job, st, inputs, trailer);
     let crc = crc32fast::hash(&w.buf);
     w.buf.extend_from_slice(&crc.to_le_bytes());
     w.buf
@@ -152,7 +152,7 @@ pub fn encode_to<J: Partial>(
             error: None,
         }),
     };
-    write_all(&mut w, job, st, inputs, trailer);
+    write_body(&mut w, job, st, inputs, trailer);
     w.flush();
     let sink = w.sink.take().expect("a sink was given");
     match sink.error {
@@ -162,7 +162,7 @@ pub fn encode_to<J: Partial>(
 }
 
 /// Everything an encoding holds before its CRC.
-fn write_all<J: Partial>(
+fn write_body<J: Partial>(
     w: &mut Writer,
     job: &J,
     st: &J::State,

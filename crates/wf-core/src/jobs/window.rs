@@ -27,6 +27,23 @@ pub struct Window<J, F> {
     pub time: F,
 }
 
+/// Whether a record of time `t` lies in `window` (`[since, until)`); one
+/// that does not is counted in `outside` (a time out of range) or `untimed`
+/// (no time). Also `feed`'s judge of a record.
+pub fn judge(t: Option<i64>, window: (i64, i64), outside: &mut u64, untimed: &mut u64) -> bool {
+    match t {
+        Some(t) => {
+            let kept = t >= window.0 && t < window.1;
+            *outside += !kept as u64;
+            kept
+        }
+        None => {
+            *untimed += 1;
+            false
+        }
+    }
+}
+
 /// The inner job's state and the records it was not given.
 #[derive(Debug, Default, Clone)]
 pub struct WindowState<S> {
@@ -39,17 +56,8 @@ pub struct WindowState<S> {
 
 impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Window<J, F> {
     fn keep(&self, st: &mut WindowState<J::State>, rec: &[u8]) -> bool {
-        match (self.time)(rec) {
-            Some(t) if t >= self.since && t < self.until => true,
-            Some(_) => {
-                st.outside += 1;
-                false
-            }
-            None => {
-                st.untimed += 1;
-                false
-            }
-        }
+        let window = (self.since, self.until);
+        judge((self.time)(rec), window, &mut st.outside, &mut st.untimed)
     }
 
     /// Hand `data[from..to]` (whole records) to the inner job.

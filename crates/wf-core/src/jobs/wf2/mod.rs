@@ -1280,10 +1280,9 @@ impl Wf2 {
                 nf.push(k, v.not_found);
             }
         }
-        let mut clients = 0;
+        let clients = m[saved::CLIENTS].len;
         let mut by_client = Top::new(top_n);
         for (k, v) in saved::merged(saved, saved::CLIENTS, &st.clients, &m[saved::CLIENTS]) {
-            clients += 1;
             by_client.push(k, v);
         }
         let refs = saved::merged(saved, saved::REFS, &st.refs, &m[saved::REFS]);
