@@ -30,7 +30,7 @@
 //! of everything the files hold now.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -291,14 +291,9 @@ fn check_settings<J: Partial>(
     }
 }
 
-/// Write `bytes` to `path` atomically: a temporary file beside it, synced,
+/// Write what `write` writes to `path` atomically: a temporary file beside it, synced,
 /// renamed over it, and the directory synced, so a crash leaves the old
 /// state or the new one, never a mix.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_with(path, |f| f.write_all(bytes))
-}
-
-/// [`write_atomic`] of what `write` writes to the temporary file.
 pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<()>,
@@ -619,6 +614,7 @@ pub fn last_record_end(f: &File, from: u64, size: u64, sep: u8) -> io::Result<u6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn entry(name: &str, offset: u64) -> Entry {
         Entry {
