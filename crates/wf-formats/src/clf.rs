@@ -400,27 +400,27 @@ impl RowParser for LogRows {
         let (step, conv, part) = self.of[col];
         let (s, e) = self.spans[step];
         let v = &record[s..e];
-        let typed = |x: Option<i64>, f: fn(i64) -> Value<'r>| x.map_or(Value::Null, f);
         match conv {
             Conv::Str => Value::Text(v),
+            Conv::Request if part == 3 => Value::Text(v),
             Conv::Request => match (part, split_request(v)) {
-                (3, _) => Value::Text(v),
                 (_, None) => Value::Null,
                 (0, Some((a, _))) => Value::Text(&v[..a]),
                 (1, Some((a, b))) => Value::Text(&v[a + 1..b]),
                 (_, Some((_, b))) => Value::Text(&v[b + 1..]),
             },
-            Conv::Int => typed(value_of(v, columns::parse_int), Value::Int),
+            Conv::Int => value_of(v, columns::parse_int).map_or(Value::Null, Value::Int),
             Conv::Float => value_of(v, columns::parse_float).map_or(Value::Null, Value::Float),
             Conv::LenientFloat => columns::parse_float(v).map_or(Value::Null, Value::Float),
-            Conv::Clf { .. } => typed(value_of(v, parse_clf), Value::Time),
-            Conv::Iso => typed(value_of(v, parse_iso), Value::Time),
+            Conv::Clf { .. } => value_of(v, parse_clf).map_or(Value::Null, Value::Time),
+            Conv::Iso => value_of(v, parse_iso).map_or(Value::Null, Value::Time),
             Conv::Skip => Value::Null,
         }
     }
 }
 
 /// A typed value as [`converted`] reads it, not counted.
+#[inline(always)]
 fn value_of<T>(v: &[u8], parse: impl Fn(&[u8]) -> Option<T>) -> Option<T> {
     if v == b"-" || v.is_empty() {
         return None;

@@ -38,7 +38,7 @@ impl Pairs {
         if self.fresh.is_empty() {
             return;
         }
-        self.fresh.sort_unstable();
+        radsort::sort(&mut self.fresh);
         self.fresh.dedup();
         if self.sorted.is_empty() {
             std::mem::swap(&mut self.sorted, &mut self.fresh);
