@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Time shell commands side by side: interleaved runs, medians and ratios.
 
-usage: compare.py [--runs N] [--warmup N] [--cold FILE]... [--cold-list LIST] NAME=COMMAND ...
+usage: compare.py [--runs N] [--warmup N] [--cold FILE]... [--cold-list LIST]
+                  [--warm FILE]... [--prepare CMD] NAME=COMMAND ...
 
 Runs every command once per round (interleaved, so a noisy neighbour hurts all
 of them alike), --runs rounds, after --warmup untimed rounds. Prints min, median
@@ -19,6 +20,10 @@ timed run, so that a warm run is warm: this VM's host reclaims page cache
 during long runs of other commands (a 96 s GoAccess run beside `wf report` left
 wf's log partly evicted: wf took 4.19 s there, with twice the system time,
 against 2.96 s in the same pass's warm section, report-2026-11-28-quiet.txt).
+
+With --prepare CMD, CMD runs (untimed, through `bash -c`) before every run of
+every command, as hyperfine's --prepare: to restore a file a command changes
+(the hourly `--state` run starts from a copy of the same state each time).
 
 Cold runs are primed (--prime, on by default): after the eviction, a child
 process writes and frees memory (three times the cold files' size, at most half
@@ -84,6 +89,7 @@ def main():
         default="auto",
         help="MiB written and freed before each cold run (auto: 3x the cold files, 0: off)",
     )
+    ap.add_argument("--prepare", default=None, help="run (untimed) before every run")
     ap.add_argument("--json", default=None, help="also write results to this file")
     ap.add_argument("cmds", nargs="+")
     a = ap.parse_args()
@@ -108,6 +114,8 @@ def main():
             prime(prime_bytes)
         for f in a.warm:
             read_whole(f)
+        if a.prepare and subprocess.run(["bash", "-c", a.prepare]).returncode != 0:
+            sys.exit(f"--prepare failed: {a.prepare}")
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         r = subprocess.run(["bash", "-c", cmd], stdout=subprocess.DEVNULL)

@@ -32,7 +32,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::inputs::{Input, Source};
 use super::read_full_at;
@@ -219,7 +219,7 @@ pub struct Loaded<J> {
     pub ledger: Ledger,
     head: Head<J>,
     /// Shared: a state may keep parts of it (wf2's saved tables).
-    bytes: std::sync::Arc<Vec<u8>>,
+    bytes: partial::Shared,
 }
 
 impl<J: Partial> Loaded<J> {
@@ -227,9 +227,10 @@ impl<J: Partial> Loaded<J> {
     /// already to find its ledger; it is decoded again here.
     pub fn state(&self) -> Result<J::State, StateError> {
         let (st, trailer) = self.head.payload_shared(&self.bytes)?;
-        match ledger_at_end(&self.bytes[..self.bytes.len() - 4]) {
+        let bytes = (*self.bytes).as_ref();
+        match ledger_at_end(&bytes[..bytes.len() - 4]) {
             Some(l) if l.len() != trailer.len() => {
-                let offset = self.bytes.len() - 4 - trailer.len();
+                let offset = bytes.len() - 4 - trailer.len();
                 let (job, what) = (J::NAME, Damage::LeftOver);
                 Err(PartialError::Damaged { job, what, offset }.into())
             }
@@ -245,22 +246,40 @@ pub fn load<J: Partial>(
     job: &J,
     settings: &Settings,
 ) -> Result<Option<Loaded<J>>, StateError> {
-    let bytes = match std::fs::read(path) {
+    let shared = match read_shared(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(StateError::Read(e)),
     };
-    let head = partial::open::<J>(&bytes)?;
+    let bytes = (*shared).as_ref();
+    let head = partial::open::<J>(bytes)?;
     let ledger = match ledger_at_end(&bytes[..bytes.len() - 4]) {
         Some(l) => read_ledger(l)?,
-        None => read_ledger(head.payload(&bytes)?.1)?,
+        None => read_ledger(head.payload(bytes)?.1)?,
     };
     check_settings(&head.job, job, &ledger, settings)?;
     Ok(Some(Loaded {
         ledger,
         head,
-        bytes: std::sync::Arc::new(bytes),
+        bytes: shared,
     }))
+}
+
+/// The state file's bytes, mapped: a copy into a fresh buffer was a third of
+/// the cost of reading a 9.5 MB state (2,300 page faults, 2.8 us each on the
+/// bench VM, and the copy; perf). A state is replaced by a rename, never
+/// written in place, so the mapping stays the old file's; an empty file is
+/// read (it cannot be mapped, and is refused as damaged).
+fn read_shared(path: &Path) -> std::io::Result<partial::Shared> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(std::sync::Arc::new(Vec::new()));
+    }
+    // SAFETY: the map is read only; wf replaces state files by rename and
+    // never truncates one (a file truncated by another process while mapped
+    // would fault, as any mapped input would).
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(std::sync::Arc::new(map))
 }
 
 /// Refuse a state made with other settings than this run's, naming each.
@@ -298,6 +317,17 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_unsynced(path, write)?.commit()
+}
+
+/// [`write_atomic_with`] up to the sync: the new state is written beside
+/// `path`, and [`Unsynced::commit`] makes it durable and renames it over
+/// `path` (the state at `path` stays the old one until then; dropped, the
+/// new one is removed).
+pub fn write_unsynced(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<Unsynced> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -306,14 +336,32 @@ pub fn write_atomic_with(
         .prefix(".wf-state")
         .tempfile_in(dir)?;
     write(tmp.as_file_mut())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    // The rename is durable once the directory is synced (best effort: some
-    // file systems refuse to sync a directory).
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    Ok(Unsynced {
+        tmp,
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// A state written beside its file, not yet synced nor renamed over it.
+pub struct Unsynced {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+    dir: PathBuf,
+}
+
+impl Unsynced {
+    /// Sync the new state, rename it over the old one, sync the directory.
+    pub fn commit(self) -> io::Result<()> {
+        self.tmp.as_file().sync_all()?;
+        self.tmp.persist(&self.path).map_err(|e| e.error)?;
+        // The rename is durable once the directory is synced (best effort:
+        // some file systems refuse to sync a directory).
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// What became of one input.

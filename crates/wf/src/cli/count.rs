@@ -86,6 +86,8 @@ impl JobCmd for CountArgs {
             Ok(out) => out,
             Err(e) => return JobRun::failed(e),
         };
+        let mut errors = out.errors;
+        state::settle(&mut errors, out.pending);
         let line = if self.scan.json {
             report::count::json(&out.state, out.files)
         } else {
@@ -93,7 +95,7 @@ impl JobCmd for CountArgs {
         };
         JobRun {
             output: (line + "\n").into_bytes(),
-            errors: out.errors,
+            errors,
             bytes: out.bytes,
             records: Some(out.state.records),
             extra: out.extra,

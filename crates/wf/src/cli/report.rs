@@ -211,11 +211,13 @@ impl JobCmd for ReportArgs {
             acc.failed_at.clear();
         }
         let mut errors = out.errors;
-        let mut report =
-            match wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone()) {
-                Ok(r) => r,
-                Err(e) => return failed(errors, "--memory", e.to_string()),
-            };
+        // The new state is synced and renamed while the report is made.
+        let report = wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone());
+        state::settle(&mut errors, out.pending);
+        let mut report = match report {
+            Ok(r) => r,
+            Err(e) => return failed(errors, "--memory", e.to_string()),
+        };
         self.resolve(&mut report, &mut Resolver::default());
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),

@@ -227,6 +227,8 @@ pub(crate) struct Scanned<S> {
     pub(crate) extra: Vec<(String, u64)>,
     /// Per input: the decoded bytes of a compressed file read to its end.
     pub(crate) ends: Vec<Option<u64>>,
+    /// `--state`: the new state's last steps, still running.
+    pub(crate) pending: Option<super::state::Pending>,
 }
 
 impl TimeArgs {
@@ -296,6 +298,7 @@ impl TimeArgs {
                 decoded: out.decoded,
                 errors,
                 extra: vec![],
+                pending: None,
             };
         };
         let time = move |r: &[u8]| format.time(r);
@@ -345,6 +348,7 @@ impl TimeArgs {
             decoded: out.decoded,
             errors,
             extra: extra_all,
+            pending: None,
         }
     }
 }

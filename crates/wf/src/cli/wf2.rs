@@ -73,8 +73,10 @@ impl JobCmd for Wf2Args {
             Ok(out) => out,
             Err(e) => return JobRun::failed(e),
         };
-        let (bytes, decoded, errors) = (out.bytes, out.decoded, out.errors);
+        let (bytes, decoded, mut errors) = (out.bytes, out.decoded, out.errors);
+        // The new state is synced and renamed while the lists are chosen.
         let r = Wf2.finish(out.state, self.top);
+        state::settle(&mut errors, out.pending);
         let output = if self.scan.json {
             (report::wf2::json(&r) + "\n").into_bytes()
         } else {
