@@ -1292,6 +1292,9 @@ impl Wf2 {
     }
 }
 
+/// A top list: keys and their values, best first.
+type Ranked = Vec<(Vec<u8>, u64)>;
+
 /// The resources and 404s counted, and the top lists by hits, bytes and
 /// 404s, of the uris (saved and this run's, as `m` matched them).
 fn uri_lists(
@@ -1299,7 +1302,7 @@ fn uri_lists(
     uris: &Table<UriVals>,
     m: &saved::Matched,
     top_n: usize,
-) -> (u64, u64, [Vec<(Vec<u8>, u64)>; 3]) {
+) -> (u64, u64, [Ranked; 3]) {
     let (mut resources, mut not_found) = (0, 0);
     let [mut hits, mut bytes, mut nf] = [(); 3].map(|_| Top::new(top_n));
     for (k, v) in saved::merged(saved, saved::URIS, uris, m) {
