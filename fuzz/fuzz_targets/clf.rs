@@ -4,7 +4,8 @@
 //! are rows and which malformed, every value (text, `-` and empty NULL in
 //! number and time columns, numbers as Rust's parsers read them, CLF times,
 //! the request's three parts) and the counts of bad values and invalid
-//! UTF-8; and the three ways through the parser agree.
+//! UTF-8; and the three ways through the parser agree, and the row parser
+//! (`RowParser`, what `wf report` reads) with them.
 //!
 //! Input: byte 0 picks the format; the rest are the records, bytes of 0xc0
 //! and up standing for bytes log lines are cut at.
@@ -45,6 +46,7 @@ fuzz_target!(|input: &[u8]| {
     assert_eq!(got_cols, want_cols, "{spec}: columns");
     let recs = drive::line_records(&data, b'\n', 0);
     let got = drive::parse_agreeing(&f, &data, &recs, &[How::Plain, How::Mapped, How::Runs]);
+    drive::rows_agree(&f, &data, &recs, &got);
     let (mut bad, mut rows, mut bad_values, mut invalid) = (Vec::new(), Vec::new(), 0, 0);
     let convs: Vec<Conv> = items
         .iter()

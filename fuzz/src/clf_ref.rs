@@ -238,6 +238,11 @@ pub fn clf_time(b: &[u8]) -> Option<i64> {
         b'-' => -1,
         _ => return None,
     };
-    let zone = sign * (digits(&b[22..24])? * 60 + digits(&b[24..26])?) * 60;
+    // A zone of more than 23:59 is no zone (wf's `zone_prefix`).
+    let (zh, zm) = (digits(&b[22..24])?, digits(&b[24..26])?);
+    if zh > 23 || zm > 59 {
+        return None;
+    }
+    let zone = sign * (zh * 60 + zm) * 60;
     Some((days(y, m, d) * 86400 + h * 3600 + mi * 60 + sec - zone) * 1_000_000)
 }

@@ -136,6 +136,37 @@ pub fn value(a: &ArrayRef, r: usize) -> V {
     }
 }
 
+/// The format's row parser (if it has one) over `records`: the same records
+/// malformed as in `parsed`, and for each row whose record is valid UTF-8
+/// (the row parser's callers check that) the same values.
+pub fn rows_agree(f: &Arc<dyn Format>, data: &[u8], records: &[(usize, usize)], parsed: &Parsed) {
+    let proj: Vec<usize> = (0..f.fields().len()).collect();
+    let Some(mut p) = f.row_parser(&proj) else {
+        return;
+    };
+    let mut row = 0;
+    for (k, &(s, e)) in records.iter().enumerate() {
+        let r = &data[s..e];
+        assert_eq!(!p.split(r), parsed.bad[k], "row parser: malformed record {k}");
+        if parsed.bad[k] {
+            continue;
+        }
+        if std::str::from_utf8(r).is_ok() {
+            let got: Vec<V> = (0..proj.len())
+                .map(|c| match p.value(r, c) {
+                    wf_formats::Value::Null => V::Null,
+                    wf_formats::Value::Text(t) => text(t),
+                    wf_formats::Value::Int(x) => V::Int(x),
+                    wf_formats::Value::Float(x) => V::Float(x.to_bits()),
+                    wf_formats::Value::Time(x) => V::Time(x),
+                })
+                .collect();
+            assert_eq!(got, parsed.rows[row], "row parser: values of record {k}");
+        }
+        row += 1;
+    }
+}
+
 /// Text as wf keeps it: UTF-8, invalid bytes replaced.
 pub fn text(b: &[u8]) -> V {
     V::Str(String::from_utf8_lossy(b).into_owned())
