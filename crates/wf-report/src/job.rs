@@ -448,22 +448,18 @@ impl ReportJob {
     /// The record `chunk.data[start..end]`, read on its own: blank lines and
     /// `#` comments skipped, a record the parser rejects failed.
     fn record(&self, st: &mut ReportState, chunk: &Chunk<'_>, start: usize, end: usize) {
-        let mut rec = &chunk.data[start..end];
-        if rec.last() == Some(&b'\r') {
-            rec = &rec[..rec.len() - 1];
-        }
-        if rec.is_empty() || rec[0] == b'#' {
+        let Some(rec) = content(&chunk.data[start..end]) else {
             st.acc.skipped += 1;
-        } else {
-            st.acc.lines += 1;
-            if st.parser.parse(rec, &mut st.columns) {
-                st.spans.push((start, start + rec.len()));
-                if st.spans.len() == BATCH {
-                    self.flush(st, chunk);
-                }
-            } else {
-                st.acc.fail(chunk.input, chunk.offset + start as u64);
+            return;
+        };
+        st.acc.lines += 1;
+        if st.parser.parse(rec, &mut st.columns) {
+            st.spans.push((start, start + rec.len()));
+            if st.spans.len() == BATCH {
+                self.flush(st, chunk);
             }
+        } else {
+            st.acc.fail(chunk.input, chunk.offset + start as u64);
         }
     }
 
@@ -507,13 +503,7 @@ impl ReportJob {
         let mut since_check = 0;
         while start < data.len() {
             let end = memchr::memchr(sep, &data[start..]).map_or(data.len(), |e| start + e);
-            let mut rec = &data[start..end];
-            if rec.last() == Some(&b'\r') {
-                rec = &rec[..rec.len() - 1];
-            }
-            if rec.is_empty() || rec[0] == b'#' {
-                st.acc.skipped += 1;
-            } else {
+            if let Some(rec) = content(&data[start..end]) {
                 st.acc.lines += 1;
                 let hit = match rows.split(rec) {
                     true => {
@@ -529,6 +519,8 @@ impl ReportJob {
                     Some(hit) => count(st, &hit, self.bots),
                     None => st.acc.fail(chunk.input, chunk.offset + start as u64),
                 }
+            } else {
+                st.acc.skipped += 1;
             }
             since_check += 1;
             if since_check == BATCH {
@@ -616,6 +608,13 @@ impl ReportJob {
 
 const MICROS_PER_HOUR: i64 = 3_600_000_000;
 
+/// A record without its trailing CR; `None` for a blank line or a `#`
+/// comment (skipped, as GoAccess does).
+fn content(rec: &[u8]) -> Option<&[u8]> {
+    let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
+    (!rec.is_empty() && rec[0] != b'#').then_some(rec)
+}
+
 /// Whether the agent `id` (bytes `ua`) is a bot, classified once per thread.
 fn is_bot(st: &mut ReportState, id: u32, ua: &[u8]) -> bool {
     let i = id as usize;
@@ -701,15 +700,7 @@ mod tests {
         st.acc
     }
 
-    fn json(mut a: Acc) -> String {
-        let meta = crate::report::Meta {
-            log_size: 0,
-            log_path: vec![],
-            max_rows: 100,
-            has_vhosts: false,
-        };
-        crate::report::json(&crate::report::build(&mut a, &meta))
-    }
+    use crate::report::tests::json;
 
     /// A record's time read through the row parser is the one the columns
     /// read, with and without its separator and CR.

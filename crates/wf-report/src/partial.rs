@@ -62,7 +62,6 @@ impl Partial for ReportJob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acc::Acc;
     use std::collections::BTreeSet;
     use wf_core::jobs::partial::{decode, encode};
     use wf_core::jobs::Chunk;
@@ -88,15 +87,7 @@ bad line
         ReportJob::new(crate::format("combined", b"").unwrap(), BotMode::Include).unwrap()
     }
 
-    fn json(mut a: Acc) -> String {
-        let meta = crate::report::Meta {
-            log_size: 0,
-            log_path: vec![],
-            max_rows: 100,
-            has_vhosts: false,
-        };
-        crate::report::json(&crate::report::build(&mut a, &meta))
-    }
+    use crate::report::tests::json;
 
     #[test]
     fn round_trip_gives_the_same_report_and_bytes() {

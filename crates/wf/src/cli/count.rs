@@ -9,6 +9,7 @@ use wf_core::scan::{Progress, ScanOptions};
 use super::args::ScanArgs;
 use super::follow::{self, FollowArgs, JobFollow};
 use super::job::{JobCmd, JobRun};
+use super::pending;
 use super::state::{self, StateArg};
 use super::time::{FormatArg, TimeArgs};
 
@@ -87,7 +88,7 @@ impl JobCmd for CountArgs {
             Err(e) => return JobRun::failed(e),
         };
         let mut errors = out.errors;
-        state::settle(&mut errors, out.pending);
+        pending::settle(&mut errors, out.pending);
         let line = if self.scan.json {
             report::count::json(&out.state, out.files)
         } else {

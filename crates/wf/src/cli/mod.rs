@@ -18,6 +18,7 @@ mod job;
 mod limits;
 mod output;
 mod pangram;
+mod pending;
 mod report;
 #[cfg(feature = "sql")]
 mod sql;

@@ -14,6 +14,7 @@ use wf_report::{BotMode, ReportJob};
 use super::args::ScanArgs;
 use super::follow::{self, FollowArgs, JobFollow, Seen};
 use super::job::{JobCmd, JobRun};
+use super::pending;
 use super::state::{self, StateArg};
 use super::time::TimeArgs;
 
@@ -213,7 +214,7 @@ impl JobCmd for ReportArgs {
         let mut errors = out.errors;
         // The new state is synced and renamed while the report is made.
         let report = wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone());
-        state::settle(&mut errors, out.pending);
+        pending::settle(&mut errors, out.pending);
         let mut report = match report {
             Ok(r) => r,
             Err(e) => return failed(errors, "--memory", e.to_string()),

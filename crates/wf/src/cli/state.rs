@@ -23,6 +23,7 @@ use wf_core::scan::state::{self, Entry, Fate, Ledger, Restart, Settings, StateEr
 use wf_core::scan::{InputError, Progress, ScanOptions, Source};
 
 use super::args::ScanArgs;
+use super::pending::{unwritten, Pending};
 use super::time::{Scanned, TimeArgs};
 
 /// `--state FILE`.
@@ -222,52 +223,6 @@ fn write_unsynced<J: Partial>(
     // Written as it is encoded: never whole in memory.
     let encode = |f: &mut std::fs::File| partial::encode_to(job, st, &BTreeSet::new(), &ledger, f);
     state::write_unsynced(path, encode).map_err(|e| unwritten(path, e))
-}
-
-fn unwritten(path: &std::path::Path, e: std::io::Error) -> InputError {
-    let why = format!("cannot write the state: {}", wf_core::scan::io_message(&e));
-    InputError::new(path.display().to_string(), why).of_kind(e.kind())
-}
-
-/// The last steps of a state's write (sync, rename, sync of its directory)
-/// on a thread while the report is made: on the 10 GiB bench's hourly run
-/// they were ~8 ms of waiting for the disk, after the 10 ms of choosing the
-/// top lists. [`Pending::wait`] before the report is shown; dropped
-/// unwaited, it still waits (a state is never left half done by a return).
-pub(crate) struct Pending {
-    handle: Option<std::thread::JoinHandle<Result<(), InputError>>>,
-}
-
-impl Pending {
-    fn start(u: state::Unsynced, path: &std::path::Path) -> Pending {
-        let path = path.to_path_buf();
-        let commit = move || u.commit().map_err(|e| unwritten(&path, e));
-        Pending {
-            handle: Some(std::thread::spawn(commit)),
-        }
-    }
-
-    /// The state is in place, or why it is not.
-    pub(crate) fn wait(mut self) -> Option<InputError> {
-        let h = self.handle.take()?;
-        h.join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            .err()
-    }
-}
-
-/// Waits for `pending` (a `--state` run's new state) and adds its error,
-/// if it could not be put in place, to `errors`.
-pub(crate) fn settle(errors: &mut Vec<InputError>, pending: Option<Pending>) {
-    errors.extend(pending.and_then(Pending::wait));
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        if let Some(Ok(Err(e))) = self.handle.take().map(|h| h.join()) {
-            wf_core::warn!("wf: {e}");
-        }
-    }
 }
 
 /// The `--stats` lines of a state run: inputs continued, read from their

@@ -228,7 +228,7 @@ pub(crate) struct Scanned<S> {
     /// Per input: the decoded bytes of a compressed file read to its end.
     pub(crate) ends: Vec<Option<u64>>,
     /// `--state`: the new state's last steps, still running.
-    pub(crate) pending: Option<super::state::Pending>,
+    pub(crate) pending: Option<super::pending::Pending>,
 }
 
 impl TimeArgs {

@@ -9,6 +9,7 @@ use wf_core::scan::{Progress, ScanOptions};
 use super::args::ScanArgs;
 use super::follow::{self, FollowArgs, JobFollow};
 use super::job::{JobCmd, JobRun};
+use super::pending;
 use super::state::{self, StateArg};
 use super::time::TimeArgs;
 use wf_core::jobs::time::TimeFormat;
@@ -76,7 +77,7 @@ impl JobCmd for Wf2Args {
         let (bytes, decoded, mut errors) = (out.bytes, out.decoded, out.errors);
         // The new state is synced and renamed while the lists are chosen.
         let r = Wf2.finish(out.state, self.top);
-        state::settle(&mut errors, out.pending);
+        pending::settle(&mut errors, out.pending);
         let output = if self.scan.json {
             (report::wf2::json(&r) + "\n").into_bytes()
         } else {
