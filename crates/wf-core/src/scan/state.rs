@@ -278,8 +278,11 @@ fn read_shared(path: &Path) -> std::io::Result<partial::Shared> {
     // SAFETY: the map is read only; wf replaces state files by rename and
     // never truncates one (a file truncated by another process while mapped
     // would fault, as any mapped input would).
-    let map = unsafe { memmap2::Mmap::map(&file)? };
-    Ok(std::sync::Arc::new(map))
+    match unsafe { memmap2::Mmap::map(&file) } {
+        Ok(map) => Ok(std::sync::Arc::new(map)),
+        // A file system that cannot map it: read it.
+        Err(_) => Ok(std::sync::Arc::new(std::fs::read(path)?)),
+    }
 }
 
 /// Refuse a state made with other settings than this run's, naming each.
