@@ -201,16 +201,10 @@ fn column_time_reader(format: Arc<dyn Format>, col: usize) -> Box<wf_core::jobs:
         let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
         let mut cols = Columns::new(&[Kind::Time]);
         let ok = TIME_PARSERS.with_borrow_mut(|ps| {
-            let i = match ps.iter().position(|(k, _)| *k == id) {
-                Some(i) => i,
-                None => {
-                    ps.push((id, format.parser(&[col])));
-                    ps.len() - 1
-                }
-            };
-            ps[i].1.parse(rec, &mut cols)
+            let p = own(ps, id, || Some(format.parser(&[col])))?;
+            Some(p.parse(rec, &mut cols))
         });
-        if !ok {
+        if ok != Some(true) {
             return None;
         }
         let (arrays, _) = cols.take();
@@ -228,20 +222,25 @@ fn row_time_reader(format: Arc<dyn Format>, col: usize) -> Box<wf_core::jobs::ti
         let rec = rec.strip_suffix(&[format.separator()]).unwrap_or(rec);
         let rec = rec.strip_suffix(b"\r").unwrap_or(rec);
         ROW_PARSERS.with_borrow_mut(|ps| {
-            let i = match ps.iter().position(|(k, _)| *k == id) {
-                Some(i) => i,
-                None => {
-                    ps.push((id, format.row_parser(&[col])?));
-                    ps.len() - 1
-                }
-            };
-            let p = &mut ps[i].1;
+            let p = own(ps, id, || format.row_parser(&[col]))?;
             match p.split(rec).then(|| p.value(rec, 0)) {
                 Some(Value::Time(t)) => Some(t),
                 _ => None,
             }
         })
     })
+}
+
+/// This thread's parser of reader `id`, made by `make` on first use.
+fn own<P>(ps: &mut Vec<(usize, P)>, id: usize, make: impl FnOnce() -> Option<P>) -> Option<&mut P> {
+    let i = match ps.iter().position(|(k, _)| *k == id) {
+        Some(i) => i,
+        None => {
+            ps.push((id, make()?));
+            ps.len() - 1
+        }
+    };
+    Some(&mut ps[i].1)
 }
 
 /// Ids of [`ReportJob::time_reader`]s, so that a thread's parsers of two

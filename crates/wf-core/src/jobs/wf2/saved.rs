@@ -145,6 +145,15 @@ impl Saved {
         })
     }
 
+    /// Table `t`'s entry at `at`: its key, its values and where it ends.
+    fn entry_at<V: Vals>(&self, t: usize, at: u64) -> (&[u8], V, usize) {
+        let mut r = Reader::new(&self.data()[..self.tables[t].0.end]);
+        r.skip_to(at as usize);
+        let k = r.bytes().expect(CHECKED);
+        let v = V::read(&mut r).expect(CHECKED);
+        (k, v, r.pos())
+    }
+
     /// The key of the entry at `at`.
     fn key(&self, at: u64) -> &[u8] {
         let mut r = Reader::new(&self.data()[at as usize..]);
@@ -274,21 +283,22 @@ pub(super) fn write<V: Vals>(
         let mut from = range.start;
         for &(at, i) in &m.pairs {
             w.raw(&data[from..at as usize]);
-            let mut r = Reader::new(data);
-            r.skip_to(at as usize);
-            let k = r.bytes().expect(CHECKED);
-            let mut v = V::read(&mut r).expect(CHECKED);
+            let (k, mut v, end) = s.entry_at::<V>(t, at);
             v.add(Table::<V>::vals(&delta.lines, i));
-            w.bytes(k);
-            v.write(w);
-            from = r.pos();
+            put(w, k, &v);
+            from = end;
         }
         w.raw(&data[from..]);
     }
     for (k, v) in fresh(delta, m) {
-        w.bytes(k);
-        v.write(w);
+        put(w, k, &v);
     }
+}
+
+/// One entry as a state holds it: the key, then its values.
+fn put<V: Vals>(w: &mut Writer, k: &[u8], v: &V) {
+    w.bytes(k);
+    v.write(w);
 }
 
 /// [`write`] as every key of [`merged`], one by one: the reference.
@@ -302,8 +312,7 @@ pub(super) fn write_each<V: Vals>(
 ) {
     w.uint(m.len);
     for (k, v) in merged(saved, t, delta, m) {
-        w.bytes(k);
-        v.write(w);
+        put(w, k, &v);
     }
 }
 
