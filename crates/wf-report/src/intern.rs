@@ -12,11 +12,21 @@
 //! without hashing any key again.
 
 use std::hash::BuildHasher;
+use std::sync::OnceLock;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 
+/// The hasher of every interner of the process: one random seed (a log's
+/// keys cannot be chosen to collide), the same hash in every thread, so
+/// that a key's spill partition comes from the hash its table keeps
+/// (`spill`: a second hash of every key per spill, SipHash, was most of a
+/// spill's time).
+pub(crate) fn key_hasher() -> &'static DefaultHashBuilder {
+    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
+    HASHER.get_or_init(DefaultHashBuilder::default)
+}
+
 /// Distinct byte strings and their ids, `0..len()` in order of first sight.
-#[derive(Default)]
 pub struct Interner {
     /// Per key: where it starts in `bytes`, its length and its id, in the
     /// table itself, so that a lookup reads the table, then the key's bytes
@@ -29,11 +39,50 @@ pub struct Interner {
     hasher: DefaultHashBuilder,
 }
 
+impl Default for Interner {
+    fn default() -> Self {
+        Interner {
+            table: HashTable::new(),
+            hashes: Vec::new(),
+            ends: Vec::new(),
+            bytes: Vec::new(),
+            hasher: key_hasher().clone(),
+        }
+    }
+}
+
+/// A key's place in `bytes`, its id, and its first [`HEAD`] bytes: a key of
+/// up to 16 bytes (a client's address) is compared in the table alone, and
+/// a longer one reads `bytes` only when its head matches.
 #[derive(Clone, Copy)]
 struct Entry {
+    head: u128,
     start: usize,
     len: u32,
     id: u32,
+}
+
+const HEAD: usize = 16;
+
+impl Entry {
+    /// Whether this is the entry of `key`, whose head is `h`; its bytes past
+    /// the head are in `bytes`.
+    #[inline]
+    fn holds(&self, h: u128, key: &[u8], bytes: &[u8]) -> bool {
+        self.head == h
+            && self.len as usize == key.len()
+            && (key.len() <= HEAD
+                || bytes[self.start + HEAD..self.start + key.len()] == key[HEAD..])
+    }
+}
+
+/// The first [`HEAD`] bytes of `key`, zeros after a shorter one.
+#[inline]
+fn head(key: &[u8]) -> u128 {
+    let mut h = [0u8; HEAD];
+    let n = key.len().min(HEAD);
+    h[..n].copy_from_slice(&key[..n]);
+    u128::from_le_bytes(h)
 }
 
 impl Interner {
@@ -42,14 +91,15 @@ impl Interner {
     pub fn id(&mut self, key: &[u8]) -> (u32, bool) {
         let hash = self.hasher.hash_one(key);
         let bytes = &self.bytes;
-        let same =
-            |e: &Entry| e.len as usize == key.len() && &bytes[e.start..e.start + key.len()] == key;
+        let h = head(key);
+        let same = |e: &Entry| e.holds(h, key, bytes);
         if let Some(e) = self.table.find(hash, same) {
             return (e.id, false);
         }
         let id = self.ends.len() as u32;
         let hashes = &self.hashes;
         let entry = Entry {
+            head: h,
             start: self.bytes.len(),
             len: key.len() as u32,
             id,
@@ -67,6 +117,11 @@ impl Interner {
         let i = id as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.bytes[start..self.ends[i]]
+    }
+
+    /// The hash of the key of `id` ([`key_hasher`]'s).
+    pub fn hash_of(&self, id: u32) -> u64 {
+        self.hashes[id as usize]
     }
 
     pub fn len(&self) -> usize {
@@ -159,6 +214,55 @@ mod tests {
         }
         assert_eq!(k.get(10_000), b"");
         assert_eq!(k.keys().count(), 10_001);
+    }
+
+    /// Keys alike in their first 16 bytes (the head kept in the table),
+    /// zeros that pad a short head, and lengths about it: each its own id,
+    /// as a plain map of the bytes gives.
+    #[test]
+    fn keys_alike_in_their_heads_are_told_apart() {
+        let mut keys: Vec<Vec<u8>> =
+            vec![vec![], vec![0], vec![0, 0], b"a".to_vec(), b"a\0".to_vec()];
+        for len in [15, 16, 17, 31, 32, 33, 100] {
+            for last in [b'x', b'y', 0] {
+                let mut k = vec![b'k'; len];
+                k[len - 1] = last;
+                keys.push(k.clone());
+                k.push(0);
+                keys.push(k);
+            }
+        }
+        let mut k = Interner::default();
+        let mut plain = std::collections::HashMap::new();
+        for round in 0..2 {
+            for key in &keys {
+                let next = plain.len() as u32;
+                let want = *plain.entry(key.clone()).or_insert(next);
+                assert_eq!(k.id(key), (want, round == 0 && want == next), "{key:?}");
+                assert_eq!(k.get(want), &key[..]);
+            }
+        }
+        assert_eq!(k.len(), plain.len());
+        // The comparison itself (keys of one hash meet only in it).
+        let mut bytes = Vec::new();
+        let entries: Vec<Entry> = keys
+            .iter()
+            .map(|key| {
+                let e = Entry {
+                    head: head(key),
+                    start: bytes.len(),
+                    len: key.len() as u32,
+                    id: 0,
+                };
+                bytes.extend_from_slice(key);
+                e
+            })
+            .collect();
+        for (i, a) in keys.iter().enumerate() {
+            for (j, e) in entries.iter().enumerate() {
+                assert_eq!(e.holds(head(a), a, &bytes), i == j, "{a:?} {:?}", keys[j]);
+            }
+        }
     }
 
     #[test]

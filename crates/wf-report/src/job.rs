@@ -334,7 +334,12 @@ impl Job for ReportJob {
         self.flush(st, chunk);
     }
 
-    fn merge(&self, into: &mut ReportState, other: ReportState) {
+    fn merge(&self, into: &mut ReportState, mut other: ReportState) {
+        if let Some(s) = &self.spill {
+            if s.apart(&mut into.acc.panels, &mut other.acc.panels) {
+                into.bot_of.clear();
+            }
+        }
         into.acc.merge(other.acc);
         self.check_memory(into);
     }

@@ -25,8 +25,9 @@
 //! counts stay in memory: memory is then not bounded, the answer still exact.
 
 use std::fs::File;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::hash::BuildHasher;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -36,9 +37,14 @@ use wf_core::jobs::partial::{Reader, Writer};
 
 use crate::acc::{pair, unpair, Panels, Rows};
 use crate::codec::{read_panels, write_panels};
+use crate::intern::{key_hasher, Interner};
 
 /// Partitions of a spill.
 pub const PARTS: usize = 32;
+
+/// Partitions made in one pass over a spilled `Panels`: a quarter of its
+/// counts copied at once (32 passes of one were a third of a spill's time).
+const PASS: usize = 8;
 
 /// The default `--memory`.
 pub const DEFAULT_MEMORY: u64 = 1 << 30;
@@ -97,8 +103,9 @@ impl Spill {
             // A group's tally makes its rows again (as much again, and
             // more for groups of many URLs): at a half, the 20-million-client
             // log peaked at 995 MiB under the default 1G; at a quarter, see
-            // bench/results/report-memory-2026-11-28.txt.
-            per_group: counted / 4,
+            // bench/results/report-memory-2026-11-28.txt. A sixth since the
+            // next group is read while one is tallied (`read_back`).
+            per_group: counted / 6,
             temp,
             dir: Mutex::new(None),
             runs: Mutex::new(Vec::new()),
@@ -123,6 +130,27 @@ impl Spill {
         if p.heap_bytes() <= self.per_thread || self.failed.load(Ordering::Relaxed) {
             return false;
         }
+        self.check_spill(p)
+    }
+
+    /// At the end of a scan, the merge of two workers' counts that would be
+    /// past a worker's share: both are spilled, side by side on two threads,
+    /// instead of merged here and spilled after (`read_back` would spill the
+    /// merge anyway). Whether both went (each one that did is emptied).
+    pub fn apart(&self, a: &mut Panels, b: &mut Panels) -> bool {
+        let big = a.heap_bytes() + b.heap_bytes() > self.per_thread;
+        if !big || self.failed.load(Ordering::Relaxed) {
+            return false;
+        }
+        let (ra, rb) = std::thread::scope(|s| {
+            let other = s.spawn(|| self.check_spill(b));
+            (self.check_spill(a), other.join().unwrap_or(false))
+        });
+        ra && rb
+    }
+
+    /// Spills `p` whatever its size; as [`Spill::check`] past the share.
+    fn check_spill(&self, p: &mut Panels) -> bool {
         match self.spill(p) {
             Ok(()) => {
                 *p = Panels::default();
@@ -176,13 +204,15 @@ impl Spill {
         let split = Split::of(p);
         let mut sections = Vec::with_capacity(PARTS);
         let mut at = 0u64;
-        for q in 0..PARTS {
-            let mut w = Writer::new();
-            write_panels(&split.part(p, q as u8), &mut w);
-            let bytes = w.into_bytes();
-            f.write_all(&bytes).map_err(err)?;
-            sections.push((at, bytes.len() as u64));
-            at += bytes.len() as u64;
+        for first in (0..PARTS).step_by(PASS) {
+            for part in split.parts(p, first..first + PASS) {
+                let mut w = Writer::new();
+                write_panels(&part, &mut w);
+                let bytes = w.into_bytes();
+                f.write_all(&bytes).map_err(err)?;
+                sections.push((at, bytes.len() as u64));
+                at += bytes.len() as u64;
+            }
         }
         f.flush().map_err(err)?;
         drop(f);
@@ -201,14 +231,33 @@ impl Spill {
         self.spill(rest)?;
         *rest = Panels::default();
         let runs = std::mem::take(&mut *self.runs.lock().unwrap());
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        std::thread::scope(|s| {
+            let reader = s.spawn(move || self.groups(&runs, |g| tx.send(g).is_ok()));
+            for group in rx {
+                each(group);
+            }
+            reader
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        })
+    }
+
+    /// The partitions of `runs` read back and merged into groups, each given
+    /// to `each` (which says whether to go on). On a thread of its own
+    /// beside the groups' tally: the two took 7 of the 26 s of the 10 GiB
+    /// bench log's report one after the other (about a half each, perf).
+    fn groups(&self, runs: &[Run], mut each: impl FnMut(Panels) -> bool) -> Result<(), SpillError> {
         let mut group = Panels::default();
         for q in 0..PARTS {
-            for run in &runs {
+            for run in runs {
                 let part = read_section(run, q)?;
                 group.merge(part);
             }
-            if group.heap_bytes() > self.per_group || q == PARTS - 1 {
-                each(std::mem::take(&mut group));
+            if (group.heap_bytes() > self.per_group || q == PARTS - 1)
+                && !each(std::mem::take(&mut group))
+            {
+                break;
             }
         }
         Ok(())
@@ -241,9 +290,19 @@ fn read_section(run: &Run, q: usize) -> Result<Panels, SpillError> {
 
 /// The partition of a key (the same in every thread).
 pub(crate) fn part_of(key: &[u8]) -> u8 {
-    // SipHash with fixed keys: the same partition in every thread.
-    let h = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+    part_of_hash(key_hasher().hash_one(key))
+}
+
+/// The partition of a key of hash `h` ([`key_hasher`]'s, as interned).
+fn part_of_hash(h: u64) -> u8 {
     ((h >> 40) % PARTS as u64) as u8
+}
+
+/// Keys of `i`, with their partitions.
+fn parts_of(i: &Interner) -> Vec<u8> {
+    (0..i.len() as u32)
+        .map(|id| part_of_hash(i.hash_of(id)))
+        .collect()
 }
 
 /// Which partition each client, visitor and row of a `Panels` goes to.
@@ -257,7 +316,7 @@ struct Split {
 
 impl Split {
     fn of(p: &Panels) -> Split {
-        let clients: Vec<u8> = p.clients.keys.keys().map(part_of).collect();
+        let clients = parts_of(&p.clients.keys);
         let visitors = p
             .visitors
             .list
@@ -273,88 +332,113 @@ impl Split {
         }
     }
 
-    /// The counts of `p` that go to partition `q`.
-    fn part(&self, p: &Panels, q: u8) -> Panels {
-        let mut s = Panels::default();
+    /// The counts of `p` that go to each partition of `qs`, in one pass
+    /// over `p` (a pass a partition, 32 of them, was a third of a spill).
+    fn parts(&self, p: &Panels, qs: Range<usize>) -> Vec<Panels> {
+        let mut out: Vec<Panels> = qs.clone().map(|_| Panels::default()).collect();
+        let at = |q: u8| (qs.contains(&(q as usize))).then(|| q as usize - qs.start);
         let mut cmap = vec![NONE; p.clients.len()];
         for (i, key) in p.clients.keys.keys().enumerate() {
-            if self.clients[i] == q {
-                let (id, hb) = s.clients.slot(key);
+            if let Some(k) = at(self.clients[i]) {
+                let (id, hb) = out[k].clients.slot(key);
                 *hb = p.clients.values[i];
                 cmap[i] = id;
             }
         }
-        let mut amap = vec![NONE; p.agents.len()];
-        let mut agent = |s: &mut Panels, i: u32| {
-            let i = i as usize;
-            if amap[i] == NONE {
-                amap[i] = s.agents.slot(p.agents.keys.get(i as u32)).0;
+        // A partition's agents: ids of `p` to the partition's, made when met.
+        let mut amap = vec![vec![NONE; p.agents.len()]; out.len()];
+        let mut agent = |s: &mut Panels, k: usize, i: u32| {
+            let m = &mut amap[k][i as usize];
+            if *m == NONE {
+                *m = s.agents.slot(p.agents.keys.get(i)).0;
             }
-            amap[i]
+            *m
         };
-        for i in (q as usize..p.agents.len()).step_by(PARTS) {
-            let a = agent(&mut s, i as u32);
-            s.agents.values[a as usize] = p.agents.values[i];
+        for i in 0..p.agents.len() {
+            if let Some(k) = at((i % PARTS) as u8) {
+                let a = agent(&mut out[k], k, i as u32);
+                out[k].agents.values[a as usize] = p.agents.values[i];
+            }
         }
         let mut vmap = vec![NONE; p.visitors.len()];
         for (i, v) in p.visitors.list.iter().enumerate() {
-            if self.visitors[i] == q {
-                let a = agent(&mut s, v.agent);
+            if let Some(k) = at(self.visitors[i]) {
+                let a = agent(&mut out[k], k, v.agent);
+                let s = &mut out[k];
                 let id = s.visitors.id(v.day, cmap[v.client as usize], a);
                 let sv = &mut s.visitors.list[id as usize];
                 (sv.hours, sv.status) = (v.hours, v.status);
                 vmap[i] = id;
             }
         }
-        if q == 0 {
-            s.hourly = p.hours();
-            s.status.clone_from(&p.status);
+        if let Some(k) = at(0) {
+            out[k].hourly = p.hours();
+            out[k].status.clone_from(&p.status);
         }
         for pr in p.status_pairs.iter() {
             let (code, v) = unpair(pr);
-            if self.visitors[v as usize] == q {
-                s.status_pairs.insert(pair(code, vmap[v as usize]));
+            if let Some(k) = at(self.visitors[v as usize]) {
+                out[k].status_pairs.insert(pair(code, vmap[v as usize]));
             }
         }
-        let vis = (&self.visitors[..], &vmap[..], q);
-        s.requests = part_rows(&p.requests, &self.requests, vis);
-        s.referrers = part_rows(&p.referrers, &self.referrers, vis);
-        s.vhosts = part_rows(&p.vhosts, &self.vhosts, vis);
-        s.finish();
-        s
+        let vis = (&self.visitors[..], &vmap[..]);
+        for (k, rows) in part_rows(&p.requests, &self.requests, vis, qs.clone())
+            .into_iter()
+            .enumerate()
+        {
+            out[k].requests = rows;
+        }
+        for (k, rows) in part_rows(&p.referrers, &self.referrers, vis, qs.clone())
+            .into_iter()
+            .enumerate()
+        {
+            out[k].referrers = rows;
+        }
+        for (k, rows) in part_rows(&p.vhosts, &self.vhosts, vis, qs)
+            .into_iter()
+            .enumerate()
+        {
+            out[k].vhosts = rows;
+        }
+        for s in &mut out {
+            s.finish();
+        }
+        out
     }
 }
 
 fn rows_parts<T>(r: &Rows<T>) -> Vec<u8> {
-    r.keyed.keys.keys().map(part_of).collect()
+    parts_of(&r.keyed.keys)
 }
 
-/// The rows of partition `q`: those whose hits go there (by `parts`), and
-/// with no hits those of its visitors' pairs.
+/// The rows of each partition of `qs`: those whose hits go there (by
+/// `parts`), and with no hits those of its visitors' pairs.
 fn part_rows<T: Default + Copy>(
     r: &Rows<T>,
     parts: &[u8],
-    (vparts, vmap, q): (&[u8], &[u32], u8),
-) -> Rows<T> {
-    let mut out: Rows<T> = Rows::default();
-    let mut rmap = vec![NONE; r.keyed.len()];
+    (vparts, vmap): (&[u8], &[u32]),
+    qs: Range<usize>,
+) -> Vec<Rows<T>> {
+    let mut out: Vec<Rows<T>> = qs.clone().map(|_| Rows::default()).collect();
+    let at = |q: u8| (qs.contains(&(q as usize))).then(|| q as usize - qs.start);
+    let mut rmap = vec![vec![NONE; r.keyed.len()]; out.len()];
     for (i, key) in r.keyed.keys.keys().enumerate() {
-        if parts[i] == q {
-            let (id, v) = out.keyed.slot(key);
+        if let Some(k) = at(parts[i]) {
+            let (id, v) = out[k].keyed.slot(key);
             *v = r.keyed.values[i];
-            rmap[i] = id;
+            rmap[k][i] = id;
         }
     }
     for pr in r.pairs.iter() {
         let (row, v) = unpair(pr);
-        if vparts[v as usize] != q {
+        let Some(k) = at(vparts[v as usize]) else {
             continue;
-        }
+        };
         let row = row as usize;
-        if rmap[row] == NONE {
-            rmap[row] = out.keyed.slot(r.keyed.keys.get(row as u32)).0;
+        if rmap[k][row] == NONE {
+            rmap[k][row] = out[k].keyed.slot(r.keyed.keys.get(row as u32)).0;
         }
-        out.pairs.insert(pair(rmap[row], vmap[v as usize]));
+        out[k].pairs.insert(pair(rmap[k][row], vmap[v as usize]));
     }
     out
 }

@@ -88,6 +88,25 @@ pub struct Seeked {
     pub whole: Vec<(usize, Whole)>,
 }
 
+impl Seeked {
+    /// The search's figures as `--stats` lines (label, value), in the order
+    /// every command shows them.
+    pub fn stats(&self) -> Vec<(String, u64)> {
+        vec![
+            ("bytes skipped by the time search".into(), self.skipped),
+            ("bytes read by the time search".into(), self.probed),
+            (
+                "compressed bytes skipped by the time search".into(),
+                self.skipped_compressed,
+            ),
+            (
+                "files skipped by the time search".into(),
+                self.files_skipped,
+            ),
+        ]
+    }
+}
+
 /// How far a probe reads for a record with a time before it gives up (and
 /// counts as "no time after here", which only makes the span larger).
 const PROBE_LIMIT: usize = 256 << 10;

@@ -328,17 +328,8 @@ impl TimeArgs {
         let mut extra_all = vec![
             ("records outside the time range".into(), st.outside),
             ("records without a time".into(), st.untimed),
-            ("bytes skipped by the time search".into(), seeked.skipped),
-            ("bytes read by the time search".into(), seeked.probed),
-            (
-                "compressed bytes skipped by the time search".into(),
-                seeked.skipped_compressed,
-            ),
-            (
-                "files skipped by the time search".into(),
-                seeked.files_skipped,
-            ),
         ];
+        extra_all.extend(seeked.stats());
         extra_all.extend(extra);
         Scanned {
             ends,

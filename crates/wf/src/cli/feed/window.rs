@@ -37,22 +37,11 @@ pub(crate) fn narrow(
 ) -> Searched {
     let time = move |r: &[u8]| format.time(r);
     let seeked = seek::seek_all(inputs, w, sep, &time, seek::Blocks::Offsets);
-    let mut extra = vec![
-        ("bytes skipped by the time search".into(), seeked.skipped),
-        ("bytes read by the time search".into(), seeked.probed),
-        (
-            "compressed bytes skipped by the time search".into(),
-            seeked.skipped_compressed,
-        ),
-        (
-            "files skipped by the time search".into(),
-            seeked.files_skipped,
-        ),
-        (
-            "inputs searched by time".into(),
-            (inputs.len() - seeked.whole.len()) as u64,
-        ),
-    ];
+    let mut extra = seeked.stats();
+    extra.push((
+        "inputs searched by time".into(),
+        (inputs.len() - seeked.whole.len()) as u64,
+    ));
     extra.extend(super::super::time::whole_read(&seeked, inputs));
     let mut lines: Vec<String> = inputs
         .iter()
