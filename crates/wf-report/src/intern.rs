@@ -10,6 +10,13 @@
 //! (day, client id, agent id) triples. The keys are kept in one growing
 //! buffer (no allocation per key) with their hashes, so that the table grows
 //! without hashing any key again.
+//!
+//! Each table entry also holds its key's first 16 bytes: at 10 GiB (millions
+//! of clients) the tables outgrow the caches, and a lookup's time was its
+//! loads of the entry and then of the key's bytes (perf annotate: most of
+//! `id` and `memcmp`, together 30% of the report's CPU). A client address
+//! is now compared in the entry alone; on the 1 GiB log, whose tables fit,
+//! it changes nothing measurable (1.02x, 5 interleaved runs).
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;

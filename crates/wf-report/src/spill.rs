@@ -16,13 +16,25 @@
 //! A worker spills its panels when their heap passes its share of the
 //! budget (`Spill::per_thread`): one file per spill, [`PARTS`] sections, each
 //! section a partition's panels in the `--state` encoding (`partial`).
-//! After the scan the merged remainder is spilled too, and the sections are
-//! read back partition by partition, several partitions merged at once while
-//! they fit in half the budget. The files live in a temporary directory
+//! After the scan the workers' remainders are spilled too (side by side,
+//! not merged first: `Spill::apart`), and the sections are read back
+//! partition by partition, several partitions merged at once while they fit
+//! in an eighth of the budget, on a thread of their own while the group before
+//! is tallied (`Spill::read_back`). The files live in a temporary directory
 //! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
 //! made or dropped (also on an error) and, in the CLI, on SIGINT, SIGTERM or
-//! SIGHUP; one left by a wf that was killed is removed by the next spill. A spill that cannot be written is named once on stderr and the
-//! counts stay in memory: memory is then not bounded, the answer still exact.
+//! SIGHUP; one left by a wf that was killed is removed by the next spill. A
+//! spill that cannot be written is named once on stderr and the counts stay
+//! in memory: memory is then not bounded, the answer still exact.
+//!
+//! What a spill costs was measured on the 10 GiB bench log (9 spills, perf):
+//! a partition's counts were found by a pass over all of a worker's counts
+//! (32 passes a spill) and every key hashed again with SipHash for its
+//! partition, 13% of the report's CPU; eight partitions a pass, by the hash
+//! the interner keeps, 4%. The end of the scan went from 7 s at one core to
+//! 4 s at one and a half (merge, read back, tally), and the whole report
+//! from 29.8 to 24.7 s with the interner's change (`intern`) on a loaded
+//! machine (3 interleaved runs, 2026-11-28).
 
 use std::fs::File;
 use std::hash::BuildHasher;
@@ -40,10 +52,10 @@ use crate::codec::{read_panels, write_panels};
 use crate::intern::{key_hasher, Interner};
 
 /// Partitions of a spill.
-pub const PARTS: usize = 32;
+pub const PARTS: usize = 64;
 
-/// Partitions made in one pass over a spilled `Panels`: a quarter of its
-/// counts copied at once (32 passes of one were a third of a spill's time).
+/// Partitions made in one pass over a spilled `Panels`: an eighth of its
+/// counts copied at once (a pass for each of 32 was a third of a spill's time).
 const PASS: usize = 8;
 
 /// The default `--memory`.
@@ -103,9 +115,11 @@ impl Spill {
             // A group's tally makes its rows again (as much again, and
             // more for groups of many URLs): at a half, the 20-million-client
             // log peaked at 995 MiB under the default 1G; at a quarter, see
-            // bench/results/report-memory-2026-11-28.txt. A sixth since the
-            // next group is read while one is tallied (`read_back`).
-            per_group: counted / 6,
+            // bench/results/report-memory-2026-11-28.txt. An eighth, of 64
+            // partitions, since the next group is read while one is tallied
+            // (`read_back`): at a sixth of 32 the 20-million-client log
+            // peaked at 1,108 MB (a group is one partition at the least).
+            per_group: counted / 8,
             temp,
             dir: Mutex::new(None),
             runs: Mutex::new(Vec::new()),
@@ -133,13 +147,16 @@ impl Spill {
         self.check_spill(p)
     }
 
-    /// At the end of a scan, the merge of two workers' counts that would be
-    /// past a worker's share: both are spilled, side by side on two threads,
-    /// instead of merged here and spilled after (`read_back` would spill the
-    /// merge anyway). Whether both went (each one that did is emptied).
+    /// At the end of a scan that has spilled, the merge of two workers'
+    /// counts that would be past a worker's share: both are spilled, side by
+    /// side on two threads, instead of merged here and spilled after
+    /// (`read_back` spills the merge anyway). Whether both went (each one
+    /// that did is emptied). Not before a first spill: two workers' counts
+    /// of one log share most keys, and their merge may fit where the two
+    /// did not (the 1 GiB bench log: 3 spills, and 3.4 s for 2.2 s).
     pub fn apart(&self, a: &mut Panels, b: &mut Panels) -> bool {
         let big = a.heap_bytes() + b.heap_bytes() > self.per_thread;
-        if !big || self.failed.load(Ordering::Relaxed) {
+        if !big || !self.spilled() || self.failed.load(Ordering::Relaxed) {
             return false;
         }
         let (ra, rb) = std::thread::scope(|s| {
