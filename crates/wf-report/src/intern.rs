@@ -11,12 +11,11 @@
 //! buffer (no allocation per key) with their hashes, so that the table grows
 //! without hashing any key again.
 //!
-//! Each table entry also holds its key's first 16 bytes: at 10 GiB (millions
-//! of clients) the tables outgrow the caches, and a lookup's time was its
-//! loads of the entry and then of the key's bytes (perf annotate: most of
-//! `id` and `memcmp`, together 30% of the report's CPU). A client address
-//! is now compared in the entry alone; on the 1 GiB log, whose tables fit,
-//! it changes nothing measurable (1.02x, 5 interleaved runs).
+//! A table entry is the key's place and id, not the key: an entry that also
+//! held the key's first 16 bytes (a client's address compared in the table
+//! alone) made the tables twice as large and the 10 GiB report no faster
+//! (perf had most of `id` in loading the entry, then the key; 23.9 s
+//! without, 25.2 s with, 3 interleaved runs, 2026-11-28).
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
@@ -58,38 +57,20 @@ impl Default for Interner {
     }
 }
 
-/// A key's place in `bytes`, its id, and its first [`HEAD`] bytes: a key of
-/// up to 16 bytes (a client's address) is compared in the table alone, and
-/// a longer one reads `bytes` only when its head matches.
+/// A key's place in `bytes`, and its id.
 #[derive(Clone, Copy)]
 struct Entry {
-    head: u128,
     start: usize,
     len: u32,
     id: u32,
 }
 
-const HEAD: usize = 16;
-
 impl Entry {
-    /// Whether this is the entry of `key`, whose head is `h`; its bytes past
-    /// the head are in `bytes`.
+    /// Whether this is the entry of `key`, whose bytes are in `bytes`.
     #[inline]
-    fn holds(&self, h: u128, key: &[u8], bytes: &[u8]) -> bool {
-        self.head == h
-            && self.len as usize == key.len()
-            && (key.len() <= HEAD
-                || bytes[self.start + HEAD..self.start + key.len()] == key[HEAD..])
+    fn holds(&self, key: &[u8], bytes: &[u8]) -> bool {
+        self.len as usize == key.len() && bytes[self.start..self.start + key.len()] == *key
     }
-}
-
-/// The first [`HEAD`] bytes of `key`, zeros after a shorter one.
-#[inline]
-fn head(key: &[u8]) -> u128 {
-    let mut h = [0u8; HEAD];
-    let n = key.len().min(HEAD);
-    h[..n].copy_from_slice(&key[..n]);
-    u128::from_le_bytes(h)
 }
 
 impl Interner {
@@ -98,15 +79,13 @@ impl Interner {
     pub fn id(&mut self, key: &[u8]) -> (u32, bool) {
         let hash = self.hasher.hash_one(key);
         let bytes = &self.bytes;
-        let h = head(key);
-        let same = |e: &Entry| e.holds(h, key, bytes);
+        let same = |e: &Entry| e.holds(key, bytes);
         if let Some(e) = self.table.find(hash, same) {
             return (e.id, false);
         }
         let id = self.ends.len() as u32;
         let hashes = &self.hashes;
         let entry = Entry {
-            head: h,
             start: self.bytes.len(),
             len: key.len() as u32,
             id,
@@ -223,11 +202,10 @@ mod tests {
         assert_eq!(k.keys().count(), 10_001);
     }
 
-    /// Keys alike in their first 16 bytes (the head kept in the table),
-    /// zeros that pad a short head, and lengths about it: each its own id,
-    /// as a plain map of the bytes gives.
+    /// Keys alike but for their last bytes, trailing zeros and lengths: each
+    /// its own id, as a plain map of the bytes gives.
     #[test]
-    fn keys_alike_in_their_heads_are_told_apart() {
+    fn keys_alike_are_told_apart() {
         let mut keys: Vec<Vec<u8>> =
             vec![vec![], vec![0], vec![0, 0], b"a".to_vec(), b"a\0".to_vec()];
         for len in [15, 16, 17, 31, 32, 33, 100] {
@@ -250,26 +228,6 @@ mod tests {
             }
         }
         assert_eq!(k.len(), plain.len());
-        // The comparison itself (keys of one hash meet only in it).
-        let mut bytes = Vec::new();
-        let entries: Vec<Entry> = keys
-            .iter()
-            .map(|key| {
-                let e = Entry {
-                    head: head(key),
-                    start: bytes.len(),
-                    len: key.len() as u32,
-                    id: 0,
-                };
-                bytes.extend_from_slice(key);
-                e
-            })
-            .collect();
-        for (i, a) in keys.iter().enumerate() {
-            for (j, e) in entries.iter().enumerate() {
-                assert_eq!(e.holds(head(a), a, &bytes), i == j, "{a:?} {:?}", keys[j]);
-            }
-        }
     }
 
     #[test]

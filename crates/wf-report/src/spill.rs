@@ -32,9 +32,8 @@
 //! (32 passes a spill) and every key hashed again with SipHash for its
 //! partition, 13% of the report's CPU; eight partitions a pass, by the hash
 //! the interner keeps, 4%. The end of the scan went from 7 s at one core to
-//! 4 s at one and a half (merge, read back, tally), and the whole report
-//! from 29.8 to 24.7 s with the interner's change (`intern`) on a loaded
-//! machine (3 interleaved runs, 2026-11-28).
+//! 4 s at one and a half (merge, read back, tally). See `bench/results/
+//! report-10G-2026-11-28c.txt` for the whole report before and after.
 
 use std::fs::File;
 use std::hash::BuildHasher;
