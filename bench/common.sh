@@ -10,7 +10,8 @@ fi
 DATA=${WF_BENCH_DIR:-/tmp/wf-bench}
 RUNS=${RUNS:-7}
 mkdir -p "$DATA"
-LOG="$DATA/wf2-1g.log"
+# The name time.sh, report.sh and incremental.sh give the same log (--size 1G --seed 1).
+LOG="$DATA/wf2-1G.log"
 gen_log() {
   [ -s "$LOG" ] || "$WF" gen wf2 --size 1G --seed 1 -o "$LOG"
 }

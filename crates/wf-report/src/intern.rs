@@ -52,7 +52,7 @@ impl Default for Interner {
             hashes: Vec::new(),
             ends: Vec::new(),
             bytes: Vec::new(),
-            hasher: key_hasher().clone(),
+            hasher: *key_hasher(),
         }
     }
 }

@@ -50,13 +50,13 @@ impl CountArgs {
             };
             (line + "\n").into_bytes()
         };
-        let cx = JobFollow {
-            follow: &self.follow,
-            args: &self.scan,
-            time: &self.time,
+        let cx = JobFollow::new(
+            &self.scan,
+            &self.time,
+            self.state.on(),
+            &self.follow,
             format,
-            state: self.state.state.is_some(),
-        };
+        );
         let sep = self.scan.options().sep;
         follow::run(Count { sep }, cx, &render)
     }
@@ -73,13 +73,7 @@ impl JobCmd for CountArgs {
             Ok(f) => f,
             Err(e) => return JobRun::failed(e),
         };
-        let run = state::Run {
-            time: &self.time,
-            format,
-            args: &self.scan,
-            opts,
-            progress,
-        };
+        let run = state::Run::new(&self.scan, &self.time, format, opts, progress);
         let out = match self
             .state
             .scan(job, run, vec![("--format".into(), format!("{format:?}"))])

@@ -149,6 +149,24 @@ pub(crate) struct JobFollow<'a> {
     pub(crate) state: bool,
 }
 
+impl<'a> JobFollow<'a> {
+    pub(crate) fn new(
+        args: &'a ScanArgs,
+        time: &'a TimeArgs,
+        state: bool,
+        follow: &'a FollowArgs,
+        format: TimeFormat,
+    ) -> Self {
+        JobFollow {
+            follow,
+            args,
+            time,
+            format,
+            state,
+        }
+    }
+}
+
 /// What a follow has read so far, for the report of it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Seen {

@@ -137,13 +137,13 @@ impl ReportArgs {
                 Vec::new()
             })
         };
-        let cx = JobFollow {
-            follow: &self.follow,
-            args: &self.scan,
-            time: &self.time,
+        let cx = JobFollow::new(
+            &self.scan,
+            &self.time,
+            self.state.on(),
+            &self.follow,
             format,
-            state: self.state.state.is_some(),
-        };
+        );
         let code = follow::run_with(job.clone(), &|| job.clone(), cx, &render);
         if failed.get() {
             ExitCode::from(2)
@@ -191,13 +191,7 @@ impl JobCmd for ReportArgs {
                 wf_core::warn!("wf report: signal handlers: {e}");
             }
         }
-        let run = state::Run {
-            time: &self.time,
-            format,
-            args: &self.scan,
-            opts,
-            progress,
-        };
+        let run = state::Run::new(&self.scan, &self.time, format, opts, progress);
         let more = vec![
             ("--format".into(), job.format_name()),
             ("--bots".into(), format!("{:?}", job.bots())),

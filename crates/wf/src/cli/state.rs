@@ -55,7 +55,30 @@ pub(crate) struct Run<'a> {
     pub(crate) progress: Option<&'a Progress>,
 }
 
+impl<'a> Run<'a> {
+    pub(crate) fn new(
+        args: &'a ScanArgs,
+        time: &'a TimeArgs,
+        format: TimeFormat,
+        opts: &'a ScanOptions,
+        progress: Option<&'a Progress>,
+    ) -> Self {
+        Run {
+            time,
+            format,
+            args,
+            opts,
+            progress,
+        }
+    }
+}
+
 impl StateArg {
+    /// Whether `--state` was given.
+    pub(crate) fn on(&self) -> bool {
+        self.state.is_some()
+    }
+
     /// Scan with `--since`/`--until`, and with `--state FILE` if given.
     pub(crate) fn scan<J: Partial>(
         &self,

@@ -45,13 +45,13 @@ impl Wf2Args {
                 report::wf2::text(&r)
             }
         };
-        let cx = JobFollow {
-            follow: &self.follow,
-            args: &self.scan,
-            time: &self.time,
-            format: TimeFormat::Clf,
-            state: self.state.state.is_some(),
-        };
+        let cx = JobFollow::new(
+            &self.scan,
+            &self.time,
+            self.state.on(),
+            &self.follow,
+            TimeFormat::Clf,
+        );
         follow::run(Wf2, cx, &render)
     }
 }
@@ -63,13 +63,7 @@ impl JobCmd for Wf2Args {
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let format = TimeFormat::Clf;
-        let run = state::Run {
-            time: &self.time,
-            format,
-            args: &self.scan,
-            opts,
-            progress,
-        };
+        let run = state::Run::new(&self.scan, &self.time, format, opts, progress);
         let out = match self.state.scan(Wf2, run, vec![]) {
             Ok(out) => out,
             Err(e) => return JobRun::failed(e),
