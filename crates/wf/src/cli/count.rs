@@ -50,13 +50,8 @@ impl CountArgs {
             };
             (line + "\n").into_bytes()
         };
-        let cx = JobFollow::new(
-            &self.scan,
-            &self.time,
-            self.state.on(),
-            &self.follow,
-            format,
-        );
+        let state = self.state.on();
+        let cx = JobFollow::new(&self.scan, &self.time, state, &self.follow, format);
         let sep = self.scan.options().sep;
         follow::run(Count { sep }, cx, &render)
     }

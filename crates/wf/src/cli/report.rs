@@ -137,13 +137,8 @@ impl ReportArgs {
                 Vec::new()
             })
         };
-        let cx = JobFollow::new(
-            &self.scan,
-            &self.time,
-            self.state.on(),
-            &self.follow,
-            format,
-        );
+        let state = self.state.on();
+        let cx = JobFollow::new(&self.scan, &self.time, state, &self.follow, format);
         let code = follow::run_with(job.clone(), &|| job.clone(), cx, &render);
         if failed.get() {
             ExitCode::from(2)

@@ -45,13 +45,8 @@ impl Wf2Args {
                 report::wf2::text(&r)
             }
         };
-        let cx = JobFollow::new(
-            &self.scan,
-            &self.time,
-            self.state.on(),
-            &self.follow,
-            TimeFormat::Clf,
-        );
+        let state = self.state.on();
+        let cx = JobFollow::new(&self.scan, &self.time, state, &self.follow, TimeFormat::Clf);
         follow::run(Wf2, cx, &render)
     }
 }
