@@ -19,7 +19,7 @@
 //! After the scan the workers' remainders are spilled too (side by side,
 //! not merged first: `Spill::apart`), and the sections are read back
 //! partition by partition, several partitions merged at once while they fit
-//! in an eighth of the budget, on a thread of their own while the group before
+//! in a twelfth of the budget, on a thread of their own while the group before
 //! is tallied (`Spill::read_back`). The files live in a temporary directory
 //! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
 //! made or dropped (also on an error) and, in the CLI, on SIGINT, SIGTERM or
@@ -114,11 +114,12 @@ impl Spill {
             // A group's tally makes its rows again (as much again, and
             // more for groups of many URLs): at a half, the 20-million-client
             // log peaked at 995 MiB under the default 1G; at a quarter, see
-            // bench/results/report-memory-2026-11-28.txt. An eighth, of 64
+            // bench/results/report-memory-2026-11-28.txt. A twelfth, of 64
             // partitions, since the next group is read while one is tallied
             // (`read_back`): at a sixth of 32 the 20-million-client log
-            // peaked at 1,108 MB (a group is one partition at the least).
-            per_group: counted / 8,
+            // peaked at 1,108 MB (a group is one partition at the least), at
+            // an eighth of 64 at 907 MB, at a twelfth 842 MB, no slower.
+            per_group: counted / 12,
             temp,
             dir: Mutex::new(None),
             runs: Mutex::new(Vec::new()),
