@@ -337,6 +337,7 @@ impl Job for ReportJob {
     fn merge(&self, into: &mut ReportState, mut other: ReportState) {
         if let Some(s) = &self.spill {
             if s.apart(&mut into.acc.panels, &mut other.acc.panels) {
+                // `into`'s agent ids start again.
                 into.bot_of.clear();
             }
         }

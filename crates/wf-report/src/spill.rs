@@ -150,8 +150,9 @@ impl Spill {
     /// At the end of a scan that has spilled, the merge of two workers'
     /// counts that would be past a worker's share: both are spilled, side by
     /// side on two threads, instead of merged here and spilled after
-    /// (`read_back` spills the merge anyway). Whether both went (each one
-    /// that did is emptied). Not before a first spill: two workers' counts
+    /// (`read_back` spills the merge anyway). Whether `a` went (each one
+    /// that did is emptied; one that could not be written stays, to be
+    /// merged as before). Not before a first spill: two workers' counts
     /// of one log share most keys, and their merge may fit where the two
     /// did not (the 1 GiB bench log: 3 spills, and 3.4 s for 2.2 s).
     pub fn apart(&self, a: &mut Panels, b: &mut Panels) -> bool {
@@ -159,11 +160,14 @@ impl Spill {
         if !big || !self.spilled() || self.failed.load(Ordering::Relaxed) {
             return false;
         }
-        let (ra, rb) = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let other = s.spawn(|| self.check_spill(b));
-            (self.check_spill(a), other.join().unwrap_or(false))
-        });
-        ra && rb
+            let went = self.check_spill(a);
+            other
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            went
+        })
     }
 
     /// Spills `p` whatever its size; as [`Spill::check`] past the share.
@@ -315,6 +319,11 @@ fn part_of_hash(h: u64) -> u8 {
     ((h >> 40) % PARTS as u64) as u8
 }
 
+/// Where partition `q` is among those of `qs` (made in one pass), if there.
+fn index_in(qs: &Range<usize>, q: u8) -> Option<usize> {
+    qs.contains(&(q as usize)).then(|| q as usize - qs.start)
+}
+
 /// Keys of `i`, with their partitions.
 fn parts_of(i: &Interner) -> Vec<u8> {
     (0..i.len() as u32)
@@ -350,10 +359,10 @@ impl Split {
     }
 
     /// The counts of `p` that go to each partition of `qs`, in one pass
-    /// over `p` (a pass a partition, 32 of them, was a third of a spill).
+    /// over `p` (a pass for each partition was a third of a spill's time).
     fn parts(&self, p: &Panels, qs: Range<usize>) -> Vec<Panels> {
         let mut out: Vec<Panels> = qs.clone().map(|_| Panels::default()).collect();
-        let at = |q: u8| (qs.contains(&(q as usize))).then(|| q as usize - qs.start);
+        let at = |q: u8| index_in(&qs, q);
         let mut cmap = vec![NONE; p.clients.len()];
         for (i, key) in p.clients.keys.keys().enumerate() {
             if let Some(k) = at(self.clients[i]) {
@@ -399,25 +408,14 @@ impl Split {
             }
         }
         let vis = (&self.visitors[..], &vmap[..]);
-        for (k, rows) in part_rows(&p.requests, &self.requests, vis, qs.clone())
-            .into_iter()
-            .enumerate()
+        let requests = part_rows(&p.requests, &self.requests, vis, qs.clone());
+        let referrers = part_rows(&p.referrers, &self.referrers, vis, qs.clone());
+        let vhosts = part_rows(&p.vhosts, &self.vhosts, vis, qs);
+        for (s, ((rq, rf), vh)) in out
+            .iter_mut()
+            .zip(requests.into_iter().zip(referrers).zip(vhosts))
         {
-            out[k].requests = rows;
-        }
-        for (k, rows) in part_rows(&p.referrers, &self.referrers, vis, qs.clone())
-            .into_iter()
-            .enumerate()
-        {
-            out[k].referrers = rows;
-        }
-        for (k, rows) in part_rows(&p.vhosts, &self.vhosts, vis, qs)
-            .into_iter()
-            .enumerate()
-        {
-            out[k].vhosts = rows;
-        }
-        for s in &mut out {
+            (s.requests, s.referrers, s.vhosts) = (rq, rf, vh);
             s.finish();
         }
         out
@@ -437,7 +435,7 @@ fn part_rows<T: Default + Copy>(
     qs: Range<usize>,
 ) -> Vec<Rows<T>> {
     let mut out: Vec<Rows<T>> = qs.clone().map(|_| Rows::default()).collect();
-    let at = |q: u8| (qs.contains(&(q as usize))).then(|| q as usize - qs.start);
+    let at = |q: u8| index_in(&qs, q);
     let mut rmap = vec![vec![NONE; r.keyed.len()]; out.len()];
     for (i, key) in r.keyed.keys.keys().enumerate() {
         if let Some(k) = at(parts[i]) {
