@@ -187,7 +187,7 @@ pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
             hours: r.index(u32::MAX as u64)? as u32,
             status: r.uint()?,
         };
-        if nc == 0 || na == 0 || p.visitors.id(v.day, v.client, v.agent) as usize != i {
+        if nc == 0 || na == 0 || p.visitor_of((v.day, v.client, v.agent)) as usize != i {
             return Err(Damage::Invalid("a visitor twice, or of no client"));
         }
         let s = &mut p.visitors.list[i];

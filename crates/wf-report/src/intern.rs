@@ -11,16 +11,25 @@
 //! buffer (no allocation per key) with their hashes, so that the table grows
 //! without hashing any key again.
 //!
-//! A table entry is the key's place and id, not the key: an entry that also
-//! held the key's first 16 bytes (a client's address compared in the table
-//! alone) made the tables twice as large and the 10 GiB report no faster
-//! (perf had most of `id` in loading the entry, then the key; 23.9 s
-//! without, 25.2 s with, 3 interleaved runs, 2026-11-28).
+//! The table is a plain open-addressing one (linear probing, at most three
+//! quarters full) rather than hashbrown's, for one reason: a key's slot can
+//! be loaded before the key is looked up. Tables of hundreds of thousands of
+//! clients and referrers do not fit in the cache; hashbrown's lookup read
+//! the control bytes, the entry, then the key, each a dependent cache miss
+//! (perf, 10 GiB bench log: `id` and `memcmp` 30% of the report's CPU).
+//! The report hashes a line's keys when it reads the line, loads their
+//! slots ([`Interner::prefetch`]) and counts the line sixteen lines later
+//! (`job::read_rows`): `id` 4% of the CPU, the report 0.79x of its time
+//! (3 interleaved runs; with the visitors' table done alike, 0.75x).
+//! A slot holds the key's hash's high half, its id, and its place in the
+//! key buffer, so that a lookup reads the slot, then the key's bytes.
+//! An entry that also held the key's first 16 bytes (hashbrown's table,
+//! 2026-11-28) made the tables twice as large and the report no faster.
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::DefaultHashBuilder;
 
 /// The hasher of every interner of the process: one random seed (a log's
 /// keys cannot be chosen to collide), the same hash in every thread, so
@@ -32,70 +41,148 @@ pub(crate) fn key_hasher() -> &'static DefaultHashBuilder {
     HASHER.get_or_init(DefaultHashBuilder::default)
 }
 
+/// The hash of `key` ([`key_hasher`]'s), as [`Interner::id_hashed`] takes it.
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    key_hasher().hash_one(key)
+}
+
+/// Asks the CPU to load the cache line at `p` (a hint: it never faults).
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and cannot fault, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Distinct byte strings and their ids, `0..len()` in order of first sight.
+#[derive(Default)]
 pub struct Interner {
-    /// Per key: where it starts in `bytes`, its length and its id, in the
-    /// table itself, so that a lookup reads the table, then the key's bytes
-    /// (an id alone took one more dependent load, of `ends`).
-    table: HashTable<Entry>,
+    /// Open addressing, linear probing, a power of two long (or empty),
+    /// at most three quarters full.
+    slots: Vec<Slot>,
     hashes: Vec<u64>,
     /// End of each key in `bytes` (the key before ends where it starts).
     ends: Vec<usize>,
     bytes: Vec<u8>,
-    hasher: DefaultHashBuilder,
 }
 
-impl Default for Interner {
-    fn default() -> Self {
-        Interner {
-            table: HashTable::new(),
-            hashes: Vec::new(),
-            ends: Vec::new(),
-            bytes: Vec::new(),
-            hasher: *key_hasher(),
-        }
-    }
+/// A key's table entry: the high half of its hash and its id + 1 (0: an
+/// empty slot), and its place in `bytes`: start << 16 | length (`LONG`
+/// for a key of `LONG` bytes or more, whose end is read from `ends`). A
+/// lookup reads the slot, then the key's bytes, and nothing else.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    tag_id: u64,
+    place: u64,
 }
 
-/// A key's place in `bytes`, and its id.
-#[derive(Clone, Copy)]
-struct Entry {
-    start: usize,
-    len: u32,
-    id: u32,
-}
-
-impl Entry {
-    /// Whether this is the entry of `key`, whose bytes are in `bytes`.
-    #[inline]
-    fn holds(&self, key: &[u8], bytes: &[u8]) -> bool {
-        self.len as usize == key.len() && bytes[self.start..self.start + key.len()] == *key
-    }
-}
+const LONG: u64 = 0xFFFF;
 
 impl Interner {
     /// The id of `key`, and whether it is new.
     #[inline]
     pub fn id(&mut self, key: &[u8]) -> (u32, bool) {
-        let hash = self.hasher.hash_one(key);
-        let bytes = &self.bytes;
-        let same = |e: &Entry| e.holds(key, bytes);
-        if let Some(e) = self.table.find(hash, same) {
-            return (e.id, false);
+        self.id_hashed(key, hash_key(key))
+    }
+
+    /// [`Interner::id`] of a key whose hash ([`hash_key`]) is known.
+    #[inline]
+    pub fn id_hashed(&mut self, key: &[u8], hash: u64) -> (u32, bool) {
+        if self.ends.len() * 4 >= self.slots.len() * 3 {
+            self.grow();
         }
-        let id = self.ends.len() as u32;
-        let hashes = &self.hashes;
-        let entry = Entry {
-            start: self.bytes.len(),
-            len: key.len() as u32,
-            id,
+        let tag = hash & !0xFFFF_FFFF;
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s.tag_id == 0 {
+                return (self.insert(i, key, hash), true);
+            }
+            if s.tag_id & !0xFFFF_FFFF == tag && self.holds(s, key) {
+                return ((s.tag_id as u32) - 1, false);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Loads the slot where a key of `hash` is looked for first.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+        }
+    }
+
+    /// Loads the first bytes of the key that a key of `hash` is likely to
+    /// be (the first of its slots with its tag), once [`Interner::prefetch`]
+    /// has loaded the slot.
+    #[inline]
+    pub fn prefetch_key(&self, hash: u64) {
+        let Some(mask) = self.slots.len().checked_sub(1) else {
+            return;
         };
-        self.table
-            .insert_unique(hash, entry, |e| hashes[e.id as usize]);
+        let tag = hash & !0xFFFF_FFFF;
+        let mut i = hash as usize & mask;
+        for _ in 0..4 {
+            let s = self.slots[i];
+            if s.tag_id == 0 {
+                return;
+            }
+            if s.tag_id & !0xFFFF_FFFF == tag {
+                prefetch(self.bytes.as_ptr().wrapping_add((s.place >> 16) as usize));
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Whether slot `s` is `key`'s.
+    #[inline]
+    fn holds(&self, s: Slot, key: &[u8]) -> bool {
+        let len = s.place & LONG;
+        if len == LONG {
+            return self.get((s.tag_id as u32) - 1) == key;
+        }
+        let start = (s.place >> 16) as usize;
+        len as usize == key.len() && self.bytes[start..start + key.len()] == *key
+    }
+
+    /// Adds `key` as a new id in the empty slot `i`.
+    fn insert(&mut self, i: usize, key: &[u8], hash: u64) -> u32 {
+        let id = self.ends.len() as u32;
+        self.slots[i] = Slot {
+            tag_id: (hash & !0xFFFF_FFFF) | (id as u64 + 1),
+            place: (self.bytes.len() as u64) << 16 | (key.len() as u64).min(LONG),
+        };
         self.bytes.extend_from_slice(key);
         self.ends.push(self.bytes.len());
         self.hashes.push(hash);
-        (id, true)
+        id
+    }
+
+    /// Twice the slots (16 at first), the keys placed again by their hashes.
+    #[cold]
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(16);
+        let mut slots = vec![Slot::default(); n];
+        for s in &self.slots {
+            if s.tag_id != 0 {
+                let id = (s.tag_id as u32 - 1) as usize;
+                let mut i = self.hashes[id] as usize & (n - 1);
+                while slots[i].tag_id != 0 {
+                    i = (i + 1) & (n - 1);
+                }
+                slots[i] = *s;
+            }
+        }
+        self.slots = slots;
     }
 
     /// The key of `id`.
@@ -120,7 +207,7 @@ impl Interner {
 
     /// Bytes held on the heap (capacities, for `--memory`).
     pub fn heap_bytes(&self) -> usize {
-        self.table.capacity() * (std::mem::size_of::<Entry>() + 1)
+        self.slots.capacity() * std::mem::size_of::<Slot>()
             + (self.hashes.capacity() + self.ends.capacity()) * 8
             + self.bytes.capacity()
     }
@@ -150,7 +237,13 @@ impl<T: Default> Keyed<T> {
     /// The id of `key` and its value (a new key starts at `T::default()`).
     #[inline]
     pub fn slot(&mut self, key: &[u8]) -> (u32, &mut T) {
-        let (id, new) = self.keys.id(key);
+        self.slot_hashed(key, hash_key(key))
+    }
+
+    /// [`Keyed::slot`] of a key whose hash ([`hash_key`]) is known.
+    #[inline]
+    pub fn slot_hashed(&mut self, key: &[u8], hash: u64) -> (u32, &mut T) {
+        let (id, new) = self.keys.id_hashed(key, hash);
         if new {
             self.values.push(T::default());
         }
@@ -173,8 +266,9 @@ impl<T: Default> Keyed<T> {
     /// Folds `other` in with `add`; returns other's ids as this one's.
     pub fn merge(&mut self, other: Keyed<T>, add: impl Fn(&mut T, T)) -> Vec<u32> {
         let mut remap = Vec::with_capacity(other.len());
-        for (key, v) in other.keys.keys().zip(other.values) {
-            let (id, slot) = self.slot(key);
+        for (i, v) in other.values.into_iter().enumerate() {
+            let (key, hash) = (other.keys.get(i as u32), other.keys.hash_of(i as u32));
+            let (id, slot) = self.slot_hashed(key, hash);
             add(slot, v);
             remap.push(id);
         }
@@ -208,7 +302,7 @@ mod tests {
     fn keys_alike_are_told_apart() {
         let mut keys: Vec<Vec<u8>> =
             vec![vec![], vec![0], vec![0, 0], b"a".to_vec(), b"a\0".to_vec()];
-        for len in [15, 16, 17, 31, 32, 33, 100] {
+        for len in [15, 16, 17, 31, 32, 33, 100, 65_534, 65_535, 65_536, 70_000] {
             for last in [b'x', b'y', 0] {
                 let mut k = vec![b'k'; len];
                 k[len - 1] = last;

@@ -31,7 +31,7 @@ use wf_formats::arrow_schema::DataType;
 use wf_formats::bytemap::ByteMap;
 use wf_formats::{Columns, Format, Kind, Parser, RowParser, Value};
 
-use crate::acc::{Acc, Line, NO_TIME};
+use crate::acc::{Acc, Hashes, Line, NO_TIME};
 use crate::agent::AgentCache;
 use crate::rules;
 use crate::spill::Spill;
@@ -97,6 +97,9 @@ pub struct ReportJob {
 
 /// Records parsed into columns before they are counted.
 const BATCH: usize = 4096;
+
+/// Requests read ahead of the one counted (`read_rows`).
+const AHEAD: usize = 16;
 
 impl ReportJob {
     pub fn new(format: Arc<dyn Format>, bots: BotMode) -> Result<Self, FormatError> {
@@ -501,9 +504,12 @@ impl ReportJob {
 
     /// The chunk's records, each split and counted as it is read (a chunk
     /// that is valid UTF-8, of a format with a [`RowParser`]); the same
-    /// records skipped, failed and counted as through columns.
+    /// records skipped, failed and counted as through columns. A request
+    /// is counted [`AHEAD`] requests after it is read, its keys hashed and
+    /// their table slots loaded meanwhile.
     fn read_rows(&self, st: &mut ReportState, rows: &mut dyn RowParser, chunk: &Chunk<'_>) {
         let (sep, data) = (self.format.separator(), chunk.data);
+        let mut ahead = std::collections::VecDeque::with_capacity(AHEAD + 1);
         let mut start = 0;
         let mut since_check = 0;
         while start < data.len() {
@@ -521,7 +527,18 @@ impl ReportJob {
                     false => None,
                 };
                 match hit {
-                    Some(hit) => count(st, &hit, self.bots),
+                    Some(hit) => {
+                        let h = Hashes::of(&hit.line, hit.agent.unwrap_or(b""));
+                        st.acc.panels.prefetch(&h);
+                        ahead.push_back((hit, h));
+                        if let Some(i) = ahead.len().checked_sub(AHEAD / 2 + 1) {
+                            st.acc.panels.prefetch_keys(&ahead[i].1);
+                        }
+                        if ahead.len() > AHEAD {
+                            let (hit, h) = ahead.pop_front().expect("AHEAD + 1 requests");
+                            count(st, &hit, &h, self.bots);
+                        }
+                    }
                     None => st.acc.fail(chunk.input, chunk.offset + start as u64),
                 }
             } else {
@@ -533,6 +550,9 @@ impl ReportJob {
                 self.check_memory(st);
             }
             start = end + 1;
+        }
+        for (hit, h) in ahead.drain(..) {
+            count(st, &hit, &h, self.bots);
         }
         self.check_memory(st);
     }
@@ -553,7 +573,8 @@ impl ReportJob {
                 st.acc.fail(chunk.input, chunk.offset + s as u64);
                 continue;
             };
-            count(st, &hit, self.bots);
+            let h = Hashes::of(&hit.line, hit.agent.unwrap_or(b""));
+            count(st, &hit, &h, self.bots);
         }
         spans.clear();
         st.spans = spans;
@@ -634,9 +655,9 @@ fn is_bot(st: &mut ReportState, id: u32, ua: &[u8]) -> bool {
 }
 
 /// Counts one valid request (see `acc` for what each panel keeps).
-fn count(st: &mut ReportState, h: &Hit<'_>, mode: BotMode) {
+fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
     let ua = h.agent.unwrap_or(b"");
-    let (agent, hits) = st.acc.panels.agents.slot(ua);
+    let (agent, hits) = st.acc.panels.agents.slot_hashed(ua, hashes.agent);
     if h.agent.is_some() {
         hits.all += 1;
     }
@@ -658,7 +679,8 @@ fn count(st: &mut ReportState, h: &Hit<'_>, mode: BotMode) {
     if let Some((utc, off)) = h.time {
         acc.time(utc, off);
     }
-    acc.panels.count(&h.line, (agent, h.agent.is_some()));
+    acc.panels
+        .count(&h.line, hashes, (agent, h.agent.is_some()));
 }
 
 #[cfg(test)]

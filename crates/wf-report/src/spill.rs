@@ -366,7 +366,9 @@ impl Split {
         let mut cmap = vec![NONE; p.clients.len()];
         for (i, key) in p.clients.keys.keys().enumerate() {
             if let Some(k) = at(self.clients[i]) {
-                let (id, hb) = out[k].clients.slot(key);
+                let (id, hb) = out[k]
+                    .clients
+                    .slot_hashed(key, p.clients.keys.hash_of(i as u32));
                 *hb = p.clients.values[i];
                 cmap[i] = id;
             }
@@ -376,7 +378,10 @@ impl Split {
         let mut agent = |s: &mut Panels, k: usize, i: u32| {
             let m = &mut amap[k][i as usize];
             if *m == NONE {
-                *m = s.agents.slot(p.agents.keys.get(i)).0;
+                *m = s
+                    .agents
+                    .slot_hashed(p.agents.keys.get(i), p.agents.keys.hash_of(i))
+                    .0;
             }
             *m
         };
@@ -391,7 +396,7 @@ impl Split {
             if let Some(k) = at(self.visitors[i]) {
                 let a = agent(&mut out[k], k, v.agent);
                 let s = &mut out[k];
-                let id = s.visitors.id(v.day, cmap[v.client as usize], a);
+                let id = s.visitor_of((v.day, cmap[v.client as usize], a));
                 let sv = &mut s.visitors.list[id as usize];
                 (sv.hours, sv.status) = (v.hours, v.status);
                 vmap[i] = id;
@@ -439,7 +444,9 @@ fn part_rows<T: Default + Copy>(
     let mut rmap = vec![vec![NONE; r.keyed.len()]; out.len()];
     for (i, key) in r.keyed.keys.keys().enumerate() {
         if let Some(k) = at(parts[i]) {
-            let (id, v) = out[k].keyed.slot(key);
+            let (id, v) = out[k]
+                .keyed
+                .slot_hashed(key, r.keyed.keys.hash_of(i as u32));
             *v = r.keyed.values[i];
             rmap[k][i] = id;
         }
@@ -451,7 +458,11 @@ fn part_rows<T: Default + Copy>(
         };
         let row = row as usize;
         if rmap[k][row] == NONE {
-            rmap[k][row] = out[k].keyed.slot(r.keyed.keys.get(row as u32)).0;
+            let (key, hash) = (
+                r.keyed.keys.get(row as u32),
+                r.keyed.keys.hash_of(row as u32),
+            );
+            rmap[k][row] = out[k].keyed.slot_hashed(key, hash).0;
         }
         out[k].pairs.insert(pair(rmap[k][row], vmap[v as usize]));
     }
