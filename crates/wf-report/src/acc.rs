@@ -30,7 +30,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashMap;
 
-use crate::intern::{hash_key, key_hasher, prefetch, Interner, Keyed};
+use crate::intern::{hash_key, home, key_hasher, prefetch, regrow, tag_of, Keyed};
 use crate::pairs::Pairs;
 
 /// Hits and bytes of a row.
@@ -66,6 +66,11 @@ pub struct Visitor {
     pub hours: u32,
     /// Bit `i`: a request answered `SLOTTED[i]`.
     pub status: u64,
+    /// The high half of its hash ([`visitor_hash`], `intern::tag_of`), so
+    /// that a visitor goes into another table (a merge, a spill's
+    /// partition) without its hash made again; in the padding of the
+    /// struct, and never saved (the hash's seed is the process's).
+    pub tag: u32,
 }
 
 /// Visitors interned to ids. The table is as the interners' (`intern`):
@@ -89,38 +94,15 @@ pub fn visitor_hash(day: i64, client: u64, agent: u64) -> u64 {
     key_hasher().hash_one((day, client, agent))
 }
 
-/// The interned clients and agents that visitors' ids are of, for
-/// [`visitor_hash`] from ids.
-pub struct KeyHashes<'a> {
-    pub clients: &'a Interner,
-    pub agents: &'a Interner,
-}
-
-impl KeyHashes<'_> {
-    /// The hash of the visitor (day, client id, agent id).
-    #[inline]
-    pub fn of(&self, (day, client, agent): (i64, u32, u32)) -> u64 {
-        visitor_hash(
-            day,
-            self.clients.hash_of(client),
-            self.agents.hash_of(agent),
-        )
-    }
-
-    fn of_visitor(&self, v: &Visitor) -> u64 {
-        self.of((v.day, v.client, v.agent))
-    }
-}
-
 impl Visitors {
-    /// Folds `o` in, its clients and agents renumbered by `cmap`, `amap`
-    /// (to ids of `hash`'s interners); returns o's visitor ids as this one's.
-    pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32], hash: &KeyHashes) -> Vec<u32> {
+    /// Folds `o` in, its clients and agents renumbered by `cmap`, `amap`;
+    /// returns o's visitor ids as this one's.
+    pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32]) -> Vec<u32> {
         o.list
             .iter()
             .map(|v| {
                 let key = (v.day, cmap[v.client as usize], amap[v.agent as usize]);
-                let id = self.id(key, hash.of(key), |v| hash.of_visitor(v));
+                let id = self.id(key, (v.tag as u64) << 32);
                 let s = &mut self.list[id as usize];
                 s.hours |= v.hours;
                 s.status |= v.status;
@@ -129,21 +111,16 @@ impl Visitors {
             .collect()
     }
 
-    /// The id of the visitor (day, client, agent) of hash `hash`; `rehash`
-    /// gives a visitor's hash when the table grows.
+    /// The id of the visitor (day, client, agent) of hash `hash` (only
+    /// its high half is read).
     #[inline]
-    pub fn id(
-        &mut self,
-        (day, client, agent): (i64, u32, u32),
-        hash: u64,
-        rehash: impl Fn(&Visitor) -> u64,
-    ) -> u32 {
+    pub fn id(&mut self, (day, client, agent): (i64, u32, u32), hash: u64) -> u32 {
         if self.list.len() * 4 >= self.slots.len() * 3 {
-            self.grow(rehash);
+            self.slots = regrow(&self.slots, |&s| s);
         }
-        let tag = hash & !0xFFFF_FFFF;
+        let tag = tag_of(hash);
         let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = home(tag, mask);
         loop {
             let s = self.slots[i];
             if s == 0 {
@@ -153,11 +130,12 @@ impl Visitors {
                     day,
                     client,
                     agent,
+                    tag: (tag >> 32) as u32,
                     ..Visitor::default()
                 });
                 return id;
             }
-            if s & !0xFFFF_FFFF == tag {
+            if tag_of(s) == tag {
                 let id = s as u32 - 1;
                 let v = &self.list[id as usize];
                 if v.day == day && v.client == client && v.agent == agent {
@@ -168,27 +146,11 @@ impl Visitors {
         }
     }
 
-    /// Twice the slots (16 at first), the visitors placed by `hash`.
-    #[cold]
-    fn grow(&mut self, hash: impl Fn(&Visitor) -> u64) {
-        let n = (self.slots.len() * 2).max(16);
-        let mut slots = vec![0u64; n];
-        for (id, v) in self.list.iter().enumerate() {
-            let h = hash(v);
-            let mut i = h as usize & (n - 1);
-            while slots[i] != 0 {
-                i = (i + 1) & (n - 1);
-            }
-            slots[i] = (h & !0xFFFF_FFFF) | (id as u64 + 1);
-        }
-        self.slots = slots;
-    }
-
     /// Loads the slot where a visitor of `hash` is looked for first.
     #[inline]
     pub fn prefetch(&self, hash: u64) {
         if !self.slots.is_empty() {
-            prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+            prefetch(&self.slots[home(tag_of(hash), self.slots.len() - 1)]);
         }
     }
 
@@ -200,14 +162,14 @@ impl Visitors {
         let Some(mask) = self.slots.len().checked_sub(1) else {
             return;
         };
-        let tag = hash & !0xFFFF_FFFF;
-        let mut i = hash as usize & mask;
+        let tag = tag_of(hash);
+        let mut i = home(tag, mask);
         for _ in 0..4 {
             let s = self.slots[i];
             if s == 0 {
                 return;
             }
-            if s & !0xFFFF_FFFF == tag {
+            if tag_of(s) == tag {
                 prefetch(self.list.as_ptr().wrapping_add(s as u32 as usize - 1));
                 return;
             }
@@ -410,7 +372,7 @@ impl Panels {
         self.status[l.status as usize].add(b);
         // GoAccess's visitor: same day, client and agent, over requests not 4xx.
         let v = (l.status / 100 != 4).then(|| {
-            let v = self.visitor((day_of_hour(l.hour), client, agent.0), h.visitor);
+            let v = (self.visitors).id((day_of_hour(l.hour), client, agent.0), h.visitor);
             let s = &mut self.visitors.list[v as usize];
             if l.hour != NO_TIME {
                 s.hours |= 1 << l.hour.rem_euclid(24);
@@ -446,25 +408,12 @@ impl Panels {
         }
     }
 
-    /// The id of the visitor (day, client id, agent id) of hash `hash`
-    /// ([`visitor_hash`]; the client and agent interned before).
-    #[inline]
-    pub fn visitor(&mut self, key: (i64, u32, u32), hash: u64) -> u32 {
-        let h = KeyHashes {
-            clients: &self.clients.keys,
-            agents: &self.agents.keys,
-        };
-        self.visitors.id(key, hash, |v| h.of_visitor(v))
-    }
-
-    /// The id of a visitor whose hash is not known yet.
-    pub fn visitor_of(&mut self, key: (i64, u32, u32)) -> u32 {
-        let h = KeyHashes {
-            clients: &self.clients.keys,
-            agents: &self.agents.keys,
-        };
-        let hash = h.of(key);
-        self.visitor(key, hash)
+    /// The id of a visitor (day, client id, agent id) whose hash is not
+    /// known (read from a file).
+    pub fn visitor_of(&mut self, (day, client, agent): (i64, u32, u32)) -> u32 {
+        let (c, a) = (&self.clients.keys, &self.agents.keys);
+        let hash = visitor_hash(day, c.hash_of(client), a.hash_of(agent));
+        self.visitors.id((day, client, agent), hash)
     }
 
     /// Loads the table slots of a line's keys, to be counted a few lines on.
@@ -559,11 +508,7 @@ impl Panels {
                 a.all += b.all;
                 a.kept.plus(b.kept);
             });
-            let hash = KeyHashes {
-                clients: &clients.keys,
-                agents: &agents.keys,
-            };
-            let vmap = visitors.merge(o.visitors, &cmap, &amap, &hash);
+            let vmap = visitors.merge(o.visitors, &cmap, &amap);
             (
                 vmap,
                 rows.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
@@ -703,7 +648,7 @@ mod tests {
                 let (a, _) = p.agents.slot(agent.as_bytes());
                 let hash =
                     visitor_hash(day, hash_key(client.as_bytes()), hash_key(agent.as_bytes()));
-                let id = p.visitor((day, c, a), hash);
+                let id = p.visitors.id((day, c, a), hash);
                 let next = plain.len() as u32;
                 assert_eq!(
                     id,

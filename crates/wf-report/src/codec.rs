@@ -186,6 +186,7 @@ pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
             agent: r.index(na.saturating_sub(1))? as u32,
             hours: r.index(u32::MAX as u64)? as u32,
             status: r.uint()?,
+            tag: 0, // made by `visitor_of`
         };
         if nc == 0 || na == 0 || p.visitor_of((v.day, v.client, v.agent)) as usize != i {
             return Err(Damage::Invalid("a visitor twice, or of no client"));

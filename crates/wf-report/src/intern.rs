@@ -60,6 +60,20 @@ pub(crate) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// The high half of a hash: what a slot keeps of it, and where its key is
+/// looked for first (`tag & mask`), so that a table grows without hashing
+/// or reading any key again.
+#[inline]
+pub(crate) fn tag_of(hash: u64) -> u64 {
+    hash & !0xFFFF_FFFF
+}
+
+/// The first slot of a tag ([`tag_of`]) in a table of `mask + 1` slots.
+#[inline]
+pub(crate) fn home(tag: u64, mask: usize) -> usize {
+    (tag >> 32) as usize & mask
+}
+
 /// Distinct byte strings and their ids, `0..len()` in order of first sight.
 #[derive(Default)]
 pub struct Interner {
@@ -97,15 +111,15 @@ impl Interner {
         if self.ends.len() * 4 >= self.slots.len() * 3 {
             self.grow();
         }
-        let tag = hash & !0xFFFF_FFFF;
+        let tag = tag_of(hash);
         let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = home(tag, mask);
         loop {
             let s = self.slots[i];
             if s.tag_id == 0 {
                 return (self.insert(i, key, hash), true);
             }
-            if s.tag_id & !0xFFFF_FFFF == tag && self.holds(s, key) {
+            if tag_of(s.tag_id) == tag && self.holds(s, key) {
                 return ((s.tag_id as u32) - 1, false);
             }
             i = (i + 1) & mask;
@@ -116,7 +130,7 @@ impl Interner {
     #[inline]
     pub fn prefetch(&self, hash: u64) {
         if !self.slots.is_empty() {
-            prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+            prefetch(&self.slots[home(tag_of(hash), self.slots.len() - 1)]);
         }
     }
 
@@ -128,14 +142,14 @@ impl Interner {
         let Some(mask) = self.slots.len().checked_sub(1) else {
             return;
         };
-        let tag = hash & !0xFFFF_FFFF;
-        let mut i = hash as usize & mask;
+        let tag = tag_of(hash);
+        let mut i = home(tag, mask);
         for _ in 0..4 {
             let s = self.slots[i];
             if s.tag_id == 0 {
                 return;
             }
-            if s.tag_id & !0xFFFF_FFFF == tag {
+            if tag_of(s.tag_id) == tag {
                 prefetch(self.bytes.as_ptr().wrapping_add((s.place >> 16) as usize));
                 return;
             }
@@ -158,7 +172,7 @@ impl Interner {
     fn insert(&mut self, i: usize, key: &[u8], hash: u64) -> u32 {
         let id = self.ends.len() as u32;
         self.slots[i] = Slot {
-            tag_id: (hash & !0xFFFF_FFFF) | (id as u64 + 1),
+            tag_id: tag_of(hash) | (id as u64 + 1),
             place: (self.bytes.len() as u64) << 16 | (key.len() as u64).min(LONG),
         };
         self.bytes.extend_from_slice(key);
@@ -167,22 +181,10 @@ impl Interner {
         id
     }
 
-    /// Twice the slots (16 at first), the keys placed again by their hashes.
+    /// Twice the slots (16 at first), each placed again by its tag.
     #[cold]
     fn grow(&mut self) {
-        let n = (self.slots.len() * 2).max(16);
-        let mut slots = vec![Slot::default(); n];
-        for s in &self.slots {
-            if s.tag_id != 0 {
-                let id = (s.tag_id as u32 - 1) as usize;
-                let mut i = self.hashes[id] as usize & (n - 1);
-                while slots[i].tag_id != 0 {
-                    i = (i + 1) & (n - 1);
-                }
-                slots[i] = *s;
-            }
-        }
-        self.slots = slots;
+        self.slots = regrow(&self.slots, |s| s.tag_id);
     }
 
     /// The key of `id`.
@@ -216,6 +218,24 @@ impl Interner {
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         (0..self.len() as u32).map(|i| self.get(i))
     }
+}
+
+/// The slots of `old` in a table twice as long (16 at first), each placed
+/// by its tag (the high half of `tag(slot)`; 0 is an empty slot).
+pub(crate) fn regrow<S: Copy + Default>(old: &[S], tag: impl Fn(&S) -> u64) -> Vec<S> {
+    let n = (old.len() * 2).max(16);
+    let mut slots = vec![S::default(); n];
+    for s in old {
+        let t = tag(s);
+        if t != 0 {
+            let mut i = home(tag_of(t), n - 1);
+            while tag(&slots[i]) != 0 {
+                i = (i + 1) & (n - 1);
+            }
+            slots[i] = *s;
+        }
+    }
+    slots
 }
 
 /// Interned keys, each with a value of `T` (its counts).
