@@ -30,7 +30,9 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashMap;
 
-use crate::intern::{hash_key, home, key_hasher, prefetch, regrow, tag_of, Keyed};
+use crate::intern::{
+    hash_key, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of, Keyed,
+};
 use crate::pairs::Pairs;
 
 /// Hits and bytes of a row.
@@ -149,31 +151,15 @@ impl Visitors {
     /// Loads the slot where a visitor of `hash` is looked for first.
     #[inline]
     pub fn prefetch(&self, hash: u64) {
-        if !self.slots.is_empty() {
-            prefetch(&self.slots[home(tag_of(hash), self.slots.len() - 1)]);
-        }
+        prefetch_home(&self.slots, hash);
     }
 
-    /// Loads the visitor a visitor of `hash` is likely to be (the first of
-    /// its slots with its tag), once [`Visitors::prefetch`] has loaded the
-    /// slot.
+    /// Loads the visitor a visitor of `hash` is likely to be, once
+    /// [`Visitors::prefetch`] has loaded the slot.
     #[inline]
     pub fn prefetch_entry(&self, hash: u64) {
-        let Some(mask) = self.slots.len().checked_sub(1) else {
-            return;
-        };
-        let tag = tag_of(hash);
-        let mut i = home(tag, mask);
-        for _ in 0..4 {
-            let s = self.slots[i];
-            if s == 0 {
-                return;
-            }
-            if tag_of(s) == tag {
-                prefetch(self.list.as_ptr().wrapping_add(s as u32 as usize - 1));
-                return;
-            }
-            i = (i + 1) & mask;
+        if let Some(s) = likely(&self.slots, hash, |&s| s) {
+            prefetch(self.list.as_ptr().wrapping_add(s as u32 as usize - 1));
         }
     }
 

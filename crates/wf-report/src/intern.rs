@@ -135,31 +135,15 @@ impl Interner {
     /// Loads the slot where a key of `hash` is looked for first.
     #[inline]
     pub fn prefetch(&self, hash: u64) {
-        if !self.slots.is_empty() {
-            prefetch(&self.slots[home(tag_of(hash), self.slots.len() - 1)]);
-        }
+        prefetch_home(&self.slots, hash);
     }
 
     /// Loads the first bytes of the key that a key of `hash` is likely to
-    /// be (the first of its slots with its tag), once [`Interner::prefetch`]
-    /// has loaded the slot.
+    /// be, once [`Interner::prefetch`] has loaded the slot.
     #[inline]
     pub fn prefetch_key(&self, hash: u64) {
-        let Some(mask) = self.slots.len().checked_sub(1) else {
-            return;
-        };
-        let tag = tag_of(hash);
-        let mut i = home(tag, mask);
-        for _ in 0..4 {
-            let s = self.slots[i];
-            if s.tag_id == 0 {
-                return;
-            }
-            if tag_of(s.tag_id) == tag {
-                prefetch(self.bytes.as_ptr().wrapping_add((s.place >> 16) as usize));
-                return;
-            }
-            i = (i + 1) & mask;
+        if let Some(s) = likely(&self.slots, hash, |s| s.tag_id) {
+            prefetch(self.bytes.as_ptr().wrapping_add((s.place >> 16) as usize));
         }
     }
 
@@ -224,6 +208,35 @@ impl Interner {
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         (0..self.len() as u32).map(|i| self.get(i))
     }
+}
+
+/// Loads the slot of `slots` where a key of `hash` is looked for first.
+#[inline]
+pub(crate) fn prefetch_home<S>(slots: &[S], hash: u64) {
+    if let Some(mask) = slots.len().checked_sub(1) {
+        prefetch(&slots[home(tag_of(hash), mask)]);
+    }
+}
+
+/// The slot a key of `hash` is likely to be in: the first with its tag
+/// (the high half of `tag(slot)`) of the first four it is looked for in,
+/// if one comes before an empty slot.
+#[inline]
+pub(crate) fn likely<S: Copy>(slots: &[S], hash: u64, tag: impl Fn(&S) -> u64) -> Option<S> {
+    let mask = slots.len().checked_sub(1)?;
+    let want = tag_of(hash);
+    let mut i = home(want, mask);
+    for _ in 0..4 {
+        let t = tag(&slots[i]);
+        if t == 0 {
+            return None;
+        }
+        if tag_of(t) == want {
+            return Some(slots[i]);
+        }
+        i = (i + 1) & mask;
+    }
+    None
 }
 
 /// The slots of `old` in a table twice as long (16 at first), each placed
