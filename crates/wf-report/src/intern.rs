@@ -66,9 +66,9 @@ pub(crate) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// The high half of a hash: what a slot keeps of it, and where its key is
-/// looked for first (`tag & mask`), so that a table grows without hashing
-/// or reading any key again.
+/// The high half of a hash (its tag): what a slot keeps of it, and where
+/// its key is looked for first ([`home`]), so that a table grows without
+/// hashing or reading any key again.
 #[inline]
 pub(crate) fn tag_of(hash: u64) -> u64 {
     hash & !0xFFFF_FFFF
@@ -86,6 +86,8 @@ pub struct Interner {
     /// Open addressing, linear probing, a power of two long (or empty),
     /// at most three quarters full.
     slots: Vec<Slot>,
+    /// The hash of each key, by id ([`Interner::hash_of`]: spill
+    /// partitions, merges into other tables).
     hashes: Vec<u64>,
     /// End of each key in `bytes` (the key before ends where it starts).
     ends: Vec<usize>,
