@@ -31,7 +31,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashMap;
 
 use crate::intern::{
-    hash_key, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of, Keyed,
+    hash_key, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of, Interner, Keyed,
 };
 use crate::pairs::Pairs;
 
@@ -406,20 +406,30 @@ impl Panels {
     #[inline]
     pub fn prefetch(&self, h: &Hashes) {
         self.visitors.prefetch(h.visitor);
-        self.clients.keys.prefetch(h.client);
-        self.requests.keyed.keys.prefetch(h.request);
-        self.referrers.keyed.keys.prefetch(h.referrer);
-        self.vhosts.keyed.keys.prefetch(h.vhost);
+        for (keys, hash) in self.interned(h) {
+            keys.prefetch(hash);
+        }
     }
 
     /// Loads the keys of a line's slots, loaded by [`Panels::prefetch`].
     #[inline]
     pub fn prefetch_keys(&self, h: &Hashes) {
         self.visitors.prefetch_entry(h.visitor);
-        self.clients.keys.prefetch_key(h.client);
-        self.requests.keyed.keys.prefetch_key(h.request);
-        self.referrers.keyed.keys.prefetch_key(h.referrer);
-        self.vhosts.keyed.keys.prefetch_key(h.vhost);
+        for (keys, hash) in self.interned(h) {
+            keys.prefetch_key(hash);
+        }
+    }
+
+    /// The interners a line's keys go into, with the keys' hashes (the
+    /// agent's, in a small table, is left out).
+    #[inline]
+    fn interned(&self, h: &Hashes) -> [(&Interner, u64); 4] {
+        [
+            (&self.clients.keys, h.client),
+            (&self.requests.keyed.keys, h.request),
+            (&self.referrers.keyed.keys, h.referrer),
+            (&self.vhosts.keyed.keys, h.vhost),
+        ]
     }
 
     /// Bytes held on the heap by what grows with the log's distinct

@@ -291,6 +291,12 @@ impl<T: Default> Keyed<T> {
         (id, &mut self.values[id as usize])
     }
 
+    /// [`Keyed::slot`] of the key `id` of `other` (its hash not made again).
+    #[inline]
+    pub fn slot_from(&mut self, other: &Interner, id: u32) -> (u32, &mut T) {
+        self.slot_hashed(other.get(id), other.hash_of(id))
+    }
+
     pub fn len(&self) -> usize {
         self.values.len()
     }
@@ -308,8 +314,7 @@ impl<T: Default> Keyed<T> {
     pub fn merge(&mut self, other: Keyed<T>, add: impl Fn(&mut T, T)) -> Vec<u32> {
         let mut remap = Vec::with_capacity(other.len());
         for (i, v) in other.values.into_iter().enumerate() {
-            let (key, hash) = (other.keys.get(i as u32), other.keys.hash_of(i as u32));
-            let (id, slot) = self.slot_hashed(key, hash);
+            let (id, slot) = self.slot_from(&other.keys, i as u32);
             add(slot, v);
             remap.push(id);
         }

@@ -452,6 +452,17 @@ struct Hit<'a> {
     agent: Option<&'a [u8]>,
 }
 
+impl Hit<'_> {
+    /// The user agent ("" for a line without one: every visitor's agent).
+    fn agent(&self) -> &[u8] {
+        self.agent.unwrap_or(b"")
+    }
+
+    fn hashes(&self) -> Hashes {
+        Hashes::of(&self.line, self.agent())
+    }
+}
+
 impl ReportJob {
     /// The record `chunk.data[start..end]`, read on its own: blank lines and
     /// `#` comments skipped, a record the parser rejects failed.
@@ -528,7 +539,7 @@ impl ReportJob {
                 };
                 match hit {
                     Some(hit) => {
-                        let h = Hashes::of(&hit.line, hit.agent.unwrap_or(b""));
+                        let h = hit.hashes();
                         st.acc.panels.prefetch(&h);
                         ahead.push_back((hit, h));
                         if let Some(i) = ahead.len().checked_sub(AHEAD / 2 + 1) {
@@ -573,8 +584,7 @@ impl ReportJob {
                 st.acc.fail(chunk.input, chunk.offset + s as u64);
                 continue;
             };
-            let h = Hashes::of(&hit.line, hit.agent.unwrap_or(b""));
-            count(st, &hit, &h, self.bots);
+            count(st, &hit, &hit.hashes(), self.bots);
         }
         spans.clear();
         st.spans = spans;
@@ -656,7 +666,7 @@ fn is_bot(st: &mut ReportState, id: u32, ua: &[u8]) -> bool {
 
 /// Counts one valid request (see `acc` for what each panel keeps).
 fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
-    let ua = h.agent.unwrap_or(b"");
+    let ua = h.agent();
     let (agent, hits) = st.acc.panels.agents.slot_hashed(ua, hashes.agent);
     if h.agent.is_some() {
         hits.all += 1;

@@ -368,13 +368,11 @@ impl Split {
         let mut out: Vec<Panels> = qs.clone().map(|_| Panels::default()).collect();
         let at = |q: u8| index_in(&qs, q);
         let mut cmap = vec![NONE; p.clients.len()];
-        for (i, key) in p.clients.keys.keys().enumerate() {
-            if let Some(k) = at(self.clients[i]) {
-                let (id, hb) = out[k]
-                    .clients
-                    .slot_hashed(key, p.clients.keys.hash_of(i as u32));
+        for (i, (&q, c)) in self.clients.iter().zip(&mut cmap).enumerate() {
+            if let Some(k) = at(q) {
+                let (id, hb) = out[k].clients.slot_from(&p.clients.keys, i as u32);
                 *hb = p.clients.values[i];
-                cmap[i] = id;
+                *c = id;
             }
         }
         // A partition's agents: ids of `p` to the partition's, made when met.
@@ -382,10 +380,7 @@ impl Split {
         let mut agent = |s: &mut Panels, k: usize, i: u32| {
             let m = &mut amap[k][i as usize];
             if *m == NONE {
-                *m = s
-                    .agents
-                    .slot_hashed(p.agents.keys.get(i), p.agents.keys.hash_of(i))
-                    .0;
+                *m = s.agents.slot_from(&p.agents.keys, i).0;
             }
             *m
         };
@@ -448,11 +443,9 @@ fn part_rows<T: Default + Copy>(
     let mut out: Vec<Rows<T>> = qs.clone().map(|_| Rows::default()).collect();
     let at = |q: u8| index_in(&qs, q);
     let mut rmap = vec![vec![NONE; r.keyed.len()]; out.len()];
-    for (i, key) in r.keyed.keys.keys().enumerate() {
+    for i in 0..r.keyed.len() {
         if let Some(k) = at(parts[i]) {
-            let (id, v) = out[k]
-                .keyed
-                .slot_hashed(key, r.keyed.keys.hash_of(i as u32));
+            let (id, v) = out[k].keyed.slot_from(&r.keyed.keys, i as u32);
             *v = r.keyed.values[i];
             rmap[k][i] = id;
         }
@@ -464,11 +457,7 @@ fn part_rows<T: Default + Copy>(
         };
         let row = row as usize;
         if rmap[k][row] == NONE {
-            let (key, hash) = (
-                r.keyed.keys.get(row as u32),
-                r.keyed.keys.hash_of(row as u32),
-            );
-            rmap[k][row] = out[k].keyed.slot_hashed(key, hash).0;
+            rmap[k][row] = out[k].keyed.slot_from(&r.keyed.keys, row as u32).0;
         }
         out[k].pairs.insert(pair(rmap[k][row], vmap[v as usize]));
     }
