@@ -16,7 +16,7 @@ use crate::acc::{unpair, Acc, AgentHits, Hb, Panels, ReqHits, Rows, Visitor};
 use crate::intern::Keyed;
 use crate::pairs::Pairs;
 
-fn int(w: &mut Writer, v: i64) {
+pub(crate) fn int(w: &mut Writer, v: i64) {
     w.uint(((v << 1) ^ (v >> 63)) as u64);
 }
 
@@ -25,7 +25,7 @@ fn read_int(r: &mut Reader) -> Result<i64, Damage> {
     Ok((u >> 1) as i64 ^ -((u & 1) as i64))
 }
 
-fn hb(w: &mut Writer, h: Hb) {
+pub(crate) fn hb(w: &mut Writer, h: Hb) {
     w.uint(h.hits);
     w.uint(h.bytes);
 }
@@ -67,19 +67,46 @@ pub(crate) fn write_acc(a: &Acc, w: &mut Writer) {
 
 /// The panels of an `Acc` (also a spill's partition, `spill`).
 pub(crate) fn write_panels(p: &Panels, w: &mut Writer) {
-    keyed(w, &p.clients, |w, v| hb(w, *v));
-    keyed(w, &p.agents, |w, v| {
-        w.uint(v.all);
-        hb(w, v.kept);
-    });
+    keyed(w, &p.clients, hb_of);
+    keyed(w, &p.agents, agent_hits);
     w.uint(p.visitors.len() as u64);
     for v in &p.visitors.list {
-        int(w, v.day);
-        w.uint(v.client as u64);
-        w.uint(v.agent as u64);
-        w.uint(v.hours as u64);
-        w.uint(v.status);
+        visitor(w, v, v.client, v.agent);
     }
+    hours_and_codes(w, p);
+    pairs(w, &p.status_pairs);
+    rows(w, &p.requests, req_hits);
+    rows(w, &p.referrers, hb_of);
+    rows(w, &p.vhosts, hb_of);
+}
+
+/// The values of each table, as [`write_panels`] writes them (also for
+/// a spill's sections, `spill::split`).
+pub(crate) fn hb_of(w: &mut Writer, v: &Hb) {
+    hb(w, *v);
+}
+
+pub(crate) fn agent_hits(w: &mut Writer, v: &AgentHits) {
+    w.uint(v.all);
+    hb(w, v.kept);
+}
+
+pub(crate) fn req_hits(w: &mut Writer, v: &ReqHits) {
+    hb(w, v.ok);
+    hb(w, v.not_found);
+}
+
+/// A visitor whose client and agent ids are `client` and `agent`.
+pub(crate) fn visitor(w: &mut Writer, v: &Visitor, client: u32, agent: u32) {
+    int(w, v.day);
+    w.uint(client as u64);
+    w.uint(agent as u64);
+    w.uint(v.hours as u64);
+    w.uint(v.status);
+}
+
+/// Hits by hour and by status code.
+pub(crate) fn hours_and_codes(w: &mut Writer, p: &Panels) {
     let mut hours: Vec<_> = p.hours().into_iter().collect();
     hours.sort_unstable_by_key(|h| h.0);
     w.uint(hours.len() as u64);
@@ -95,13 +122,6 @@ pub(crate) fn write_panels(p: &Panels, w: &mut Writer) {
         w.uint(c as u64);
         hb(w, p.status[c]);
     }
-    pairs(w, &p.status_pairs);
-    rows(w, &p.requests, |w, v| {
-        hb(w, v.ok);
-        hb(w, v.not_found);
-    });
-    rows(w, &p.referrers, |w, v| hb(w, *v));
-    rows(w, &p.vhosts, |w, v| hb(w, *v));
 }
 
 fn keyed<T>(w: &mut Writer, k: &Keyed<T>, each: impl Fn(&mut Writer, &T)) {
@@ -116,10 +136,23 @@ fn keyed<T>(w: &mut Writer, k: &Keyed<T>, each: impl Fn(&mut Writer, &T)) {
 fn pairs(w: &mut Writer, p: &Pairs) {
     let v = p.sorted();
     w.uint(v.len() as u64);
-    let mut last = 0;
+    let mut d = Deltas::default();
     for &x in &v {
-        w.uint(x - last);
-        last = x;
+        d.put(w, x);
+    }
+}
+
+/// Increasing pairs written as [`pairs`] writes them, after their count.
+#[derive(Default)]
+pub(crate) struct Deltas {
+    last: u64,
+}
+
+impl Deltas {
+    #[inline]
+    pub(crate) fn put(&mut self, w: &mut Writer, x: u64) {
+        w.uint(x - self.last);
+        self.last = x;
     }
 }
 

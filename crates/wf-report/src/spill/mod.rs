@@ -27,35 +27,35 @@
 //! spill that cannot be written is named once on stderr and the counts stay
 //! in memory: memory is then not bounded, the answer still exact.
 //!
-//! What a spill costs was measured on the 10 GiB bench log (9 spills, perf):
-//! a partition's counts were found by a pass over all of a worker's counts
-//! (32 passes a spill) and every key hashed again with SipHash for its
-//! partition, 13% of the report's CPU; eight partitions a pass, by the hash
-//! the interner keeps, 4%. The end of the scan went from 7 s at one core to
-//! 4 s at one and a half (merge, read back, tally). See `bench/results/
-//! report-10G-2026-11-28c.txt` for the whole report before and after.
+//! What a spill costs was measured on the 10 GiB bench log (8 spills of
+//! 1.6 M visitors and 6.5 M pairs each, perf): a partition's counts were
+//! found by a pass over all of a worker's counts (32 passes a spill) and
+//! every key hashed again with SipHash for its partition, 13% of the
+//! report's CPU; eight partitions a pass, by the hash the interner keeps,
+//! 4% (then 15% with the faster tables of `intern`, as a share); written
+//! straight from the worker's tables, each partition from its own entries
+//! (`split`), 6.5%, and the report 0.88x its time. See `bench/results/
+//! report-10G-2026-11-28c.txt` and later for the whole report.
 
 use std::fs::File;
-use std::hash::BuildHasher;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use wf_core::cleanup::SpillDir;
-use wf_core::jobs::partial::{Reader, Writer};
+use wf_core::jobs::partial::Reader;
 
-use crate::acc::{pair, unpair, Panels, Rows};
-use crate::codec::{read_panels, write_panels};
-use crate::intern::{key_hasher, Interner};
+use crate::acc::Panels;
+use crate::codec::read_panels;
+
+mod split;
+
+pub(crate) use split::part_of;
+use split::Split;
 
 /// Partitions of a spill.
 pub const PARTS: usize = 64;
-
-/// Partitions made in one pass over a spilled `Panels`: an eighth of its
-/// counts copied at once (a pass for each of 32 was a third of a spill's time).
-const PASS: usize = 8;
 
 /// The default `--memory`.
 pub const DEFAULT_MEMORY: u64 = 1 << 30;
@@ -63,8 +63,6 @@ pub const DEFAULT_MEMORY: u64 = 1 << 30;
 /// What `--memory` bounds: the counts' heap is kept under this share of it
 /// (the rest is the scan's buffers, the agent rules, the allocator's slack).
 const COUNTED_SHARE: f64 = 0.6;
-
-const NONE: u32 = u32::MAX;
 
 /// A spill file or its directory that could not be written or read back.
 #[derive(Debug)]
@@ -222,20 +220,27 @@ impl Spill {
             error,
         };
         let mut f = BufWriter::new(File::create(&path).map_err(err)?);
-        let split = Split::of(p);
+        let mut split = Split::of(p);
         let mut sections = Vec::with_capacity(PARTS);
         let mut at = 0u64;
-        for first in (0..PARTS).step_by(PASS) {
-            for part in split.parts(p, first..first + PASS) {
-                let mut w = Writer::new();
-                write_panels(&part, &mut w);
-                let bytes = w.into_bytes();
-                f.write_all(&bytes).map_err(err)?;
+        let mut write = || {
+            for q in 0..PARTS {
+                let bytes = split.section(q);
+                f.write_all(&bytes)?;
                 sections.push((at, bytes.len() as u64));
                 at += bytes.len() as u64;
             }
+            f.flush()
+        };
+        if let Err(e) = write() {
+            [
+                p.status_pairs,
+                p.requests.pairs,
+                p.referrers.pairs,
+                p.vhosts.pairs,
+            ] = split.give_back();
+            return Err(err(e));
         }
-        f.flush().map_err(err)?;
         drop(f);
         self.runs.lock().unwrap().push(Run { path, sections });
         Ok(())
@@ -307,161 +312,6 @@ fn read_section(run: &Run, q: usize) -> Result<Panels, SpillError> {
         let e = std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{d:?}"));
         err("damaged spill file", e)
     })
-}
-
-/// The partition of a key (the same in every thread).
-pub(crate) fn part_of(key: &[u8]) -> u8 {
-    part_of_hash(key_hasher().hash_one(key))
-}
-
-/// The partition of a key of hash `h` ([`key_hasher`]'s, as interned):
-/// from its low bits, as the tables' slots are from its high half
-/// (`intern::home`): a partition's keys alike in the bits of their slots
-/// would crowd a part of every table they go into (the 10 GiB report took
-/// 1.7x its time with partitions from bits 40 to 45).
-fn part_of_hash(h: u64) -> u8 {
-    (h % PARTS as u64) as u8
-}
-
-/// Where partition `q` is among those of `qs` (made in one pass), if there.
-fn index_in(qs: &Range<usize>, q: u8) -> Option<usize> {
-    qs.contains(&(q as usize)).then(|| q as usize - qs.start)
-}
-
-/// Keys of `i`, with their partitions.
-fn parts_of(i: &Interner) -> Vec<u8> {
-    (0..i.len() as u32)
-        .map(|id| part_of_hash(i.hash_of(id)))
-        .collect()
-}
-
-/// Which partition each client, visitor and row of a `Panels` goes to.
-struct Split {
-    clients: Vec<u8>,
-    visitors: Vec<u8>,
-    requests: Vec<u8>,
-    referrers: Vec<u8>,
-    vhosts: Vec<u8>,
-}
-
-impl Split {
-    fn of(p: &Panels) -> Split {
-        let clients = parts_of(&p.clients.keys);
-        let visitors = p
-            .visitors
-            .list
-            .iter()
-            .map(|v| clients[v.client as usize])
-            .collect();
-        Split {
-            requests: rows_parts(&p.requests),
-            referrers: rows_parts(&p.referrers),
-            vhosts: rows_parts(&p.vhosts),
-            clients,
-            visitors,
-        }
-    }
-
-    /// The counts of `p` that go to each partition of `qs`, in one pass
-    /// over `p` (a pass for each partition was a third of a spill's time).
-    fn parts(&self, p: &Panels, qs: Range<usize>) -> Vec<Panels> {
-        let mut out: Vec<Panels> = qs.clone().map(|_| Panels::default()).collect();
-        let at = |q: u8| index_in(&qs, q);
-        let mut cmap = vec![NONE; p.clients.len()];
-        for (i, (&q, c)) in self.clients.iter().zip(&mut cmap).enumerate() {
-            if let Some(k) = at(q) {
-                let (id, hb) = out[k].clients.slot_from(&p.clients.keys, i as u32);
-                *hb = p.clients.values[i];
-                *c = id;
-            }
-        }
-        // A partition's agents: ids of `p` to the partition's, made when met.
-        let mut amap = vec![vec![NONE; p.agents.len()]; out.len()];
-        let mut agent = |s: &mut Panels, k: usize, i: u32| {
-            let m = &mut amap[k][i as usize];
-            if *m == NONE {
-                *m = s.agents.slot_from(&p.agents.keys, i).0;
-            }
-            *m
-        };
-        for i in 0..p.agents.len() {
-            if let Some(k) = at((i % PARTS) as u8) {
-                let a = agent(&mut out[k], k, i as u32);
-                out[k].agents.values[a as usize] = p.agents.values[i];
-            }
-        }
-        let mut vmap = vec![NONE; p.visitors.len()];
-        for (i, v) in p.visitors.list.iter().enumerate() {
-            if let Some(k) = at(self.visitors[i]) {
-                let a = agent(&mut out[k], k, v.agent);
-                let s = &mut out[k];
-                let id = s
-                    .visitors
-                    .id((v.day, cmap[v.client as usize], a), (v.tag as u64) << 32);
-                let sv = &mut s.visitors.list[id as usize];
-                (sv.hours, sv.status) = (v.hours, v.status);
-                vmap[i] = id;
-            }
-        }
-        if let Some(k) = at(0) {
-            out[k].hourly = p.hours();
-            out[k].status.clone_from(&p.status);
-        }
-        for pr in p.status_pairs.iter() {
-            let (code, v) = unpair(pr);
-            if let Some(k) = at(self.visitors[v as usize]) {
-                out[k].status_pairs.insert(pair(code, vmap[v as usize]));
-            }
-        }
-        let vis = (&self.visitors[..], &vmap[..]);
-        let requests = part_rows(&p.requests, &self.requests, vis, qs.clone());
-        let referrers = part_rows(&p.referrers, &self.referrers, vis, qs.clone());
-        let vhosts = part_rows(&p.vhosts, &self.vhosts, vis, qs);
-        for (s, ((rq, rf), vh)) in out
-            .iter_mut()
-            .zip(requests.into_iter().zip(referrers).zip(vhosts))
-        {
-            (s.requests, s.referrers, s.vhosts) = (rq, rf, vh);
-            s.finish();
-        }
-        out
-    }
-}
-
-fn rows_parts<T>(r: &Rows<T>) -> Vec<u8> {
-    parts_of(&r.keyed.keys)
-}
-
-/// The rows of each partition of `qs`: those whose hits go there (by
-/// `parts`), and with no hits those of its visitors' pairs.
-fn part_rows<T: Default + Copy>(
-    r: &Rows<T>,
-    parts: &[u8],
-    (vparts, vmap): (&[u8], &[u32]),
-    qs: Range<usize>,
-) -> Vec<Rows<T>> {
-    let mut out: Vec<Rows<T>> = qs.clone().map(|_| Rows::default()).collect();
-    let at = |q: u8| index_in(&qs, q);
-    let mut rmap = vec![vec![NONE; r.keyed.len()]; out.len()];
-    for i in 0..r.keyed.len() {
-        if let Some(k) = at(parts[i]) {
-            let (id, v) = out[k].keyed.slot_from(&r.keyed.keys, i as u32);
-            *v = r.keyed.values[i];
-            rmap[k][i] = id;
-        }
-    }
-    for pr in r.pairs.iter() {
-        let (row, v) = unpair(pr);
-        let Some(k) = at(vparts[v as usize]) else {
-            continue;
-        };
-        let row = row as usize;
-        if rmap[k][row] == NONE {
-            rmap[k][row] = out[k].keyed.slot_from(&r.keyed.keys, row as u32).0;
-        }
-        out[k].pairs.insert(pair(rmap[k][row], vmap[v as usize]));
-    }
-    out
 }
 
 #[cfg(test)]
