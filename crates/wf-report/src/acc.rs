@@ -394,12 +394,11 @@ impl Panels {
         }
     }
 
-    /// The id of a visitor (day, client id, agent id) whose hash is not
-    /// known (read from a file).
-    pub fn visitor_of(&mut self, (day, client, agent): (i64, u32, u32)) -> u32 {
+    /// The hash of `v` ([`visitor_hash`]), its client and agent ids ours
+    /// (a visitor read from a file).
+    pub fn visitor_hash(&self, v: &Visitor) -> u64 {
         let (c, a) = (&self.clients.keys, &self.agents.keys);
-        let hash = visitor_hash(day, c.hash_of(client), a.hash_of(agent));
-        self.visitors.id((day, client, agent), hash)
+        visitor_hash(v.day, c.hash_of(v.client), a.hash_of(v.agent))
     }
 
     /// Loads the table slots of a line's keys, to be counted a few lines on.
@@ -651,7 +650,13 @@ mod tests {
                     *plain.entry((day, c, a)).or_insert(next),
                     "round {round}"
                 );
-                assert_eq!(p.visitor_of((day, c, a)), id);
+                let v = Visitor {
+                    day,
+                    client: c,
+                    agent: a,
+                    ..Visitor::default()
+                };
+                assert_eq!(p.visitor_hash(&v), hash);
             }
         }
         assert_eq!(p.visitors.len(), plain.len());

@@ -12,8 +12,8 @@
 
 use wf_core::jobs::partial::{Damage, Reader, Writer};
 
-use crate::acc::{unpair, Acc, AgentHits, Hb, Panels, ReqHits, Rows, Visitor};
-use crate::intern::Keyed;
+use crate::acc::{pair, unpair, Acc, AgentHits, Hb, Panels, ReqHits, Rows, Visitor};
+use crate::intern::{hash_key, Keyed};
 use crate::pairs::Pairs;
 
 pub(crate) fn int(w: &mut Writer, v: i64) {
@@ -200,77 +200,170 @@ pub(crate) fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
     Ok(a)
 }
 
-/// What [`write_panels`] wrote.
+/// What [`write_panels`] wrote, as a `Panels` of its own: every key and
+/// visitor once, or it is damage.
 pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
-    let mut panels = Panels::default();
-    let p = &mut panels;
-    p.clients = read_keyed(r, read_hb)?;
-    p.agents = read_keyed(r, |r| {
-        Ok(AgentHits {
-            all: r.uint()?,
-            kept: read_hb(r)?,
-        })
+    let mut p = Panels::default();
+    read_into(&mut p, r, true)?;
+    Ok(p)
+}
+
+/// What [`write_panels`] wrote, folded into `p` as `Panels::merge` folds
+/// (a spill's partition into its group, `spill`): each key interned once,
+/// straight into `p`'s tables. Read into a `Panels` of their own and then
+/// merged, a spill's keys and visitors were interned twice, and the
+/// thread that reads the spill back was the end of the 10 GiB report's
+/// critical path (perf: 4 of its last 6 s). `fresh`: `p` is new, and a
+/// key or visitor read twice is damage.
+pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(), Damage> {
+    let clients = keyed_into(r, &mut p.clients, fresh, read_hb, Hb::plus)?;
+    let agents = keyed_into(r, &mut p.agents, fresh, read_agent_hits, |a, b| {
+        a.all += b.all;
+        a.kept.plus(b.kept);
     })?;
-    let (nc, na) = (p.clients.len() as u64, p.agents.len() as u64);
-    for i in 0..count(r)? {
-        let v = Visitor {
-            day: read_int(r)?,
-            client: r.index(nc.saturating_sub(1))? as u32,
-            agent: r.index(na.saturating_sub(1))? as u32,
-            hours: r.index(u32::MAX as u64)? as u32,
-            status: r.uint()?,
-            tag: 0, // made by `visitor_of`
-        };
-        if nc == 0 || na == 0 || p.visitor_of((v.day, v.client, v.agent)) as usize != i {
-            return Err(Damage::Invalid("a visitor twice, or of no client"));
-        }
-        let s = &mut p.visitors.list[i];
-        (s.hours, s.status) = (v.hours, v.status);
-    }
+    let visitors = visitors_into(r, p, (&clients, &agents), fresh)?;
     for _ in 0..count(r)? {
         let h = read_int(r)?;
-        if p.hourly.insert(h, read_hb(r)?).is_some() {
+        let hb = read_hb(r)?;
+        let at = p.hourly.entry(h).or_default();
+        if fresh && *at != Hb::default() {
             return Err(Damage::Invalid("an hour twice"));
         }
+        at.plus(hb);
     }
     for _ in 0..count(r)? {
         let c = r.index(p.status.len() as u64 - 1)?;
-        p.status[c] = read_hb(r)?;
+        p.status[c].plus(read_hb(r)?);
     }
-    let nv = p.visitors.len() as u64;
-    p.status_pairs = read_pairs(r, 600, nv)?;
-    p.requests = read_rows(r, nv, |r| {
-        Ok(ReqHits {
-            ok: read_hb(r)?,
-            not_found: read_hb(r)?,
-        })
-    })?;
-    p.referrers = read_rows(r, nv, read_hb)?;
-    p.vhosts = read_rows(r, nv, read_hb)?;
-    Ok(panels)
+    pairs_into(r, &mut p.status_pairs, None, &visitors, fresh)?;
+    let add = |a: &mut ReqHits, b: ReqHits| {
+        a.ok.plus(b.ok);
+        a.not_found.plus(b.not_found);
+    };
+    rows_into(r, &mut p.requests, &visitors, fresh, read_req_hits, add)?;
+    rows_into(r, &mut p.referrers, &visitors, fresh, read_hb, Hb::plus)?;
+    rows_into(r, &mut p.vhosts, &visitors, fresh, read_hb, Hb::plus)
 }
 
-fn read_keyed<T: Default>(
+/// Visitors looked up a few ahead of the one added, so that their table
+/// slots and entries are loaded meanwhile (as the scan does, `job`): the
+/// lookups of a spill's visitors in a group of partitions were a cache
+/// miss or three each, a quarter of the reading back (perf).
+const AHEAD: usize = 16;
+
+/// Visitors read and folded into `p`, their clients and agents the ids
+/// of `ids`; their ids in `p`.
+fn visitors_into(
     r: &mut Reader,
+    p: &mut Panels,
+    (clients, agents): (&[u32], &[u32]),
+    fresh: bool,
+) -> Result<Vec<u32>, Damage> {
+    let n = count(r)?;
+    let mut read = Vec::with_capacity(n);
+    for _ in 0..n {
+        let day = read_int(r)?;
+        let (c, a) = (id_in(r, clients)?, id_in(r, agents)?);
+        let v = Visitor {
+            day,
+            client: c,
+            agent: a,
+            hours: r.index(u32::MAX as u64)? as u32,
+            status: r.uint()?,
+            tag: 0,
+        };
+        read.push((v, p.visitor_hash(&v)));
+    }
+    let mut ids = Vec::with_capacity(n);
+    for (i, (v, hash)) in read.iter().enumerate() {
+        if let Some((_, h)) = read.get(i + AHEAD) {
+            p.visitors.prefetch(*h);
+        }
+        if let Some((_, h)) = read.get(i + AHEAD / 2) {
+            p.visitors.prefetch_entry(*h);
+        }
+        let id = p.visitors.id((v.day, v.client, v.agent), *hash);
+        if fresh && id as usize != i {
+            return Err(Damage::Invalid("a visitor twice"));
+        }
+        let s = &mut p.visitors.list[id as usize];
+        (s.hours, s.status) = (s.hours | v.hours, s.status | v.status);
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+fn read_agent_hits(r: &mut Reader) -> Result<AgentHits, Damage> {
+    Ok(AgentHits {
+        all: r.uint()?,
+        kept: read_hb(r)?,
+    })
+}
+
+fn read_req_hits(r: &mut Reader) -> Result<ReqHits, Damage> {
+    Ok(ReqHits {
+        ok: read_hb(r)?,
+        not_found: read_hb(r)?,
+    })
+}
+
+/// An id read from `r`, as one of `ids` (the ids in `p` of the keys read).
+fn id_in(r: &mut Reader, ids: &[u32]) -> Result<u32, Damage> {
+    let max = ids
+        .len()
+        .checked_sub(1)
+        .ok_or(Damage::Invalid("an id of no key"))?;
+    Ok(ids[r.index(max as u64)?])
+}
+
+/// Keys and their values folded into `k` with `add`; the keys' ids in `k`.
+/// Looked up [`AHEAD`] as the visitors are (`visitors_into`): a key's slot
+/// and bytes in a group's table were a cache miss each.
+fn keyed_into<T: Default>(
+    r: &mut Reader,
+    k: &mut Keyed<T>,
+    fresh: bool,
     each: impl Fn(&mut Reader) -> Result<T, Damage>,
-) -> Result<Keyed<T>, Damage> {
-    let mut k = Keyed::default();
-    for i in 0..count(r)? {
+    add: impl Fn(&mut T, T),
+) -> Result<Vec<u32>, Damage> {
+    let n = count(r)?;
+    let mut read = Vec::with_capacity(n);
+    for _ in 0..n {
         let key = r.bytes()?;
-        let (id, slot) = k.slot(key);
-        if id as usize != i {
+        read.push((key, hash_key(key), each(r)?));
+    }
+    let mut ids = Vec::with_capacity(n);
+    for i in 0..n {
+        if let Some((_, h, _)) = read.get(i + AHEAD) {
+            k.keys.prefetch(*h);
+        }
+        if let Some((_, h, _)) = read.get(i + AHEAD / 2) {
+            k.keys.prefetch_key(*h);
+        }
+        let (key, hash, v) = std::mem::take(&mut read[i]);
+        let (id, slot) = k.slot_hashed(key, hash);
+        if fresh && id as usize != i {
             return Err(Damage::Invalid("a key twice"));
         }
-        *slot = each(r)?;
+        add(slot, v);
+        ids.push(id);
     }
-    Ok(k)
+    Ok(ids)
 }
 
-/// Pairs whose row is under `rows` and visitor under `visitors`, increasing.
-fn read_pairs(r: &mut Reader, rows: u64, visitors: u64) -> Result<Pairs, Damage> {
+/// Pairs read (increasing, of rows read, or codes under 600 if `rows` is
+/// `None`, and visitors read), renumbered and added to `p`.
+fn pairs_into(
+    r: &mut Reader,
+    p: &mut Pairs,
+    rows: Option<&[u32]>,
+    visitors: &[u32],
+    fresh: bool,
+) -> Result<(), Damage> {
     let n = count(r)?;
     let mut v = Vec::with_capacity(n);
     let mut last = 0u64;
+    let nrows = rows.map_or(600, |m| m.len() as u64);
     for i in 0..n {
         let d = r.uint()?;
         if i > 0 && d == 0 {
@@ -280,20 +373,30 @@ fn read_pairs(r: &mut Reader, rows: u64, visitors: u64) -> Result<Pairs, Damage>
             .checked_add(d)
             .ok_or(Damage::Invalid("a pair past 64 bits"))?;
         let (row, vis) = unpair(last);
-        if row as u64 >= rows || vis as u64 >= visitors {
+        if row as u64 >= nrows || vis as usize >= visitors.len() {
             return Err(Damage::Invalid("a pair of no row or no visitor"));
         }
-        v.push(last);
+        v.push(pair(
+            rows.map_or(row, |m| m[row as usize]),
+            visitors[vis as usize],
+        ));
     }
-    Ok(Pairs::from_sorted(v))
+    // Ids of a `Panels` of its own are those read: still increasing.
+    match fresh {
+        true => *p = Pairs::from_sorted(v),
+        false => p.extend(v),
+    }
+    Ok(())
 }
 
-fn read_rows<T: Default>(
+fn rows_into<T: Default>(
     r: &mut Reader,
-    visitors: u64,
+    rows: &mut Rows<T>,
+    visitors: &[u32],
+    fresh: bool,
     each: impl Fn(&mut Reader) -> Result<T, Damage>,
-) -> Result<Rows<T>, Damage> {
-    let keyed = read_keyed(r, each)?;
-    let pairs = read_pairs(r, keyed.len() as u64, visitors)?;
-    Ok(Rows { keyed, pairs })
+    add: impl Fn(&mut T, T),
+) -> Result<(), Damage> {
+    let ids = keyed_into(r, &mut rows.keyed, fresh, each, add)?;
+    pairs_into(r, &mut rows.pairs, Some(&ids), visitors, fresh)
 }

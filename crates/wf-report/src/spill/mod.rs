@@ -47,7 +47,7 @@ use wf_core::cleanup::SpillDir;
 use wf_core::jobs::partial::Reader;
 
 use crate::acc::Panels;
-use crate::codec::read_panels;
+use crate::codec::read_into;
 
 mod split;
 
@@ -277,8 +277,7 @@ impl Spill {
         let mut group = Panels::default();
         for q in 0..PARTS {
             for run in runs {
-                let part = read_section(run, q)?;
-                group.merge(part);
+                read_section(run, q, &mut group)?;
             }
             if (group.heap_bytes() > self.per_group || q == PARTS - 1)
                 && !each(std::mem::take(&mut group))
@@ -295,7 +294,8 @@ impl Spill {
     }
 }
 
-fn read_section(run: &Run, q: usize) -> Result<Panels, SpillError> {
+/// Folds partition `q` of `run` into `group`.
+fn read_section(run: &Run, q: usize, group: &mut Panels) -> Result<(), SpillError> {
     let err = |what, error| SpillError {
         path: run.path.clone(),
         what,
@@ -308,7 +308,7 @@ fn read_section(run: &Run, q: usize) -> Result<Panels, SpillError> {
     let mut bytes = vec![0; len as usize];
     f.read_exact(&mut bytes)
         .map_err(|e| err("cannot read the spill file", e))?;
-    read_panels(&mut Reader::new(&bytes)).map_err(|d| {
+    read_into(group, &mut Reader::new(&bytes), false).map_err(|d| {
         let e = std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{d:?}"));
         err("damaged spill file", e)
     })
