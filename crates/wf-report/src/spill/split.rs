@@ -1,5 +1,5 @@
 //! A worker's counts cut into a spill's partitions, each written as the
-//! bytes of a [`Panels`] (`codec::read_panels` reads it back) straight from
+//! bytes of a [`Panels`] (`codec::read_into` reads it back) straight from
 //! the worker's tables: no partition is built as a `Panels` first.
 //!
 //! Why so: a partition's ids are ranks. Its clients, visitors and rows are
@@ -53,6 +53,19 @@ fn parts_of(i: &Interner) -> Vec<u8> {
         .collect()
 }
 
+/// Where each partition's entries start when grouped by partition (of
+/// `parts`, an entry's), and where the last ends.
+fn starts(parts: &[u8]) -> [usize; PARTS + 1] {
+    let mut starts = [0; PARTS + 1];
+    for &q in parts {
+        starts[q as usize + 1] += 1;
+    }
+    for q in 0..PARTS {
+        starts[q + 1] += starts[q];
+    }
+    starts
+}
+
 /// The ids of a table grouped by partition, in id order within each (a
 /// counting sort), and each id's rank in its partition.
 struct Grouped {
@@ -65,13 +78,7 @@ struct Grouped {
 
 impl Grouped {
     fn of(part: Vec<u8>) -> Grouped {
-        let mut starts = [0; PARTS + 1];
-        for &q in &part {
-            starts[q as usize + 1] += 1;
-        }
-        for q in 0..PARTS {
-            starts[q + 1] += starts[q];
-        }
+        let starts = starts(&part);
         let mut next = starts;
         let mut ids = vec![0; part.len()];
         let rank = (part.iter().enumerate())
@@ -109,13 +116,7 @@ impl Bucketed {
         let parts: Vec<u8> = (pairs.iter())
             .map(|&p| vis.part[unpair(p).1 as usize])
             .collect();
-        let mut starts = [0; PARTS + 1];
-        for &q in &parts {
-            starts[q as usize + 1] += 1;
-        }
-        for q in 0..PARTS {
-            starts[q + 1] += starts[q];
-        }
+        let starts = starts(&parts);
         let mut next = starts;
         let mut out = vec![0; pairs.len()];
         for (p, q) in pairs.into_iter().zip(parts) {
