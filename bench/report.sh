@@ -12,7 +12,8 @@
 # Usage: bench/report.sh [SIZE]   (SIZE of the log, default 256M; RUNS=5 fast,
 #        RUNS=0 skips section 1; SLOW_RUNS=3 for GoAccess; COLD=1 COLD_RUNS=1;
 #        WF=path/to/wf skips the release build;
-#        OLD=path/to/another/wf adds its wf report beside this one's)
+#        OLD=path/to/another/wf adds its wf report beside this one's;
+#        PAIRED=3 runs wf report -o html 3 times beside each GoAccess run)
 # A 10 GiB log: RUNS=0 SLOW_RUNS=1 COLD=1 bench/report.sh 10G (GoAccess takes
 # tens of minutes a run there).
 set -euo pipefail
@@ -56,12 +57,19 @@ if [ "$RUNS" -gt 0 ]; then
     "wf report=$WF report $LOG" \
     "wf report -o html=$WF report -o $DATA/report.html $LOG"
 fi
+# PAIRED=K: wf report -o html K times beside each GoAccess run (rows "#2"..),
+# so that the ratio to GoAccess is not that of one run of wf.
+more=()
+for k in $(seq 2 "${PAIRED:-1}"); do
+  more+=("wf report -o html #$k=$(timed wf-report "$WF" report -o "$DATA/report.html" "$LOG")")
+done
 slow() {
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   python3 bench/compare.py --runs "$1" --warmup 0 "${@:2}" \
     "goaccess -o html=$(timed goaccess "$GA" -o "$DATA/goaccess.html")" \
     "${old[@]:1}" \
     "wf report -o html=$(timed wf-report "$WF" report -o "$DATA/report.html" "$LOG")" \
+    "${more[@]}" \
     "wf wf2=$(timed wf-wf2 "$WF" wf2 "$LOG")"
   echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
   peaks
