@@ -212,7 +212,7 @@ impl<'a> Split<'a> {
         }
         let agents = self.agents(&mut w, q);
         w.uint(self.visitors.ids(q).len() as u64);
-        for v in self.visitors_of(q) {
+        for v in visitors_of(&self.visitors, &p.visitors.list, q) {
             let client = self.clients.rank[v.client as usize];
             codec::visitor(&mut w, v, client, self.agent_rank[v.agent as usize]);
         }
@@ -237,19 +237,6 @@ impl<'a> Split<'a> {
         w.into_bytes()
     }
 
-    /// Partition `q`'s visitors in id order, each loaded [`AHEAD`] before
-    /// it is read: they lie apart in the list (a partition's share), and
-    /// were a cache miss each, half of the sections' time (perf).
-    fn visitors_of(&self, q: usize) -> impl Iterator<Item = &'a Visitor> + '_ {
-        let (ids, list) = (self.visitors.ids(q), &self.p.visitors.list);
-        ids.iter().enumerate().map(move |(j, &i)| {
-            if let Some(&ahead) = ids.get(j + AHEAD) {
-                prefetch(list.as_ptr().wrapping_add(ahead as usize));
-            }
-            &list[i as usize]
-        })
-    }
-
     /// The pairs moved out by [`Split::of`], as they were (status codes',
     /// requests', referrers', virtual hosts'): for a spill that could not
     /// be written, whose counts stay in memory.
@@ -267,16 +254,17 @@ impl<'a> Split<'a> {
     /// `PARTS` agents are few), and with no hits those of its visitors;
     /// ranks them in `agent_rank` and returns them.
     fn agents(&mut self, w: &mut Writer, q: usize) -> Vec<u32> {
-        let p = self.p;
-        let mut ids: Vec<u32> = (q..p.agents.len())
-            .step_by(PARTS)
-            .map(|i| i as u32)
-            .collect();
-        for &i in self.visitors.ids(q) {
-            ids.push(p.visitors.list[i as usize].agent);
+        let (p, rank) = (self.p, &mut self.agent_rank);
+        let own = (q..p.agents.len()).step_by(PARTS).map(|i| i as u32);
+        let of_visitors = visitors_of(&self.visitors, &p.visitors.list, q).map(|v| v.agent);
+        let mut ids = Vec::new();
+        for a in own.chain(of_visitors) {
+            if rank[a as usize] == NONE {
+                rank[a as usize] = 0;
+                ids.push(a);
+            }
         }
         ids.sort_unstable();
-        ids.dedup();
         w.uint(ids.len() as u64);
         for (rank, &i) in ids.iter().enumerate() {
             self.agent_rank[i as usize] = rank as u32;
@@ -295,9 +283,27 @@ impl<'a> Split<'a> {
     }
 }
 
+/// Partition `q`'s visitors (of `vis`, in `list`) in id order, each
+/// loaded [`AHEAD`] before it is read: they lie apart in the list (a
+/// partition's share), and were a cache miss each, half of the sections'
+/// time (perf).
+fn visitors_of<'v>(
+    vis: &'v Grouped,
+    list: &'v [Visitor],
+    q: usize,
+) -> impl Iterator<Item = &'v Visitor> + 'v {
+    let ids = vis.ids(q);
+    ids.iter().enumerate().map(move |(j, &i)| {
+        if let Some(&ahead) = ids.get(j + AHEAD) {
+            prefetch(list.as_ptr().wrapping_add(ahead as usize));
+        }
+        &list[i as usize]
+    })
+}
+
 /// Writes partition `q`'s rows of a panel and their pairs: a row once in
-/// each partition of its hits or of its visitors, its hits only in the
-/// first.
+/// each partition of its hits or of its visitors, its hits only in its
+/// own partition.
 fn rows<T: Copy + Default>(
     w: &mut Writer,
     r: &RowsSplit<'_, T>,
