@@ -15,10 +15,12 @@
 //!
 //! A worker spills its panels when their heap passes its share of the
 //! budget (`Spill::per_thread`): one file per spill, [`PARTS`] sections, each
-//! section a partition's panels in the `--state` encoding (`partial`).
+//! section a partition's panels in the `--state` encoding (`codec`), written
+//! straight from the worker's tables (`split`).
 //! After the scan the workers' remainders are spilled too (side by side,
 //! not merged first: `Spill::apart`), and the sections are read back
-//! partition by partition, several partitions merged at once while they fit
+//! partition by partition, straight into a group (`codec::read_into`),
+//! several partitions merged at once while they fit
 //! in a twelfth of the budget, on a thread of their own while the group before
 //! is tallied (`Spill::read_back`). The files live in a temporary directory
 //! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
