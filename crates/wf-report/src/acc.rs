@@ -217,11 +217,25 @@ pub struct AgentHits {
     pub kept: Hb,
 }
 
+impl AgentHits {
+    pub fn plus(&mut self, o: AgentHits) {
+        self.all += o.all;
+        self.kept.plus(o.kept);
+    }
+}
+
 /// A raw request line's hits: answered 404, and otherwise.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ReqHits {
     pub ok: Hb,
     pub not_found: Hb,
+}
+
+impl ReqHits {
+    pub fn plus(&mut self, o: ReqHits) {
+        self.ok.plus(o.ok);
+        self.not_found.plus(o.not_found);
+    }
 }
 
 /// Rows keyed by interned raw strings, with their (row, visitor) pairs.
@@ -491,18 +505,12 @@ impl Panels {
         } = self;
         let (vmap, rows) = std::thread::scope(|s| {
             let rows = s.spawn(|| {
-                let req = requests.keyed.merge(o.requests.keyed, |a, b| {
-                    a.ok.plus(b.ok);
-                    a.not_found.plus(b.not_found);
-                });
+                let req = requests.keyed.merge(o.requests.keyed, ReqHits::plus);
                 let refs = referrers.keyed.merge(o.referrers.keyed, Hb::plus);
                 (req, refs, vhosts.keyed.merge(o.vhosts.keyed, Hb::plus))
             });
             let cmap = clients.merge(o.clients, Hb::plus);
-            let amap = agents.merge(o.agents, |a, b| {
-                a.all += b.all;
-                a.kept.plus(b.kept);
-            });
+            let amap = agents.merge(o.agents, AgentHits::plus);
             let vmap = visitors.merge(o.visitors, &cmap, &amap);
             (
                 vmap,

@@ -217,10 +217,7 @@ pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
 /// key or visitor read twice is damage.
 pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(), Damage> {
     let clients = keyed_into(r, &mut p.clients, fresh, read_hb, Hb::plus)?;
-    let agents = keyed_into(r, &mut p.agents, fresh, read_agent_hits, |a, b| {
-        a.all += b.all;
-        a.kept.plus(b.kept);
-    })?;
+    let agents = keyed_into(r, &mut p.agents, fresh, read_agent_hits, AgentHits::plus)?;
     let visitors = visitors_into(r, p, (&clients, &agents), fresh)?;
     for _ in 0..count(r)? {
         let h = read_int(r)?;
@@ -236,10 +233,7 @@ pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(
         p.status[c].plus(read_hb(r)?);
     }
     pairs_into(r, &mut p.status_pairs, None, &visitors, fresh)?;
-    let add = |a: &mut ReqHits, b: ReqHits| {
-        a.ok.plus(b.ok);
-        a.not_found.plus(b.not_found);
-    };
+    let add = ReqHits::plus;
     rows_into(r, &mut p.requests, &visitors, fresh, read_req_hits, add)?;
     rows_into(r, &mut p.referrers, &visitors, fresh, read_hb, Hb::plus)?;
     rows_into(r, &mut p.vhosts, &visitors, fresh, read_hb, Hb::plus)

@@ -67,10 +67,9 @@ fn starts(parts: &[u8]) -> [usize; PARTS + 1] {
 }
 
 /// The ids of a table grouped by partition, in id order within each (a
-/// counting sort), and each id's rank in its partition.
+/// counting sort).
 struct Grouped {
     part: Vec<u8>,
-    rank: Vec<u32>,
     ids: Vec<u32>,
     /// Partition `q`'s ids are `ids[starts[q]..starts[q + 1]]`.
     starts: [usize; PARTS + 1],
@@ -81,24 +80,44 @@ impl Grouped {
         let starts = starts(&part);
         let mut next = starts;
         let mut ids = vec![0; part.len()];
-        let rank = (part.iter().enumerate())
-            .map(|(i, &q)| {
-                let at = &mut next[q as usize];
-                ids[*at] = i as u32;
-                *at += 1;
-                (*at - 1 - starts[q as usize]) as u32
-            })
-            .collect();
-        Grouped {
-            part,
-            rank,
-            ids,
-            starts,
+        for (i, &q) in part.iter().enumerate() {
+            ids[next[q as usize]] = i as u32;
+            next[q as usize] += 1;
         }
+        Grouped { part, ids, starts }
     }
 
     fn ids(&self, q: usize) -> &[u32] {
         &self.ids[self.starts[q]..self.starts[q + 1]]
+    }
+}
+
+/// A table grouped by partition ([`Grouped`]), with each id's rank in its
+/// partition: its id there (clients and visitors; rows are ranked as
+/// they are written, with the rows of their pairs).
+struct Ranked {
+    grouped: Grouped,
+    rank: Vec<u32>,
+}
+
+impl Ranked {
+    fn of(part: Vec<u8>) -> Ranked {
+        let grouped = Grouped::of(part);
+        let mut rank = vec![0; grouped.ids.len()];
+        for q in 0..PARTS {
+            for (r, &i) in grouped.ids(q).iter().enumerate() {
+                rank[i as usize] = r as u32;
+            }
+        }
+        Ranked { grouped, rank }
+    }
+
+    fn part(&self, i: u32) -> u8 {
+        self.grouped.part[i as usize]
+    }
+
+    fn ids(&self, q: usize) -> &[u32] {
+        self.grouped.ids(q)
     }
 }
 
@@ -111,11 +130,9 @@ struct Bucketed {
 
 impl Bucketed {
     /// `pairs` (sorted) grouped by the partitions of `vis`.
-    fn of(pairs: Pairs, vis: &Grouped) -> Bucketed {
+    fn of(pairs: Pairs, vis: &Ranked) -> Bucketed {
         let pairs = pairs.into_vec();
-        let parts: Vec<u8> = (pairs.iter())
-            .map(|&p| vis.part[unpair(p).1 as usize])
-            .collect();
+        let parts: Vec<u8> = (pairs.iter()).map(|&p| vis.part(unpair(p).1)).collect();
         let starts = starts(&parts);
         let mut next = starts;
         let mut out = vec![0; pairs.len()];
@@ -132,7 +149,7 @@ impl Bucketed {
     }
 
     /// The pairs as they were before [`Bucketed::of`].
-    fn unbucket(&self, vis: &Grouped) -> Pairs {
+    fn unbucket(&self, vis: &Ranked) -> Pairs {
         let mut out = Pairs::default();
         for q in 0..PARTS {
             let ids = vis.ids(q);
@@ -154,7 +171,7 @@ struct RowsSplit<'a, T> {
 }
 
 impl<'a, T> RowsSplit<'a, T> {
-    fn of(keyed: &'a Keyed<T>, pairs: Pairs, vis: &Grouped) -> Self {
+    fn of(keyed: &'a Keyed<T>, pairs: Pairs, vis: &Ranked) -> Self {
         RowsSplit {
             own: Grouped::of(parts_of(&keyed.keys)),
             pairs: Bucketed::of(pairs, vis),
@@ -166,8 +183,8 @@ impl<'a, T> RowsSplit<'a, T> {
 /// A worker's counts, cut (see the module comment).
 pub(super) struct Split<'a> {
     p: &'a Panels,
-    clients: Grouped,
-    visitors: Grouped,
+    clients: Ranked,
+    visitors: Ranked,
     status_pairs: Bucketed,
     requests: RowsSplit<'a, ReqHits>,
     referrers: RowsSplit<'a, Hb>,
@@ -185,11 +202,11 @@ impl<'a> Split<'a> {
         let (requests, referrers) = (take(&mut p.requests.pairs), take(&mut p.referrers.pairs));
         let vhosts = take(&mut p.vhosts.pairs);
         let p: &'a Panels = p;
-        let clients = Grouped::of(parts_of(&p.clients.keys));
+        let clients = Ranked::of(parts_of(&p.clients.keys));
         let visitors = (p.visitors.list.iter())
-            .map(|v| clients.part[v.client as usize])
+            .map(|v| clients.part(v.client))
             .collect();
-        let visitors = Grouped::of(visitors);
+        let visitors = Ranked::of(visitors);
         Split {
             status_pairs: Bucketed::of(status, &visitors),
             requests: RowsSplit::of(&p.requests.keyed, requests, &visitors),
@@ -288,7 +305,7 @@ impl<'a> Split<'a> {
 /// partition's share), and were a cache miss each, half of the sections'
 /// time (perf).
 fn visitors_of<'v>(
-    vis: &'v Grouped,
+    vis: &'v Ranked,
     list: &'v [Visitor],
     q: usize,
 ) -> impl Iterator<Item = &'v Visitor> + 'v {
