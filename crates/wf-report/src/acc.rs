@@ -75,18 +75,37 @@ pub struct Visitor {
     pub tag: u32,
 }
 
-/// Visitors interned to ids. The table is as the interners' (`intern`):
-/// linear probing, at most three quarters full, a slot the high half of
-/// the visitor's hash and its id + 1 (0: empty). A visitor's hash comes
-/// from its day and the hashes of its client's and agent's keys
-/// ([`visitor_hash`]), known as soon as the line is read: its slot is
-/// loaded a few lines before it is looked up (`Panels::prefetch`). The
-/// table of hashbrown it replaces took three dependent cache misses a
+/// Visitors interned to ids, a table of slots for each day. A table is as
+/// the interners' (`intern`): linear probing, at most three quarters full,
+/// a slot the high half of the visitor's hash and its id + 1 (0: empty). A
+/// visitor's hash comes from its day and the hashes of its client's and
+/// agent's keys ([`visitor_hash`]), known as soon as the line is read: its
+/// slot is loaded a few lines before it is looked up (`Panels::prefetch`).
+/// The table of hashbrown it replaced took three dependent cache misses a
 /// line (control bytes, id, visitor: 10% of the 10 GiB report's CPU).
+///
+/// Why a table per day: a visitor holds its day, so no two days share
+/// one, and a log comes in time order mostly. One table for all days grew
+/// to millions of slots, and the prefetch of a line's slot was the costliest
+/// instruction of the scan (perf annotate, `-j 1`, 1 GiB: 40% of
+/// `process`'s samples, a TLB and cache miss a line); a day's table (tens
+/// of thousands of visitors on the bench logs) and its visitors, listed one
+/// after the other as they come, stay in the L2 cache.
 #[derive(Default)]
 pub struct Visitors {
-    slots: Vec<u64>,
+    days: Vec<DaySlots>,
+    /// Where each day's table is in `days`.
+    index: HashMap<i64, usize>,
+    /// The table looked up last (the next line's day, mostly).
+    last: usize,
     pub list: Vec<Visitor>,
+}
+
+/// The slots of one day's visitors.
+struct DaySlots {
+    day: i64,
+    slots: Vec<u64>,
+    len: usize,
 }
 
 /// A visitor's hash, from its day and its client's and agent's key hashes
@@ -117,18 +136,21 @@ impl Visitors {
     /// its high half is read).
     #[inline]
     pub fn id(&mut self, (day, client, agent): (i64, u32, u32), hash: u64) -> u32 {
-        if self.list.len() * 4 >= self.slots.len() * 3 {
-            self.slots = regrow(&self.slots, |&s| s);
+        let d = self.table_of(day);
+        let (t, list) = (&mut self.days[d], &mut self.list);
+        if t.len * 4 >= t.slots.len() * 3 {
+            t.slots = regrow(&t.slots, |&s| s);
         }
         let tag = tag_of(hash);
-        let mask = self.slots.len() - 1;
+        let mask = t.slots.len() - 1;
         let mut i = home(tag, mask);
         loop {
-            let s = self.slots[i];
+            let s = t.slots[i];
             if s == 0 {
-                let id = self.list.len() as u32;
-                self.slots[i] = tag | (id as u64 + 1);
-                self.list.push(Visitor {
+                let id = list.len() as u32;
+                t.slots[i] = tag | (id as u64 + 1);
+                t.len += 1;
+                list.push(Visitor {
                     day,
                     client,
                     agent,
@@ -139,7 +161,7 @@ impl Visitors {
             }
             if tag_of(s) == tag {
                 let id = s as u32 - 1;
-                let v = &self.list[id as usize];
+                let v = &list[id as usize];
                 if v.day == day && v.client == client && v.agent == agent {
                     return id;
                 }
@@ -148,17 +170,45 @@ impl Visitors {
         }
     }
 
-    /// Loads the slot where a visitor of `hash` is looked for first.
+    /// Where the table of `day` is, if it has one.
     #[inline]
-    pub fn prefetch(&self, hash: u64) {
-        prefetch_home(&self.slots, hash);
+    fn table(&self, day: i64) -> Option<usize> {
+        match self.days.get(self.last) {
+            Some(t) if t.day == day => Some(self.last),
+            _ => self.index.get(&day).copied(),
+        }
     }
 
-    /// Loads the visitor a visitor of `hash` is likely to be, once
-    /// [`Visitors::prefetch`] has loaded the slot.
+    /// Where the table of `day` is, made if new; the next lookup's first guess.
     #[inline]
-    pub fn prefetch_entry(&self, hash: u64) {
-        if let Some(s) = likely(&self.slots, hash, |&s| s) {
+    fn table_of(&mut self, day: i64) -> usize {
+        let d = self.table(day).unwrap_or_else(|| {
+            self.days.push(DaySlots {
+                day,
+                slots: Vec::new(),
+                len: 0,
+            });
+            self.index.insert(day, self.days.len() - 1);
+            self.days.len() - 1
+        });
+        self.last = d;
+        d
+    }
+
+    /// Loads the slot where a visitor of `day` and `hash` is looked for first.
+    #[inline]
+    pub fn prefetch(&self, day: i64, hash: u64) {
+        if let Some(d) = self.table(day) {
+            prefetch_home(&self.days[d].slots, hash);
+        }
+    }
+
+    /// Loads the visitor a visitor of `day` and `hash` is likely to be,
+    /// once [`Visitors::prefetch`] has loaded the slot.
+    #[inline]
+    pub fn prefetch_entry(&self, day: i64, hash: u64) {
+        let Some(d) = self.table(day) else { return };
+        if let Some(s) = likely(&self.days[d].slots, hash, |&s| s) {
             prefetch(self.list.as_ptr().wrapping_add(s as u32 as usize - 1));
         }
     }
@@ -173,7 +223,11 @@ impl Visitors {
 
     /// Bytes held on the heap (capacities, for `--memory`).
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * 8 + self.list.capacity() * std::mem::size_of::<Visitor>()
+        let slots: usize = self.days.iter().map(|t| t.slots.capacity() * 8).sum();
+        slots
+            + self.days.capacity() * std::mem::size_of::<DaySlots>()
+            + self.index.capacity() * 16
+            + self.list.capacity() * std::mem::size_of::<Visitor>()
     }
 }
 
@@ -314,6 +368,8 @@ pub struct Line<'a> {
 /// ([`Panels::prefetch`]).
 pub struct Hashes {
     pub agent: u64,
+    /// The line's day (`day_of_hour`): which visitors' table.
+    day: i64,
     client: u64,
     visitor: u64,
     request: u64,
@@ -327,10 +383,12 @@ impl Hashes {
     pub fn of(l: &Line<'_>, agent: &[u8]) -> Self {
         let opt = |t: Option<&[u8]>| t.map_or(0, hash_key);
         let (client, agent) = (hash_key(l.client), hash_key(agent));
+        let day = day_of_hour(l.hour);
         Hashes {
             agent,
+            day,
             client,
-            visitor: visitor_hash(day_of_hour(l.hour), client, agent),
+            visitor: visitor_hash(day, client, agent),
             request: hash_key(l.request),
             referrer: opt(l.referrer),
             vhost: opt(l.vhost),
@@ -418,19 +476,21 @@ impl Panels {
     /// Loads the table slots of a line's keys, to be counted a few lines on.
     #[inline]
     pub fn prefetch(&self, h: &Hashes) {
-        self.visitors.prefetch(h.visitor);
+        self.visitors.prefetch(h.day, h.visitor);
         for (keys, hash) in self.interned(h) {
             keys.prefetch(hash);
         }
     }
 
-    /// Loads the keys of a line's slots, loaded by [`Panels::prefetch`].
+    /// Loads the keys and values of a line's slots, loaded by
+    /// [`Panels::prefetch`].
     #[inline]
     pub fn prefetch_keys(&self, h: &Hashes) {
-        self.visitors.prefetch_entry(h.visitor);
-        for (keys, hash) in self.interned(h) {
-            keys.prefetch_key(hash);
-        }
+        self.visitors.prefetch_entry(h.day, h.visitor);
+        self.clients.prefetch_entry(h.client);
+        self.requests.keyed.prefetch_entry(h.request);
+        self.referrers.keyed.prefetch_entry(h.referrer);
+        self.vhosts.keyed.prefetch_entry(h.vhost);
     }
 
     /// The interners a line's keys go into, with the keys' hashes (the

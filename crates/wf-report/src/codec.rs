@@ -270,11 +270,11 @@ fn visitors_into(
     }
     let mut ids = Vec::with_capacity(n);
     for (i, (v, hash)) in read.iter().enumerate() {
-        if let Some((_, h)) = read.get(i + AHEAD) {
-            p.visitors.prefetch(*h);
+        if let Some((w, h)) = read.get(i + AHEAD) {
+            p.visitors.prefetch(w.day, *h);
         }
-        if let Some((_, h)) = read.get(i + AHEAD / 2) {
-            p.visitors.prefetch_entry(*h);
+        if let Some((w, h)) = read.get(i + AHEAD / 2) {
+            p.visitors.prefetch_entry(w.day, *h);
         }
         let id = p.visitors.id((v.day, v.client, v.agent), *hash);
         if fresh && id as usize != i {
@@ -332,7 +332,7 @@ fn keyed_into<T: Default>(
             k.keys.prefetch(*h);
         }
         if let Some((_, h, _)) = read.get(i + AHEAD / 2) {
-            k.keys.prefetch_key(*h);
+            k.prefetch_entry(*h);
         }
         let (key, hash, v) = std::mem::take(&mut read[i]);
         let (id, slot) = k.slot_hashed(key, hash);
