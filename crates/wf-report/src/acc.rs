@@ -98,6 +98,9 @@ pub struct Visitors {
     index: HashMap<i64, usize>,
     /// The table looked up last (the next line's day, mostly).
     last: usize,
+    /// Slots of all the tables (for [`Visitors::heap_bytes`], asked every
+    /// few thousand lines: a log may have thousands of days).
+    slots: usize,
     pub list: Vec<Visitor>,
 }
 
@@ -139,7 +142,9 @@ impl Visitors {
         let d = self.table_of(day);
         let (t, list) = (&mut self.days[d], &mut self.list);
         if t.len * 4 >= t.slots.len() * 3 {
+            let old = t.slots.len();
             t.slots = regrow(&t.slots, |&s| s);
+            self.slots += t.slots.len() - old;
         }
         let tag = tag_of(hash);
         let mask = t.slots.len() - 1;
@@ -223,8 +228,7 @@ impl Visitors {
 
     /// Bytes held on the heap (capacities, for `--memory`).
     pub fn heap_bytes(&self) -> usize {
-        let slots: usize = self.days.iter().map(|t| t.slots.capacity() * 8).sum();
-        slots
+        self.slots * 8
             + self.days.capacity() * std::mem::size_of::<DaySlots>()
             + self.index.capacity() * 16
             + self.list.capacity() * std::mem::size_of::<Visitor>()
@@ -728,6 +732,20 @@ mod tests {
             }
         }
         assert_eq!(p.visitors.len(), plain.len());
+        // Each day's table holds that day's visitors, each once.
+        let v = &p.visitors;
+        let held = v.days.iter().flat_map(|t| {
+            let ids = t.slots.iter().filter(|&&s| s != 0).map(|&s| s as u32 - 1);
+            ids.map(move |id| (t.day, id))
+        });
+        let mut seen = vec![false; v.len()];
+        for (day, id) in held {
+            assert_eq!(v.list[id as usize].day, day);
+            assert!(!std::mem::replace(&mut seen[id as usize], true));
+        }
+        assert!(seen.iter().all(|&s| s));
+        let slots: usize = v.days.iter().map(|t| t.slots.len()).sum();
+        assert_eq!(v.slots, slots);
     }
 
     #[test]
