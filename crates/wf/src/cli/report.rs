@@ -60,7 +60,7 @@ pub(crate) struct ReportArgs {
     /// removed at the end and on Ctrl-C), partitioned by client, and are
     /// counted back a partition at a time; the answer is the same. The scan
     /// and the user-agent rules come on top (a log of 20 million clients
-    /// peaked at 610-661 MiB under 1G, 556-644 MiB under 512M). Not with --state (a
+    /// peaked at 610-718 MiB under 1G, 556-644 MiB under 512M). Not with --state (a
     /// state is saved whole, in memory). [default: 1G]
     /// Example: wf report --memory 256M -o report.html big.log
     #[arg(long, value_name = "SIZE", value_parser = wf_core::scan::parse_size)]
