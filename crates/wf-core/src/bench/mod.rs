@@ -130,10 +130,15 @@ pub struct Setting {
 }
 
 impl Setting {
-    /// `base` with this setting's threads, reads in flight and read strategy.
+    /// `base` with this setting's threads, reads in flight and read strategy;
+    /// a warm setting keeps in the page cache what its warm-up run reads
+    /// (`--cache auto` would not keep a big file's pages).
     pub fn scan_options(&self, base: &ScanOptions) -> ScanOptions {
         let mut o = base.clone();
         o.threads = self.threads.max(1);
+        if self.cache == Cache::Warm {
+            o.cache = crate::scan::Cache::Keep;
+        }
         if let Some(io) = self.io {
             o.inflight = io;
         }
@@ -504,4 +509,29 @@ fn warn_about_cold(files: &[PathBuf]) {
 
 fn context(s: &Setting, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {}", s.label(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A warm setting keeps what its warm-up run reads; a cold one reads as
+    /// the user asked (`--cache`).
+    #[test]
+    fn warm_settings_keep_the_page_cache() {
+        let base = ScanOptions {
+            cache: crate::scan::Cache::Drop,
+            ..ScanOptions::default()
+        };
+        let setting = |cache| Setting {
+            cache,
+            threads: 2,
+            io: None,
+            read: None,
+        };
+        let warm = setting(Cache::Warm).scan_options(&base);
+        assert_eq!((warm.cache, warm.threads), (crate::scan::Cache::Keep, 2));
+        let cold = setting(Cache::Cold).scan_options(&base);
+        assert_eq!(cold.cache, crate::scan::Cache::Drop);
+    }
 }

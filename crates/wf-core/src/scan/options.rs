@@ -32,6 +32,8 @@ pub struct ScanOptions {
     /// Bytes a helper thread per worker reads ahead of the worker in a file split
     /// into regions (see [`ReadAhead`](super::ahead::ReadAhead)); 0 turns the helpers off.
     pub ahead: u64,
+    /// Whether the pages a helper reads from the disk stay in the page cache.
+    pub cache: Cache,
     /// Copy streams to an unlinked temporary file first, so the job can read
     /// ranges back afterwards (see [`Outcome::read_range`](super::engine::Outcome::read_range)).
     pub spool_streams: bool,
@@ -63,6 +65,7 @@ impl Default for ScanOptions {
             readahead: false,
             mmap: false,
             ahead: DEFAULT_AHEAD,
+            cache: Cache::Auto,
             spool_streams: false,
             max_record: DEFAULT_MAX_RECORD,
             eager_streams: false,
@@ -87,6 +90,72 @@ pub const DEFAULT_READ: usize = 32 << 10;
 
 /// Default distance a [`ReadAhead`](super::ahead::ReadAhead) helper keeps ahead of its worker: 64 MiB.
 pub const DEFAULT_AHEAD: u64 = 64 << 20;
+
+/// What becomes of a big file's pages that a scan's read-ahead helpers bring in
+/// from the disk, once the worker has read them (`--cache`).
+///
+/// Why: a log read once from the disk leaves its pages in the page cache, where
+/// they push out whatever was there, and on this machine (a VM that hands memory
+/// the guest has not used lately back to its host) a page the cache has just
+/// filled is slow to touch: cold, 10 GiB, primed (`bench/compare.py --cold`,
+/// 2026-11-29), `dd bs=4M` spent 10.4 s in the kernel and 13.2 s in all;
+/// with `iflag=nocache` (the pages dropped behind it, so the cache reuses the
+/// same few) 1.0 s and 5.5 s. `wf report` on that log, 3 runs each: 19.5 s
+/// dropping (4.6 s of system time) against 24.1 s keeping (13.2 s). The price:
+/// the next run reads the file from the disk again, so only files too big to
+/// stay cached for long (a quarter of the memory) drop by default, as
+/// PostgreSQL reads a table of more than a quarter of its buffers through a
+/// small ring of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cache {
+    /// Drop for a file of more than a quarter of the machine's memory.
+    #[default]
+    Auto,
+    /// Leave every page in the cache (the kernel's default).
+    Keep,
+    /// Drop behind the worker whatever the file's size.
+    Drop,
+}
+
+impl Cache {
+    /// Whether a file of `size` bytes is read without keeping what the disk
+    /// gave (pages already cached are always kept).
+    pub fn drops(self, size: u64) -> bool {
+        match self {
+            Cache::Keep => false,
+            Cache::Drop => true,
+            Cache::Auto => size > memory_bytes() / 4,
+        }
+    }
+}
+
+impl std::str::FromStr for Cache {
+    type Err = SettingError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "auto" => Ok(Cache::Auto),
+            "keep" => Ok(Cache::Keep),
+            "drop" => Ok(Cache::Drop),
+            _ => Err(SettingError::Cache(s.into())),
+        }
+    }
+}
+
+/// The machine's memory in bytes (`u64::MAX` where it cannot be told, so that
+/// `auto` drops nothing).
+fn memory_bytes() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages <= 0 || size <= 0 {
+        return u64::MAX;
+    }
+    (pages as u64).saturating_mul(size as u64)
+}
 
 /// Live counters a progress display can read.
 #[derive(Debug, Default)]
@@ -123,6 +192,7 @@ pub struct ScanSettings {
     pub ahead: Option<u64>,
     /// `None`: [`DEFAULT_MAX_RECORD`].
     pub max_record: Option<u64>,
+    pub cache: Cache,
 }
 
 impl ScanSettings {
@@ -143,6 +213,7 @@ impl ScanSettings {
         }
         o.readahead = self.readahead;
         o.mmap = self.mmap;
+        o.cache = self.cache;
         o.max_record = self.max_record.unwrap_or(o.max_record);
         Ok(o)
     }
@@ -168,6 +239,8 @@ pub enum SettingError {
     Size(#[from] super::inputs::SizeError),
     #[error("'{0}': must be at most 1T ({MAX_SPAN} bytes)")]
     Span(String),
+    #[error("'{0}': expected auto, keep or drop")]
+    Cache(String),
 }
 
 /// `-j N`: 0 (the cores) to [`MAX_THREADS`].
@@ -246,6 +319,11 @@ mod tests {
             (3, 4096, 7, 0)
         );
         assert!(o.mmap && !o.readahead);
+        assert_eq!(o.cache, Cache::Auto);
+        // Auto drops only what could not stay cached for long.
+        assert!(!Cache::Auto.drops(1 << 30) || memory_bytes() < 4 << 30);
+        assert!(Cache::Auto.drops(memory_bytes() / 4 + 1));
+        assert!(Cache::Drop.drops(1) && !Cache::Keep.drops(u64::MAX));
         // 0 threads: the cores.
         let zero = ScanSettings {
             threads: Some(0),
@@ -280,6 +358,11 @@ mod tests {
             "'x': expected a number of threads"
         );
         assert_eq!(parse_threads(" 1024 "), Ok(1024));
+        assert_eq!(
+            "kept".parse::<Cache>().unwrap_err().to_string(),
+            "'kept': expected auto, keep or drop"
+        );
+        assert_eq!(" drop".parse::<Cache>(), Ok(Cache::Drop));
         assert_eq!(
             parse_span("2T").unwrap_err().to_string(),
             "'2T': must be at most 1T (1099511627776 bytes)"
