@@ -4,7 +4,7 @@
 # generated log: interleaved runs, medians (bench/compare.py).
 #   1. wf wf2, wc -l, wf report (and OLD's, to measure a change): ratios to wf wf2,
 #      the log read before every run (wf drops no page it found cached, but a
-#      cold read of a log over a quarter of the memory is not kept: --cache).
+#      cold read of a log over a quarter of the memory is not kept: --page-cache).
 #   2. GoAccess first, then wf report: ratios to GoAccess, warm (the log is
 #      read before every run: GoAccess's long runs let the host reclaim it).
 #   3. With COLD=1, the same cold: the log evicted from the page cache before

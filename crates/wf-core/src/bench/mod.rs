@@ -132,12 +132,12 @@ pub struct Setting {
 impl Setting {
     /// `base` with this setting's threads, reads in flight and read strategy;
     /// a warm setting keeps in the page cache what its warm-up run reads
-    /// (`--cache auto` would not keep a big file's pages).
+    /// (`--page-cache auto` would not keep a big file's pages).
     pub fn scan_options(&self, base: &ScanOptions) -> ScanOptions {
         let mut o = base.clone();
         o.threads = self.threads.max(1);
         if self.cache == Cache::Warm {
-            o.cache = crate::scan::Cache::Keep;
+            o.page_cache = crate::scan::PageCache::Keep;
         }
         if let Some(io) = self.io {
             o.inflight = io;
@@ -516,11 +516,11 @@ mod tests {
     use super::*;
 
     /// A warm setting keeps what its warm-up run reads; a cold one reads as
-    /// the user asked (`--cache`).
+    /// the user asked (`--page-cache`).
     #[test]
     fn warm_settings_keep_the_page_cache() {
         let base = ScanOptions {
-            cache: crate::scan::Cache::Drop,
+            page_cache: crate::scan::PageCache::Drop,
             ..ScanOptions::default()
         };
         let setting = |cache| Setting {
@@ -530,8 +530,11 @@ mod tests {
             read: None,
         };
         let warm = setting(Cache::Warm).scan_options(&base);
-        assert_eq!((warm.cache, warm.threads), (crate::scan::Cache::Keep, 2));
+        assert_eq!(
+            (warm.page_cache, warm.threads),
+            (crate::scan::PageCache::Keep, 2)
+        );
         let cold = setting(Cache::Cold).scan_options(&base);
-        assert_eq!(cold.cache, crate::scan::Cache::Drop);
+        assert_eq!(cold.page_cache, crate::scan::PageCache::Drop);
     }
 }

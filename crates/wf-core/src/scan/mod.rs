@@ -43,8 +43,8 @@ pub use inputs::{
     input_path, parse_size, Collected, Input, InputError, InputSpec, SizeError, Source,
 };
 pub use options::{
-    parse_count, parse_span, parse_span_or_zero, parse_threads, Cache, ScanSettings, SettingError,
-    MAX_IO, MAX_SPAN,
+    parse_count, parse_span, parse_span_or_zero, parse_threads, PageCache, ScanSettings,
+    SettingError, MAX_IO, MAX_SPAN,
 };
 pub use range::record_start_at;
 pub use stream::{open_stream, RecordEnds};

@@ -33,7 +33,7 @@ pub struct ScanOptions {
     /// into regions (see [`ReadAhead`](super::ahead::ReadAhead)); 0 turns the helpers off.
     pub ahead: u64,
     /// Whether the pages a helper reads from the disk stay in the page cache.
-    pub cache: Cache,
+    pub page_cache: PageCache,
     /// Copy streams to an unlinked temporary file first, so the job can read
     /// ranges back afterwards (see [`Outcome::read_range`](super::engine::Outcome::read_range)).
     pub spool_streams: bool,
@@ -65,7 +65,7 @@ impl Default for ScanOptions {
             readahead: false,
             mmap: false,
             ahead: DEFAULT_AHEAD,
-            cache: Cache::Auto,
+            page_cache: PageCache::Auto,
             spool_streams: false,
             max_record: DEFAULT_MAX_RECORD,
             eager_streams: false,
@@ -92,7 +92,9 @@ pub const DEFAULT_READ: usize = 32 << 10;
 pub const DEFAULT_AHEAD: u64 = 64 << 20;
 
 /// What becomes of a big file's pages that a scan's read-ahead helpers bring in
-/// from the disk, once the worker has read them (`--cache`).
+/// from the disk, once the worker has read them (`--page-cache`). Only a file split
+/// into regions has helpers (two threads or more, `ahead` not 0); a scan
+/// without them keeps what it reads.
 ///
 /// Why: a log read once from the disk leaves its pages in the page cache, where
 /// they push out whatever was there, and on this machine (a VM that hands memory
@@ -107,7 +109,7 @@ pub const DEFAULT_AHEAD: u64 = 64 << 20;
 /// PostgreSQL reads a table of more than a quarter of its buffers through a
 /// small ring of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Cache {
+pub enum PageCache {
     /// Drop for a file of more than a quarter of the machine's memory.
     #[default]
     Auto,
@@ -117,26 +119,26 @@ pub enum Cache {
     Drop,
 }
 
-impl Cache {
+impl PageCache {
     /// Whether a file of `size` bytes is read without keeping what the disk
     /// gave (pages already cached are always kept).
     pub fn drops(self, size: u64) -> bool {
         match self {
-            Cache::Keep => false,
-            Cache::Drop => true,
-            Cache::Auto => size > memory_bytes() / 4,
+            PageCache::Keep => false,
+            PageCache::Drop => true,
+            PageCache::Auto => size > memory_bytes() / 4,
         }
     }
 }
 
-impl std::str::FromStr for Cache {
+impl std::str::FromStr for PageCache {
     type Err = SettingError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
-            "auto" => Ok(Cache::Auto),
-            "keep" => Ok(Cache::Keep),
-            "drop" => Ok(Cache::Drop),
-            _ => Err(SettingError::Cache(s.into())),
+            "auto" => Ok(PageCache::Auto),
+            "keep" => Ok(PageCache::Keep),
+            "drop" => Ok(PageCache::Drop),
+            _ => Err(SettingError::PageCache(s.into())),
         }
     }
 }
@@ -192,7 +194,7 @@ pub struct ScanSettings {
     pub ahead: Option<u64>,
     /// `None`: [`DEFAULT_MAX_RECORD`].
     pub max_record: Option<u64>,
-    pub cache: Cache,
+    pub page_cache: PageCache,
 }
 
 impl ScanSettings {
@@ -213,7 +215,7 @@ impl ScanSettings {
         }
         o.readahead = self.readahead;
         o.mmap = self.mmap;
-        o.cache = self.cache;
+        o.page_cache = self.page_cache;
         o.max_record = self.max_record.unwrap_or(o.max_record);
         Ok(o)
     }
@@ -240,7 +242,7 @@ pub enum SettingError {
     #[error("'{0}': must be at most 1T ({MAX_SPAN} bytes)")]
     Span(String),
     #[error("'{0}': expected auto, keep or drop")]
-    Cache(String),
+    PageCache(String),
 }
 
 /// `-j N`: 0 (the cores) to [`MAX_THREADS`].
@@ -319,11 +321,11 @@ mod tests {
             (3, 4096, 7, 0)
         );
         assert!(o.mmap && !o.readahead);
-        assert_eq!(o.cache, Cache::Auto);
+        assert_eq!(o.page_cache, PageCache::Auto);
         // Auto drops only what could not stay cached for long.
-        assert!(!Cache::Auto.drops(1 << 30) || memory_bytes() < 4 << 30);
-        assert!(Cache::Auto.drops(memory_bytes() / 4 + 1));
-        assert!(Cache::Drop.drops(1) && !Cache::Keep.drops(u64::MAX));
+        assert!(!PageCache::Auto.drops(1 << 30) || memory_bytes() < 4 << 30);
+        assert!(PageCache::Auto.drops(memory_bytes() / 4 + 1));
+        assert!(PageCache::Drop.drops(1) && !PageCache::Keep.drops(u64::MAX));
         // 0 threads: the cores.
         let zero = ScanSettings {
             threads: Some(0),
@@ -359,10 +361,10 @@ mod tests {
         );
         assert_eq!(parse_threads(" 1024 "), Ok(1024));
         assert_eq!(
-            "kept".parse::<Cache>().unwrap_err().to_string(),
+            "kept".parse::<PageCache>().unwrap_err().to_string(),
             "'kept': expected auto, keep or drop"
         );
-        assert_eq!(" drop".parse::<Cache>(), Ok(Cache::Drop));
+        assert_eq!(" drop".parse::<PageCache>(), Ok(PageCache::Drop));
         assert_eq!(
             parse_span("2T").unwrap_err().to_string(),
             "'2T': must be at most 1T (1099511627776 bytes)"

@@ -156,7 +156,7 @@ impl<'a, J: Job> Worker<'a, J> {
         let mut region = None;
         let link = AheadLink::new();
         std::thread::scope(|hs| {
-            let drop_read = self.opts.cache.drops(r.size);
+            let drop_read = self.opts.page_cache.drops(r.size);
             let ahead = ReadAhead::start(hs, r, &link, self.opts.ahead, drop_read);
             let reach = |end: u64| {
                 if let Some(a) = &ahead {

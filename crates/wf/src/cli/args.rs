@@ -91,12 +91,13 @@ pub(crate) struct ScanArgs {
     /// Whether a big file's pages read from the disk stay in the page cache:
     /// auto (dropped behind the workers for a file of more than a quarter of
     /// the memory, which could not stay cached for long; kept otherwise), keep
-    /// or drop. Pages cached before the run always stay. Dropping leaves the
+    /// or drop. Pages cached before the run always stay. The read-ahead helpers
+    /// drop them, so only with --ahead and two threads or more. Dropping leaves the
     /// rest of the cache alone and, on a VM that hands idle memory back to its
     /// host, is faster cold (a 10 GiB `wf report`: 19.5 s against 24.1 s); the
     /// next run of the same file reads the disk again.
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = parse_cache)]
-    cache: scan::Cache,
+    page_cache: scan::PageCache,
     /// The longest record (line) held whole where the whole record is needed
     /// (`wf sql`): a longer one is an error naming its input and byte offset,
     /// and is skipped; the rest is still read (exit status 2). `count`, `wf2`
@@ -119,8 +120,8 @@ pub(crate) struct ScanArgs {
     pub(crate) json: bool,
 }
 
-/// `--cache`: auto, keep or drop.
-fn parse_cache(s: &str) -> Result<scan::Cache, String> {
+/// `--page-cache`: auto, keep or drop.
+fn parse_cache(s: &str) -> Result<scan::PageCache, String> {
     s.parse().map_err(|e: scan::SettingError| e.to_string())
 }
 
@@ -141,7 +142,7 @@ impl ScanArgs {
             readahead: self.readahead,
             ahead: Some(self.ahead),
             max_record: Some(self.max_record),
-            cache: self.cache,
+            page_cache: self.page_cache,
         };
         settings
             .options()
