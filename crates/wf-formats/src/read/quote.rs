@@ -29,6 +29,9 @@ pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<boo
     let streams = (0..inputs.len()).filter(|&i| matches!(inputs[i].source, Source::Stream { .. }));
     let mut opts = opts.clone();
     opts.chunk_size = opts.chunk_size.max(1 << 20);
+    // The query's scan reads the same files next: what this pass brings in from
+    // the disk stays for it (the scan never drops a page it finds cached).
+    opts.page_cache = scan::PageCache::Keep;
     let mine = files.iter().map(|&i| inputs[i].clone()).collect();
     // Unreadable files are reported by the query's own scan.
     let found = scan::run(&AnyQuote, mine, &opts, None).state;
