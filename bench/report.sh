@@ -3,7 +3,7 @@
 # that host-name clients are read as GoAccess users' logs are), on one warm
 # generated log: interleaved runs, medians (bench/compare.py).
 #   1. wf wf2, wc -l, wf report (and OLD's, to measure a change): ratios to wf wf2,
-#      the log read before every run (wf drops no page it found cached, but a
+#      the log read before every run (wf leaves a file found cached as it is, but a
 #      cold read of a log over a quarter of the memory is not kept: --page-cache).
 #   2. GoAccess first, then wf report: ratios to GoAccess, warm (the log is
 #      read before every run: GoAccess's long runs let the host reclaim it).

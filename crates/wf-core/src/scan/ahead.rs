@@ -7,11 +7,13 @@
 //! `wf wf2` 0.88x the time of `wc -l` with helpers, 1.08x without; `wf count`
 //! 0.83x. Warm, no difference (0.303 s against 0.301 s).
 //!
-//! The helper is also the one that knows which pages came from the disk (it
-//! asks `mincore` before reading), so under `--page-cache drop` (and `auto` for a
-//! file over a quarter of the memory) it drops those pages again once the
-//! worker has passed them, and never a page that was cached before: the
-//! 10 GiB `wf report` cold, 19.5 s against 24.1 s, 4.6 s of system time
+//! The helper is also the one that knows where the disk begins to give the
+//! pages (it asks `mincore` before reading, until a step misses), so under
+//! `--page-cache drop` (and `auto` for a file over a quarter of the memory) it
+//! drops what it reads from that step on once the worker has passed it; a
+//! region found in the cache is left there. (Past the first miss it no longer
+//! asks, see [`Helper::step`], so a page cached further on is dropped too.)
+//! The 10 GiB `wf report` cold: 19.5 s against 24.1 s, 4.6 s of system time
 //! against 13.2 s (see [`PageCache`](super::options::PageCache)).
 
 use std::fs::File;
@@ -473,7 +475,7 @@ mod tests {
 
     /// With `drop`, the pages the helper read from the disk leave the cache
     /// once the worker has passed them (all up to where it last asked, once it
-    /// is done); without, they stay. Pages that were cached before stay too.
+    /// is done); without, they stay. Pages cached before the first miss stay too.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_dropping_helper_leaves_the_cache_as_it_found_it_behind_the_worker() {

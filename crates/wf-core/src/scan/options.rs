@@ -121,7 +121,7 @@ pub enum PageCache {
 
 impl PageCache {
     /// Whether a file of `size` bytes is read without keeping what the disk
-    /// gave (pages already cached are always kept).
+    /// gave (a region found in the cache is always kept).
     pub fn drops(self, size: u64) -> bool {
         match self {
             PageCache::Keep => false,

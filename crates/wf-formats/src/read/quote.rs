@@ -30,7 +30,7 @@ pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<boo
     let mut opts = opts.clone();
     opts.chunk_size = opts.chunk_size.max(1 << 20);
     // The query's scan reads the same files next: what this pass brings in from
-    // the disk stays for it (the scan never drops a page it finds cached).
+    // the disk stays for it (the scan leaves a file it finds cached as it is).
     opts.page_cache = scan::PageCache::Keep;
     let mine = files.iter().map(|&i| inputs[i].clone()).collect();
     // Unreadable files are reported by the query's own scan.

@@ -91,7 +91,8 @@ pub(crate) struct ScanArgs {
     /// Whether a big file's pages read from the disk stay in the page cache:
     /// auto (dropped behind the workers for a file of more than a quarter of
     /// the memory, which could not stay cached for long; kept otherwise), keep
-    /// or drop. Pages cached before the run always stay. The read-ahead helpers
+    /// or drop. A file found in the cache stays there (from the first page read from
+    /// the disk on, the rest of a worker's region is dropped). The read-ahead helpers
     /// drop them, so only with --ahead and two threads or more. Dropping leaves the
     /// rest of the cache alone and, on a VM that hands idle memory back to its
     /// host, is faster cold (a 10 GiB `wf report`: 19.5 s against 24.1 s); the
