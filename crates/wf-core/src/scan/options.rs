@@ -110,7 +110,8 @@ pub const DEFAULT_AHEAD: u64 = 64 << 20;
 /// small ring of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PageCache {
-    /// Drop for a file of more than a quarter of the machine's memory.
+    /// Drop for a file of more than a quarter of the memory (the machine's, or
+    /// its cgroup's limit if lower).
     #[default]
     Auto,
     /// Leave every page in the cache (the kernel's default).
@@ -143,9 +144,16 @@ impl std::str::FromStr for PageCache {
     }
 }
 
-/// The machine's memory in bytes (`u64::MAX` where it cannot be told, so that
-/// `auto` drops nothing).
+/// The memory this process may fill: the machine's, or less under a cgroup's
+/// limit (a container's; its page cache counts against the limit), in bytes;
+/// `u64::MAX` where it cannot be told, so that `auto` drops nothing. Asked once
+/// a process (a scan of many big files asks for each).
 fn memory_bytes() -> u64 {
+    static MEMORY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(memory_now)
+}
+
+fn memory_now() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let (pages, size) = unsafe {
         (
@@ -153,10 +161,46 @@ fn memory_bytes() -> u64 {
             libc::sysconf(libc::_SC_PAGESIZE),
         )
     };
-    if pages <= 0 || size <= 0 {
-        return u64::MAX;
+    let machine = match pages > 0 && size > 0 {
+        true => (pages as u64).saturating_mul(size as u64),
+        false => u64::MAX,
+    };
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let limits = cgroup_limit_files(&cgroups).into_iter();
+    let limit = limits.filter_map(|f| std::fs::read_to_string(f).ok());
+    limit
+        .filter_map(|s| s.trim().parse::<u64>().ok())
+        .fold(machine, u64::min)
+}
+
+/// The files holding the memory limits of the cgroups named in the text of
+/// `/proc/self/cgroup` and of their parents: cgroup v2's `memory.max` (`max`
+/// when unlimited), v1's `memory.limit_in_bytes`.
+fn cgroup_limit_files(cgroups: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (root, file) = match controllers {
+            "" => ("/sys/fs/cgroup", "memory.max"),
+            c if c.split(',').any(|c| c == "memory") => {
+                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+            }
+            _ => continue,
+        };
+        let mut dir = path.trim_end_matches('/');
+        loop {
+            files.push(format!("{root}{dir}/{file}"));
+            match dir.rfind('/') {
+                Some(i) => dir = &dir[..i],
+                None => break,
+            }
+        }
     }
-    (pages as u64).saturating_mul(size as u64)
+    files
 }
 
 /// Live counters a progress display can read.
@@ -326,6 +370,25 @@ mod tests {
         assert!(!PageCache::Auto.drops(1 << 30) || memory_bytes() < 4 << 30);
         assert!(PageCache::Auto.drops(memory_bytes() / 4 + 1));
         assert!(PageCache::Drop.drops(1) && !PageCache::Keep.drops(u64::MAX));
+        // A cgroup's limit, and its parents', count (v2, then v1 as here).
+        assert_eq!(
+            cgroup_limit_files("0::/user.slice/a\n"),
+            [
+                "/sys/fs/cgroup/user.slice/a/memory.max",
+                "/sys/fs/cgroup/user.slice/memory.max",
+                "/sys/fs/cgroup/memory.max"
+            ]
+        );
+        let v1 = "5:devices:/\n4:memory:/process_api/x\n0::/\n";
+        assert_eq!(
+            cgroup_limit_files(v1),
+            [
+                "/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes",
+                "/sys/fs/cgroup/memory/process_api/memory.limit_in_bytes",
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "/sys/fs/cgroup/memory.max"
+            ]
+        );
         // 0 threads: the cores.
         let zero = ScanSettings {
             threads: Some(0),

@@ -90,7 +90,8 @@ pub(crate) struct ScanArgs {
     ahead: u64,
     /// Whether a big file's pages read from the disk stay in the page cache:
     /// auto (dropped behind the workers for a file of more than a quarter of
-    /// the memory, which could not stay cached for long; kept otherwise), keep
+    /// the memory, or of a container's memory limit, which could not stay
+    /// cached for long; kept otherwise), keep
     /// or drop. A file found in the cache stays there (from the first page read from
     /// the disk on, the rest of a worker's region is dropped). The read-ahead helpers
     /// drop them, so only with --ahead and two threads or more. Dropping leaves the
