@@ -388,7 +388,7 @@ fn standard_input_named_twice_is_an_error() {
 }
 
 /// `--page-cache keep|drop`: the same answer; a file read cold through the read-ahead
-/// helpers (two threads) stays in the page cache with `keep` and leaves it with
+/// helpers stays in the page cache with `keep` and leaves it with
 /// `drop`. Skips, saying so, where the cache cannot be emptied (tmpfs).
 #[test]
 fn cache_drop_gives_the_same_answer_and_leaves_the_page_cache() {
@@ -400,14 +400,18 @@ fn cache_drop_gives_the_same_answer_and_leaves_the_page_cache() {
     let data: Vec<u8> = line.iter().copied().cycle().take(64 << 20).collect();
     std::fs::write(&f, &data).unwrap();
     let files = [f];
-    for (cache, kept) in [("keep", true), ("drop", false)] {
+    let runs = [("1", "keep", true), ("1", "drop", false)];
+    for (j, cache, kept) in runs
+        .into_iter()
+        .chain([("2", "keep", true), ("2", "drop", false)])
+    {
         if wf_core::bench::evict(&files, false).unwrap() > 0.5 {
             eprintln!("skipped: the page cache cannot be emptied here");
             return;
         }
         let args = [
             "-j",
-            "2",
+            j,
             "--chunk-size",
             "1M",
             "--ahead",
@@ -416,13 +420,17 @@ fn cache_drop_gives_the_same_answer_and_leaves_the_page_cache() {
             cache,
         ];
         let v = count_json(&args, &files);
-        assert_eq!(v["records"], naive_records(&data), "--page-cache {cache}");
-        assert_eq!(v["bytes"], data.len() as u64, "--page-cache {cache}");
+        assert_eq!(
+            v["records"],
+            naive_records(&data),
+            "-j {j} --page-cache {cache}"
+        );
+        assert_eq!(v["bytes"], data.len() as u64, "-j {j} --page-cache {cache}");
         let left = wf_core::bench::resident_fraction(&files).unwrap();
         assert_eq!(
             left > 0.5,
             kept,
-            "--page-cache {cache}: {left} of the file cached"
+            "-j {j} --page-cache {cache}: {left} of the file cached"
         );
     }
 }

@@ -93,7 +93,8 @@ pub const DEFAULT_AHEAD: u64 = 64 << 20;
 
 /// What becomes of a big file's pages that a scan's read-ahead helpers bring in
 /// from the disk, once the worker has read them (`--page-cache`). Only a file split
-/// into regions has helpers (two threads or more, `ahead` not 0); a scan
+/// into regions has helpers (one of more than a chunk, `ahead` not 0, not
+/// `--readahead` or `--mmap`); a scan
 /// without them keeps what it reads.
 ///
 /// Why: a log read once from the disk leaves its pages in the page cache, where

@@ -94,7 +94,7 @@ pub(crate) struct ScanArgs {
     /// cached for long; kept otherwise), keep
     /// or drop. A file found in the cache stays there (from the first page read from
     /// the disk on, the rest of a worker's region is dropped). The read-ahead helpers
-    /// drop them, so only with --ahead and two threads or more. Dropping leaves the
+    /// drop them, so not with --ahead 0, --mmap or --readahead. Dropping leaves the
     /// rest of the cache alone and, on a VM that hands idle memory back to its
     /// host, is faster cold (a 10 GiB `wf report`: 19.5 s against 24.1 s); the
     /// next run of the same file reads the disk again.
