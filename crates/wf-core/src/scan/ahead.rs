@@ -307,10 +307,7 @@ impl Helper {
         self.done += got as u64;
         true
     }
-}
 
-#[cfg(target_os = "linux")]
-impl Helper {
     /// The worker asked for bytes up to `at` (`None`: it is done with this
     /// region): drop what the disk gave before it, less [`DROP_MARGIN`] while
     /// the worker may still be reading just behind `at`, and no further than
