@@ -264,7 +264,7 @@ fn visitors_into(
             agent: a,
             hours: r.index(u32::MAX as u64)? as u32,
             status: r.uint()?,
-            tag: 0,
+            ..Visitor::default()
         };
         read.push((v, p.visitor_hash(&v)));
     }
