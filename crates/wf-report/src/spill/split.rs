@@ -15,13 +15,11 @@
 //! passes writing eight partitions each without a `Panels` were no faster
 //! (a visitor's partition looked up at random 16 times a pair).
 
-use std::hash::BuildHasher;
-
 use wf_core::jobs::partial::Writer;
 
 use crate::acc::{pair, unpair, Hb, Panels, ReqHits, Visitor};
 use crate::codec::{self, Deltas};
-use crate::intern::{key_hasher, prefetch, Interner, Keyed};
+use crate::intern::{hash_key, prefetch, Interner, Keyed};
 use crate::pairs::Pairs;
 
 use super::PARTS;
@@ -34,10 +32,10 @@ const AHEAD: usize = 16;
 
 /// The partition of a key (the same in every thread).
 pub(crate) fn part_of(key: &[u8]) -> u8 {
-    part_of_hash(key_hasher().hash_one(key))
+    part_of_hash(hash_key(key))
 }
 
-/// The partition of a key of hash `h` ([`key_hasher`]'s, as interned):
+/// The partition of a key of hash `h` ([`hash_key`]'s, as interned):
 /// from its low bits, as the tables' slots are from its high half
 /// (`intern::home`): a partition's keys alike in the bits of their slots
 /// would crowd a part of every table they go into (the 10 GiB report took
