@@ -546,8 +546,13 @@ impl ReportJob {
                             st.acc.panels.prefetch_keys(&ahead[i].1);
                         }
                         if ahead.len() > AHEAD {
-                            let (hit, h) = ahead.pop_front().expect("AHEAD + 1 requests");
-                            count(st, &hit, &h, self.bots);
+                            // Counted where it is: a move out of the queue
+                            // copied its 184 bytes (memmove: 3.3% of the
+                            // samples of `-j 1` on a log of few distinct
+                            // keys, 2.4% counted in place).
+                            let (hit, h) = &ahead[0];
+                            count(st, hit, h, self.bots);
+                            ahead.pop_front();
                         }
                     }
                     None => st.acc.fail(chunk.input, chunk.offset + start as u64),
