@@ -218,7 +218,12 @@ pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
 pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(), Damage> {
     let clients = keyed_into(r, &mut p.clients, fresh, read_hb, Hb::plus)?;
     let agents = keyed_into(r, &mut p.agents, fresh, read_agent_hits, AgentHits::plus)?;
+    let had = p.visitors.len() as u32;
     let visitors = visitors_into(r, p, (&clients, &agents), fresh)?;
+    let visitors = Read {
+        ids: &visitors,
+        had,
+    };
     for _ in 0..count(r)? {
         let h = read_int(r)?;
         let hb = read_hb(r)?;
@@ -232,11 +237,11 @@ pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(
         let c = r.index(p.status.len() as u64 - 1)?;
         p.status[c].plus(read_hb(r)?);
     }
-    pairs_into(r, &mut p.status_pairs, None, &visitors, fresh)?;
+    pairs_into(r, &mut p.status_pairs, None, visitors, fresh)?;
     let add = ReqHits::plus;
-    rows_into(r, &mut p.requests, &visitors, fresh, read_req_hits, add)?;
-    rows_into(r, &mut p.referrers, &visitors, fresh, read_hb, Hb::plus)?;
-    rows_into(r, &mut p.vhosts, &visitors, fresh, read_hb, Hb::plus)
+    rows_into(r, &mut p.requests, visitors, fresh, read_req_hits, add)?;
+    rows_into(r, &mut p.referrers, visitors, fresh, read_hb, Hb::plus)?;
+    rows_into(r, &mut p.vhosts, visitors, fresh, read_hb, Hb::plus)
 }
 
 /// Visitors looked up a few ahead of the one added, so that their table
@@ -345,15 +350,24 @@ fn keyed_into<T: Default>(
     Ok(ids)
 }
 
+/// The ids of the visitors read, and how many visitors there were before.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    ids: &'a [u32],
+    had: u32,
+}
+
 /// Pairs read (increasing, of rows read, or codes under 600 if `rows` is
-/// `None`, and visitors read), renumbered and added to `p`.
+/// `None`, and visitors read), renumbered and added to `p`; those of
+/// visitors new to `p` kept apart, unsorted ([`Pairs::extend_new`]).
 fn pairs_into(
     r: &mut Reader,
     p: &mut Pairs,
     rows: Option<&[u32]>,
-    visitors: &[u32],
+    read: Read<'_>,
     fresh: bool,
 ) -> Result<(), Damage> {
+    let visitors = read.ids;
     let n = count(r)?;
     let mut v = Vec::with_capacity(n);
     let mut last = 0u64;
@@ -376,17 +390,20 @@ fn pairs_into(
         ));
     }
     // Ids of a `Panels` of its own are those read: still increasing.
-    match fresh {
-        true => *p = Pairs::from_sorted(v),
-        false => p.extend(v),
+    if fresh {
+        *p = Pairs::from_sorted(v);
+        return Ok(());
     }
+    let (new, old): (Vec<u64>, Vec<u64>) = v.into_iter().partition(|&q| q as u32 >= read.had);
+    p.extend(old);
+    p.extend_new(new);
     Ok(())
 }
 
 fn rows_into<T: Default>(
     r: &mut Reader,
     rows: &mut Rows<T>,
-    visitors: &[u32],
+    visitors: Read<'_>,
     fresh: bool,
     each: impl Fn(&mut Reader) -> Result<T, Damage>,
     add: impl Fn(&mut T, T),

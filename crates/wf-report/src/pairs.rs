@@ -8,31 +8,32 @@
 //! least [`FRESH`]): sequential work, the same distinct pairs, memory of at
 //! most about twice 8 bytes per distinct pair.
 //!
-//! Pairs known to be new and distinct (those a merge brings of visitors the
-//! counts it goes into did not have, [`Pairs::extend_new`]) are kept apart,
-//! unsorted: sorting them with the rest was a quarter of the work after the
-//! scan of the 1 GiB bench log (the merge of two workers' counts, perf), and
-//! the report only counts them. They are sorted when the pairs are saved.
+//! Pairs of a visitor that has none here yet (a merge's, or a spill's read
+//! back, of visitors the counts they go into did not have) are known to be
+//! distinct: [`Pairs::extend_new`] keeps them apart, unsorted. Sorting them
+//! with the rest was a quarter of the work after the scan of the 1 GiB bench
+//! log (the merge of two workers' counts, perf), and the report only counts
+//! them. A visitor's pairs are all apart or none are; a pair appended later
+//! can only repeat one of its own visitor's, so [`Pairs::compact`] takes
+//! those of the appended pairs' visitors back among the rest (a bitmap of
+//! visitors and one pass, not a sort). They are sorted when saved.
 
 /// Pairs appended before a first sort.
 const FRESH: usize = 1 << 16;
 
-/// A set of `u64`s (see the module comment).
+/// A set of (row, visitor) pairs, a pair's low half its visitor (see the
+/// module comment).
 #[derive(Default, Debug)]
 pub struct Pairs {
     sorted: Vec<u64>,
     fresh: Vec<u64>,
-    /// Distinct from each other and from every pair of `sorted` and `fresh`.
+    /// Distinct, and of visitors with no pair in `sorted`.
     apart: Vec<u64>,
 }
 
 impl Pairs {
     #[inline]
     pub fn insert(&mut self, p: u64) {
-        if !self.apart.is_empty() {
-            // It may be one of them.
-            self.settle();
-        }
         self.fresh.push(p);
         if self.fresh.len() >= FRESH.max(self.sorted.len()) {
             self.compact();
@@ -45,24 +46,46 @@ impl Pairs {
         }
     }
 
-    /// Adds pairs that are distinct from each other and from every pair
-    /// here, without sorting them (see the module comment).
+    /// Adds distinct pairs of visitors that have no pair here, without
+    /// sorting them (see the module comment).
     pub fn extend_new(&mut self, it: impl IntoIterator<Item = u64>) {
         self.apart.extend(it);
     }
 
     /// Moves the pairs kept apart among the sorted ones.
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
+        self.fresh.append(&mut self.apart);
         self.compact();
-        let apart = std::mem::take(&mut self.apart);
-        self.extend(apart);
-        self.compact();
+    }
+
+    /// Moves to `fresh` the pairs kept apart of the visitors of `fresh`'s.
+    fn take_back(&mut self) {
+        let Some(top) = self.fresh.iter().map(|&p| p as u32).max() else {
+            return;
+        };
+        let mut seen = vec![0u64; (top as usize >> 6) + 1];
+        for &p in &self.fresh {
+            let v = p as u32 as usize;
+            seen[v >> 6] |= 1 << (v & 63);
+        }
+        let (apart, fresh) = (&mut self.apart, &mut self.fresh);
+        apart.retain(|&p| {
+            let v = p as u32 as usize;
+            let ours = seen.get(v >> 6).is_some_and(|w| w >> (v & 63) & 1 == 1);
+            if ours {
+                fresh.push(p);
+            }
+            !ours
+        });
     }
 
     /// Sorts and deduplicates the appended pairs into the sorted ones.
     pub fn compact(&mut self) {
         if self.fresh.is_empty() {
             return;
+        }
+        if !self.apart.is_empty() {
+            self.take_back();
         }
         radsort::sort(&mut self.fresh);
         self.fresh.dedup();
@@ -161,21 +184,31 @@ mod tests {
     }
 
     /// Pairs kept apart are counted and read, and sorted in with the rest
-    /// when saved or settled.
+    /// when saved; a pair appended later is checked against its visitor's.
     #[test]
     fn pairs_kept_apart_join_the_rest() {
+        let pr = crate::acc::pair;
         let mut p = Pairs::default();
-        p.extend([5, 1, 3, 1]);
-        p.extend_new([4, 0]);
+        p.extend([pr(5, 0), pr(1, 1), pr(3, 0), pr(1, 1)]);
         p.compact();
-        assert_eq!(p.len(), 5);
+        // Visitors 2 and 3 are new.
+        p.extend_new([pr(4, 2), pr(0, 2), pr(7, 3)]);
+        p.compact();
+        assert_eq!(p.len(), 6);
+        let all = [pr(0, 2), pr(1, 1), pr(3, 0), pr(4, 2), pr(5, 0), pr(7, 3)];
         let mut seen: Vec<u64> = p.iter().collect();
         seen.sort();
-        assert_eq!(seen, [0, 1, 3, 4, 5]);
-        assert_eq!(p.sorted(), [0, 1, 3, 4, 5]);
-        // A pair inserted after them is checked against them too.
-        p.insert(4);
+        assert_eq!(seen, all);
+        assert_eq!(p.sorted(), all);
+        // A pair appended after them is checked against its visitor's.
+        p.extend([pr(4, 2), pr(6, 2), pr(5, 0)]);
         p.compact();
-        assert!(p.iter().eq([0, 1, 3, 4, 5]));
+        assert_eq!(p.len(), 7);
+        let mut seen: Vec<u64> = p.iter().collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [all[0], all[1], all[2], all[3], pr(5, 0), pr(6, 2), pr(7, 3)]
+        );
     }
 }
