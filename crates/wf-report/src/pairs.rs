@@ -152,6 +152,13 @@ impl Pairs {
         }
     }
 
+    /// Moves the pairs out, all sorted (those kept apart too: a spill
+    /// writes a partition's pairs in order, each row once).
+    pub fn into_sorted(mut self) -> Vec<u64> {
+        self.settle();
+        self.sorted
+    }
+
     /// Moves the pairs out (for a merge): the sorted ones, then those
     /// appended since the last [`Pairs::compact`], then those kept apart.
     pub fn into_vec(mut self) -> Vec<u64> {

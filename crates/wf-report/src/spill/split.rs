@@ -129,7 +129,7 @@ struct Bucketed {
 impl Bucketed {
     /// `pairs` (sorted) grouped by the partitions of `vis`.
     fn of(pairs: Pairs, vis: &Ranked) -> Bucketed {
-        let pairs = pairs.into_vec();
+        let pairs = pairs.into_sorted();
         let parts: Vec<u8> = (pairs.iter()).map(|&p| vis.part(unpair(p).1)).collect();
         let starts = starts(&parts);
         let mut next = starts;
@@ -396,8 +396,13 @@ mod tests {
 
     /// Counts of `n` lines of many clients, agents, codes and rows.
     fn panels(n: u32) -> Panels {
+        lines(0..n)
+    }
+
+    /// Counts of lines `is` (see [`panels`]).
+    fn lines(is: std::ops::Range<u32>) -> Panels {
         let mut p = Panels::default();
-        for i in 0..n {
+        for i in is {
             let client = format!("10.0.{}.{}", i % 7, i % 251);
             let agent = format!("agent {}", i % 71);
             let request = format!("GET /{} HTTP/1.1", i % 97);
@@ -444,7 +449,21 @@ mod tests {
     /// each row's and agent's hits in one.
     #[test]
     fn sections_share_the_counts_out() {
-        let mut p = panels(20_000);
+        sections_share_out(panels(20_000));
+    }
+
+    /// The same of a merge, whose pairs of visitors new to it were kept
+    /// apart, unsorted (`Pairs::extend_new`): a section's rows and pairs
+    /// are still in order, each row once.
+    #[test]
+    fn sections_of_a_merge_share_its_counts_out() {
+        let mut p = lines(0..20_000);
+        p.merge(lines(13_000..40_000));
+        p.finish();
+        sections_share_out(p);
+    }
+
+    fn sections_share_out(mut p: Panels) {
         let n = |p: &Panels| {
             [
                 p.clients.len(),
