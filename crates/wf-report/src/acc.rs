@@ -16,9 +16,11 @@
 //!   referrer's site, a static file's extension) are made once per distinct
 //!   raw string at the end (`tally`), not once a line.
 //!
-//! So a line costs about five hashes of its strings and two insertions of a
-//! `u64` (perf: the first counter hashed each long key several times and
-//! made seven set insertions a line). Ids are a thread's own: [`Acc::merge`]
+//! So a line costs about five hashes of its strings and at most two
+//! appends of a `u64` (perf: the first counter hashed each long key several
+//! times and made seven set insertions a line); a visitor's pair that
+//! repeats its last one in a panel is not appended ([`Visitors::pair_once`]:
+//! 43% of them on the bench log). Ids are a thread's own: [`Acc::merge`]
 //! interns the other thread's keys into this one's and renumbers its ids and
 //! pairs, a union of the keys themselves, the same whatever the thread count
 //! or chunk size. Nothing is an estimate; the price is memory (every
