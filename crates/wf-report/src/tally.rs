@@ -202,19 +202,56 @@ impl PerVisitor {
             hourly: HashMap::new(),
             hours: [0; 24],
         };
+        // Visitors are listed as first seen, so mostly a day after another:
+        // a day's counts are kept in a run and added to the maps once a run
+        // (a map entry a visitor and an hour was 8% of the work after the
+        // scan of the 1 GiB bench log, perf).
+        let mut run = DayRun::new(i64::MIN);
         for v in &p.visitors.list {
-            *d.days.entry(v.day).or_default() += 1;
+            if v.day != run.day {
+                run.add_to(&mut d);
+                run = DayRun::new(v.day);
+            }
+            run.visitors += 1;
             d.clients[v.client as usize] += 1;
             d.agents[v.agent as usize] += 1;
             let mut bits = v.hours;
             while bits != 0 {
-                let h = bits.trailing_zeros();
+                let h = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                d.hours[h as usize] += 1;
-                *d.hourly.entry(v.day * 24 + h as i64).or_default() += 1;
+                d.hours[h] += 1;
+                run.hours[h] += 1;
             }
         }
+        run.add_to(&mut d);
         d
+    }
+}
+
+/// One day's visitors, and its visitors by hour, counted in a run.
+struct DayRun {
+    day: i64,
+    visitors: u64,
+    hours: [u64; 24],
+}
+
+impl DayRun {
+    fn new(day: i64) -> Self {
+        DayRun {
+            day,
+            visitors: 0,
+            hours: [0; 24],
+        }
+    }
+
+    fn add_to(&self, d: &mut PerVisitor) {
+        if self.visitors == 0 {
+            return;
+        }
+        *d.days.entry(self.day).or_default() += self.visitors;
+        for (h, &n) in self.hours.iter().enumerate().filter(|(_, &n)| n > 0) {
+            *d.hourly.entry(self.day * 24 + h as i64).or_default() += n;
+        }
     }
 }
 
