@@ -59,27 +59,99 @@ impl Hb {
 }
 
 /// One visitor (GoAccess's: the same day, client and agent) and what the
-/// report keeps per visitor.
-#[derive(Debug, Default, Clone, Copy)]
+/// report keeps per visitor, in 32 bytes: two to a cache line, where 40
+/// straddled two lines one visitor in two (and at 10 GiB the visitors are
+/// half of what a worker holds when it spills: 101 of ~205 MB).
+#[derive(Debug, Clone, Copy)]
 pub struct Visitor {
-    /// Days since 1970-01-01 in the log's own zone; `i64::MIN` without a time.
-    pub day: i64,
+    /// Days since 1970-01-01 in the log's own zone ([`Visitor::day`]);
+    /// `NO_DAY` without a time.
+    day: i32,
     pub client: u32,
     pub agent: u32,
-    /// Bit `h`: a request in hour `h` of the day.
-    pub hours: u32,
-    /// Bit `i`: a request answered `SLOTTED[i]`.
-    pub status: u64,
     /// The high half of its hash ([`visitor_hash`], `intern::tag_of`), so
     /// that a visitor goes into another table (a merge, a spill's
-    /// partition) without its hash made again; in the padding of the
-    /// struct, and never saved (the hash's seed is the process's).
+    /// partition) without its hash made again; never saved (the hash's
+    /// seed is the process's).
     pub tag: u32,
     /// The request and referrer rows (id + 1; 0: none) of this visitor's
     /// last pair in each panel: a pair the visitor has just added is not
     /// appended again ([`Visitors::pair_once`]). Never saved: a visitor
     /// read back or merged has none.
     pub last: [u32; 2],
+    /// Bit `i` (under [`HOUR_BITS`]): a request answered `SLOTTED[i]`; bit
+    /// `HOUR_BITS + h`: a request in hour `h` of the day.
+    marks: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Visitor>() == 32);
+
+/// `Visitor::day` of a visitor without a time.
+const NO_DAY: i32 = i32::MIN;
+
+/// Where a visitor's hours start in its marks (above the status codes').
+const HOUR_BITS: u32 = 40;
+
+impl Visitor {
+    /// A visitor of `day` ([`day_of_hour`]'s; [`NO_TIME`] without a time),
+    /// with no request marked yet. A day is from a time in microseconds, so
+    /// within 107 million days of 1970: an `i32`.
+    pub fn new(day: i64, client: u32, agent: u32) -> Self {
+        let day = match day {
+            NO_TIME => NO_DAY,
+            d => i32::try_from(d).expect("a day of an i64 of microseconds"),
+        };
+        Visitor {
+            day,
+            client,
+            agent,
+            tag: 0,
+            last: [0; 2],
+            marks: 0,
+        }
+    }
+
+    /// A day read from a file, if a day can be that.
+    pub fn day_of(day: i64) -> Option<i64> {
+        (day == NO_TIME || i32::try_from(day).is_ok_and(|d| d != NO_DAY)).then_some(day)
+    }
+
+    /// Days since 1970-01-01 in the log's own zone; [`NO_TIME`] without a time.
+    #[inline]
+    pub fn day(&self) -> i64 {
+        match self.day {
+            NO_DAY => NO_TIME,
+            d => d as i64,
+        }
+    }
+
+    /// Bit `h`: a request in hour `h` of the day.
+    #[inline]
+    pub fn hours(&self) -> u32 {
+        (self.marks >> HOUR_BITS) as u32
+    }
+
+    /// Bit `i`: a request answered `SLOTTED[i]`.
+    #[inline]
+    pub fn status(&self) -> u64 {
+        self.marks & ((1 << HOUR_BITS) - 1)
+    }
+
+    /// Marks hours `hours` (under `1 << 24`) and codes `status` (bits of
+    /// [`SLOTTED`]); `false` if they are not that.
+    pub fn mark(&mut self, hours: u32, status: u64) -> bool {
+        if hours >= 1 << 24 || status >> SLOTTED.len() != 0 {
+            return false;
+        }
+        self.marks |= (hours as u64) << HOUR_BITS | status;
+        true
+    }
+
+    /// Marks what `o` marks.
+    #[inline]
+    pub fn mark_as(&mut self, o: &Visitor) {
+        self.marks |= o.marks;
+    }
 }
 
 /// Visitors interned to ids, a table of slots for each day. A table is as
@@ -132,11 +204,9 @@ impl Visitors {
         o.list
             .iter()
             .map(|v| {
-                let key = (v.day, cmap[v.client as usize], amap[v.agent as usize]);
+                let key = (v.day(), cmap[v.client as usize], amap[v.agent as usize]);
                 let id = self.id(key, (v.tag as u64) << 32);
-                let s = &mut self.list[id as usize];
-                s.hours |= v.hours;
-                s.status |= v.status;
+                self.list[id as usize].mark_as(v);
                 id
             })
             .collect()
@@ -162,19 +232,15 @@ impl Visitors {
                 let id = list.len() as u32;
                 t.slots[i] = tag | (id as u64 + 1);
                 t.len += 1;
-                list.push(Visitor {
-                    day,
-                    client,
-                    agent,
-                    tag: (tag >> 32) as u32,
-                    ..Visitor::default()
-                });
+                let mut v = Visitor::new(day, client, agent);
+                v.tag = (tag >> 32) as u32;
+                list.push(v);
                 return id;
             }
             if tag_of(s) == tag {
                 let id = s as u32 - 1;
                 let v = &list[id as usize];
-                if v.day == day && v.client == client && v.agent == agent {
+                if v.day() == day && v.client == client && v.agent == agent {
                     return id;
                 }
             }
@@ -458,13 +524,13 @@ impl Panels {
             let v = (self.visitors).id((day_of_hour(l.hour), client, agent.0), h.visitor);
             let s = &mut self.visitors.list[v as usize];
             if l.hour != NO_TIME {
-                s.hours |= 1 << l.hour.rem_euclid(24);
+                s.marks |= 1 << (HOUR_BITS + l.hour.rem_euclid(24) as u32);
             }
             match SLOT[l.status as usize] {
                 NO_SLOT => {
                     self.status_pairs.insert(pair(l.status as u32, v));
                 }
-                bit => s.status |= 1 << bit,
+                bit => s.marks |= 1 << bit,
             }
             v
         });
@@ -498,7 +564,7 @@ impl Panels {
     /// (a visitor read from a file).
     pub fn visitor_hash(&self, v: &Visitor) -> u64 {
         let (c, a) = (&self.clients.keys, &self.agents.keys);
-        visitor_hash(v.day, c.hash_of(v.client), a.hash_of(v.agent))
+        visitor_hash(v.day(), c.hash_of(v.client), a.hash_of(v.agent))
     }
 
     /// Loads the table slots of a line's keys, to be counted a few lines on.
@@ -756,12 +822,7 @@ mod tests {
                     *plain.entry((day, c, a)).or_insert(next),
                     "round {round}"
                 );
-                let v = Visitor {
-                    day,
-                    client: c,
-                    agent: a,
-                    ..Visitor::default()
-                };
+                let v = Visitor::new(day, c, a);
                 assert_eq!(p.visitor_hash(&v), hash);
             }
         }
@@ -774,7 +835,7 @@ mod tests {
         });
         let mut seen = vec![false; v.len()];
         for (day, id) in held {
-            assert_eq!(v.list[id as usize].day, day);
+            assert_eq!(v.list[id as usize].day(), day);
             assert!(!std::mem::replace(&mut seen[id as usize], true));
         }
         assert!(seen.iter().all(|&s| s));
@@ -815,7 +876,7 @@ mod tests {
         let p = &a.panels;
         assert_eq!(p.visitors.len(), 2);
         let x = &p.visitors.list[0];
-        assert_eq!((x.hours, x.status), (1 << 3 | 1 << 5, 1 << 4));
+        assert_eq!((x.hours(), x.status()), (1 << 3 | 1 << 5, 1 << 4));
         assert_eq!(p.status_pairs.len(), 1);
         assert_eq!(p.requests.keyed.len(), 2);
         assert_eq!(p.requests.pairs.len(), 2);

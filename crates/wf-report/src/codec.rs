@@ -98,11 +98,11 @@ pub(crate) fn req_hits(w: &mut Writer, v: &ReqHits) {
 
 /// A visitor whose client and agent ids are `client` and `agent`.
 pub(crate) fn visitor(w: &mut Writer, v: &Visitor, client: u32, agent: u32) {
-    int(w, v.day);
+    int(w, v.day());
     w.uint(client as u64);
     w.uint(agent as u64);
-    w.uint(v.hours as u64);
-    w.uint(v.status);
+    w.uint(v.hours() as u64);
+    w.uint(v.status());
 }
 
 /// Hits by hour and by status code.
@@ -261,32 +261,28 @@ fn visitors_into(
     let n = count(r)?;
     let mut read = Vec::with_capacity(n);
     for _ in 0..n {
-        let day = read_int(r)?;
+        let day = Visitor::day_of(read_int(r)?).ok_or(Damage::Invalid("a day out of range"))?;
         let (c, a) = (id_in(r, clients)?, id_in(r, agents)?);
-        let v = Visitor {
-            day,
-            client: c,
-            agent: a,
-            hours: r.index(u32::MAX as u64)? as u32,
-            status: r.uint()?,
-            ..Visitor::default()
-        };
+        let mut v = Visitor::new(day, c, a);
+        let (hours, status) = (r.index(u32::MAX as u64)? as u32, r.uint()?);
+        if !v.mark(hours, status) {
+            return Err(Damage::Invalid("a visitor's hours or codes"));
+        }
         read.push((v, p.visitor_hash(&v)));
     }
     let mut ids = Vec::with_capacity(n);
     for (i, (v, hash)) in read.iter().enumerate() {
         if let Some((w, h)) = read.get(i + AHEAD) {
-            p.visitors.prefetch(w.day, *h);
+            p.visitors.prefetch(w.day(), *h);
         }
         if let Some((w, h)) = read.get(i + AHEAD / 2) {
-            p.visitors.prefetch_entry(w.day, *h);
+            p.visitors.prefetch_entry(w.day(), *h);
         }
-        let id = p.visitors.id((v.day, v.client, v.agent), *hash);
+        let id = p.visitors.id((v.day(), v.client, v.agent), *hash);
         if fresh && id as usize != i {
             return Err(Damage::Invalid("a visitor twice"));
         }
-        let s = &mut p.visitors.list[id as usize];
-        (s.hours, s.status) = (s.hours | v.hours, s.status | v.status);
+        p.visitors.list[id as usize].mark_as(v);
         ids.push(id);
     }
     Ok(ids)

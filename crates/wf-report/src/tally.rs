@@ -208,14 +208,14 @@ impl PerVisitor {
         // scan of the 1 GiB bench log, perf).
         let mut run = DayRun::new(i64::MIN);
         for v in &p.visitors.list {
-            if v.day != run.day {
+            if v.day() != run.day {
                 run.add_to(&mut d);
-                run = DayRun::new(v.day);
+                run = DayRun::new(v.day());
             }
             run.visitors += 1;
             d.clients[v.client as usize] += 1;
             d.agents[v.agent as usize] += 1;
-            let mut bits = v.hours;
+            let mut bits = v.hours();
             while bits != 0 {
                 let h = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -555,7 +555,7 @@ fn status(a: &Acc) -> (Vec<Tally<u16>>, HashMap<&'static str, u64>) {
     }
     for (id, v) in p.visitors.list.iter().enumerate() {
         let mut g = group_of_visitor.get(&(id as u32)).copied().unwrap_or(0);
-        let mut bits = v.status;
+        let mut bits = v.status();
         while bits != 0 {
             let s = bits.trailing_zeros() as usize;
             bits &= bits - 1;
