@@ -681,17 +681,11 @@ impl Panels {
         // A pair of a visitor new here is new here: kept apart, unsorted.
         let renumber = |pairs: &mut Pairs, mut o: Pairs, rmap: Option<&[u32]>| {
             o.compact();
-            let (mut old, mut new) = (Vec::new(), Vec::new());
-            for p in o.into_vec() {
+            let renumbered = o.into_vec().into_iter().map(|p| {
                 let (r, v) = unpair(p);
-                let (r, v) = (rmap.map_or(r, |m| m[r as usize]), vmap[v as usize]);
-                match v < had {
-                    true => old.push(pair(r, v)),
-                    false => new.push(pair(r, v)),
-                }
-            }
-            pairs.extend(old);
-            pairs.extend_new(new);
+                pair(rmap.map_or(r, |m| m[r as usize]), vmap[v as usize])
+            });
+            pairs.extend_merged(renumbered, had);
         };
         let (req, refs, vh) = (
             &mut self.requests.pairs,

@@ -355,7 +355,7 @@ struct Read<'a> {
 
 /// Pairs read (increasing, of rows read, or codes under 600 if `rows` is
 /// `None`, and visitors read), renumbered and added to `p`; those of
-/// visitors new to `p` kept apart, unsorted ([`Pairs::extend_new`]).
+/// visitors new to `p` kept apart, unsorted ([`Pairs::extend_merged`]).
 fn pairs_into(
     r: &mut Reader,
     p: &mut Pairs,
@@ -390,9 +390,7 @@ fn pairs_into(
         *p = Pairs::from_sorted(v);
         return Ok(());
     }
-    let (new, old): (Vec<u64>, Vec<u64>) = v.into_iter().partition(|&q| q as u32 >= read.had);
-    p.extend(old);
-    p.extend_new(new);
+    p.extend_merged(v, read.had);
     Ok(())
 }
 

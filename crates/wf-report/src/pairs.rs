@@ -10,7 +10,7 @@
 //!
 //! Pairs of a visitor that has none here yet (a merge's, or a spill's read
 //! back, of visitors the counts they go into did not have) are known to be
-//! distinct: [`Pairs::extend_new`] keeps them apart, unsorted. Sorting them
+//! distinct: [`Pairs::extend_merged`] keeps them apart, unsorted. Sorting them
 //! with the rest was a quarter of the work after the scan of the 1 GiB bench
 //! log (the merge of two workers' counts, perf), and the report only counts
 //! them. A visitor's pairs are all apart or none are; a pair appended later
@@ -46,10 +46,18 @@ impl Pairs {
         }
     }
 
-    /// Adds distinct pairs of visitors that have no pair here, without
-    /// sorting them (see the module comment).
-    pub fn extend_new(&mut self, it: impl IntoIterator<Item = u64>) {
-        self.apart.extend(it);
+    /// Adds distinct pairs (a merge's, a spill's read back) whose visitors
+    /// of id `had` or more have no pair here: theirs are kept apart, without
+    /// sorting them (see the module comment); the others are appended.
+    pub fn extend_merged(&mut self, it: impl IntoIterator<Item = u64>, had: u32) {
+        let mut old = Vec::new();
+        for p in it {
+            match p as u32 >= had {
+                true => self.apart.push(p),
+                false => old.push(p),
+            }
+        }
+        self.extend(old);
     }
 
     /// Moves the pairs kept apart among the sorted ones.
@@ -199,7 +207,7 @@ mod tests {
         p.extend([pr(5, 0), pr(1, 1), pr(3, 0), pr(1, 1)]);
         p.compact();
         // Visitors 2 and 3 are new.
-        p.extend_new([pr(4, 2), pr(0, 2), pr(7, 3)]);
+        p.extend_merged([pr(4, 2), pr(0, 2), pr(7, 3)], 2);
         p.compact();
         assert_eq!(p.len(), 6);
         let all = [pr(0, 2), pr(1, 1), pr(3, 0), pr(4, 2), pr(5, 0), pr(7, 3)];

@@ -453,7 +453,7 @@ mod tests {
     }
 
     /// The same of a merge, whose pairs of visitors new to it were kept
-    /// apart, unsorted (`Pairs::extend_new`): a section's rows and pairs
+    /// apart, unsorted (`Pairs::extend_merged`): a section's rows and pairs
     /// are still in order, each row once.
     #[test]
     fn sections_of_a_merge_share_its_counts_out() {
