@@ -147,6 +147,18 @@ impl Visitor {
         true
     }
 
+    /// Marks a request in hour `h` (under 24) of the day.
+    #[inline]
+    fn mark_hour(&mut self, h: u32) {
+        self.marks |= 1 << (HOUR_BITS + h);
+    }
+
+    /// Marks a request answered `SLOTTED[slot]`.
+    #[inline]
+    fn mark_slot(&mut self, slot: u8) {
+        self.marks |= 1 << slot;
+    }
+
     /// Marks what `o` marks.
     #[inline]
     pub fn mark_as(&mut self, o: &Visitor) {
@@ -524,13 +536,13 @@ impl Panels {
             let v = (self.visitors).id((day_of_hour(l.hour), client, agent.0), h.visitor);
             let s = &mut self.visitors.list[v as usize];
             if l.hour != NO_TIME {
-                s.marks |= 1 << (HOUR_BITS + l.hour.rem_euclid(24) as u32);
+                s.mark_hour(l.hour.rem_euclid(24) as u32);
             }
             match SLOT[l.status as usize] {
                 NO_SLOT => {
                     self.status_pairs.insert(pair(l.status as u32, v));
                 }
-                bit => s.marks |= 1 << bit,
+                slot => s.mark_slot(slot),
             }
             v
         });
