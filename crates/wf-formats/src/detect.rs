@@ -42,12 +42,37 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
     Ok(Arc::new(super::fields::Fields::new(opts, sample)?))
 }
 
-/// The format reads every sampled line but at most one in twenty.
-fn reads_most(f: &dyn Format, lines: &[&[u8]]) -> bool {
+/// The named web log format (combined, vcombined, common, in that order
+/// when they tie) that reads the most of the sample's first 200 lines, if
+/// it reads at least half of them. For a caller that can only read web logs
+/// (`wf report`): there [`detect`]'s rule of one odd line in twenty made a
+/// log whose first twenty lines held two bad ones "fields", which it cannot
+/// use, where the log was plainly a combined one.
+pub fn web_log(sample: &[u8]) -> Option<LogFormat> {
+    let lines = super::sample_lines(sample, 200);
+    let mut best: Option<(usize, LogFormat)> = None;
+    for name in ["combined", "vcombined", "common"] {
+        let f = LogFormat::named(name).ok()?;
+        let read = lines.len() - unread(&f, &lines);
+        let better = best.as_ref().is_none_or(|(b, _)| read > *b);
+        if read > 0 && read * 2 >= lines.len() && better {
+            best = Some((read, f));
+        }
+    }
+    best.map(|(_, f)| f)
+}
+
+/// Sampled lines `f` does not read.
+fn unread(f: &dyn Format, lines: &[&[u8]]) -> usize {
     let kinds: Vec<Kind> = f.fields().iter().map(|x| x.kind).collect();
     let mut cols = Columns::new(&kinds);
     let mut p = f.parser(&[]);
-    let bad = lines.iter().filter(|l| !p.parse(l, &mut cols)).count();
+    lines.iter().filter(|l| !p.parse(l, &mut cols)).count()
+}
+
+/// The format reads every sampled line but at most one in twenty.
+fn reads_most(f: &dyn Format, lines: &[&[u8]]) -> bool {
+    let bad = unread(f, lines);
     bad * 20 <= lines.len() && bad < lines.len()
 }
 
@@ -88,4 +113,32 @@ fn csv_has_header(sample: &[u8], d: u8) -> bool {
         return true;
     };
     !all.fields().iter().any(|f| f.kind != Kind::Str) || super::sample_lines(sample, 2).len() < 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMBINED_LINE: &str =
+        r#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2 "-" "curl/8""#;
+    const COMMON_LINE: &str = r#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2"#;
+
+    /// Two bad lines in the first twenty: `detect` gives up on the web log
+    /// formats, `web_log` takes the one that reads most; less than half
+    /// read, or nothing, is no web log.
+    #[test]
+    fn a_web_log_with_bad_lines_is_still_one() {
+        let mut lines: Vec<&str> = vec![COMBINED_LINE; 18];
+        lines.insert(3, "junk");
+        lines.insert(9, "");
+        let sample = lines.join("\n") + "\n";
+        let opts = FormatOptions::default();
+        assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "fields");
+        assert_eq!(web_log(sample.as_bytes()).unwrap().name(), "combined");
+        let common = [COMMON_LINE; 5].join("\n");
+        assert_eq!(web_log(common.as_bytes()).unwrap().name(), "common");
+        let mostly_junk = [COMBINED_LINE, "a", "b", "c"].join("\n");
+        assert!(web_log(mostly_junk.as_bytes()).is_none());
+        assert!(web_log(b"").is_none());
+    }
 }

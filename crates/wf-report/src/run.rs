@@ -6,6 +6,7 @@
 //! count or build the report differently; each only renders the result.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use wf_core::scan::{self, Decoded, Input, InputError, Progress, ScanOptions, Source};
 
@@ -88,7 +89,15 @@ pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupErro
     };
     let sample = sample.unwrap_or_default();
     let format = crate::format(spec, &sample)?;
-    ReportJob::new(format, settings.bots).map_err(SetupError::Columns)
+    match ReportJob::new(format, settings.bots) {
+        // `auto` found no format the report can read in the first lines (a
+        // few bad ones among them): the web log format that reads the most.
+        Err(e) if spec == "auto" => match wf_formats::detect::web_log(&sample) {
+            Some(f) => ReportJob::new(Arc::new(f), settings.bots).map_err(SetupError::Columns),
+            None => Err(SetupError::Columns(e)),
+        },
+        r => r.map_err(SetupError::Columns),
+    }
 }
 
 /// Reads `inputs` and makes their report.
