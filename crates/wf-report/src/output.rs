@@ -1,10 +1,14 @@
 //! The report as text for a terminal (the top rows of each panel, as `wf
 //! wf2` prints its lists) and as the HTML page's data (`html::Page`): every
 //! number in either is taken from the one [`Report`], so the page's tables
-//! equal `--json`.
+//! equal `--json`. The time the report took (GoAccess's `generation_time`)
+//! is shown in these two overviews only: `--json` stays the same bytes at
+//! every `-j` and chunk size, and `--stats` prints the wall time for
+//! machines.
 
 use serde_json::json;
 use std::fmt::Write;
+use std::time::Duration;
 
 use crate::html::{Chart, ChartKind, Column, Page, Panel as HtmlPanel, Series};
 use crate::report::{Panel, PanelRow, Report};
@@ -39,14 +43,15 @@ pub fn panels(r: &Report) -> Vec<(&'static str, &'static str, &Panel)> {
     v
 }
 
-/// The overview's figures, in order: (label, JSON name, value).
-pub fn overview(r: &Report) -> Vec<(&'static str, String)> {
+/// The overview's figures, in order: (label, value); with the time the
+/// report took last, when given.
+pub fn overview(r: &Report, took: Option<Duration>) -> Vec<(&'static str, String)> {
     let g = &r.general;
     let span = match (&g.first_time, &g.last_time) {
         (Some(a), Some(b)) => format!("{a} .. {b}"),
         _ => "-".into(),
     };
-    vec![
+    let mut rows = vec![
         ("Total requests", g.total_requests.to_string()),
         ("Valid requests", g.valid_requests.to_string()),
         ("Failed requests", g.failed_requests.to_string()),
@@ -61,13 +66,18 @@ pub fn overview(r: &Report) -> Vec<(&'static str, String)> {
         ("Bytes sent", g.bandwidth.to_string()),
         ("Log size", g.log_size.to_string()),
         ("Time span", span),
-    ]
+    ];
+    if let Some(t) = took {
+        rows.push(("Report took", format!("{:.3} s", t.as_secs_f64())));
+    }
+    rows
 }
 
-/// The terminal report: the overview, then the top `top` rows of each panel.
-pub fn text(r: &Report, top: usize) -> String {
+/// The terminal report: the overview (`took`: the time the report took),
+/// then the top `top` rows of each panel.
+pub fn text(r: &Report, top: usize, took: Option<Duration>) -> String {
     let mut out = String::new();
-    for (label, value) in overview(r) {
+    for (label, value) in overview(r, took) {
         let _ = writeln!(out, "{label:>26}  {value}");
     }
     for (_, title, p) in panels(r) {
@@ -112,15 +122,16 @@ fn col(name: &str, numeric: bool) -> Column {
     }
 }
 
-/// The HTML page's data: the overview as a table, then a chart and a table
-/// per panel (rows of a grouped panel are its items, with their group).
-pub fn page(r: &Report, title: &str) -> Page {
+/// The HTML page's data: the overview as a table (`took`: the time the
+/// report took), then a chart and a table per panel (rows of a grouped
+/// panel are its items, with their group).
+pub fn page(r: &Report, title: &str, took: Option<Duration>) -> Page {
     let mut panels = vec![HtmlPanel {
         id: "general".into(),
         title: "Overview".into(),
         chart: None,
         columns: vec![col("Figure", false), col("Value", false)],
-        rows: overview(r)
+        rows: overview(r, took)
             .into_iter()
             .map(|(l, v)| match v.parse::<u64>() {
                 Ok(n) => vec![json!(l), json!(n)],

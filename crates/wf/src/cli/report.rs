@@ -1,6 +1,7 @@
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 
@@ -29,7 +30,8 @@ pub(crate) struct ReportArgs {
     state: StateArg,
     #[command(flatten)]
     follow: FollowArgs,
-    /// The log format: auto (detected from the first file's start; combined
+    /// The log format: auto (detected from the first file's start, the web
+    /// log format that reads most of it when a few lines are bad; combined
     /// on stdin), combined, common, vcombined, apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
     /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent";
@@ -131,7 +133,8 @@ impl ReportArgs {
                 }
             };
             self.resolve(&mut r, &mut resolver.borrow_mut());
-            self.render(&r, &names).unwrap_or_else(|e| {
+            // A live report has no one time it took: the overview leaves it out.
+            self.render(&r, &names, None).unwrap_or_else(|e| {
                 wf_core::warn!("wf: {e}");
                 failed.set(true);
                 Vec::new()
@@ -154,6 +157,7 @@ impl JobCmd for ReportArgs {
     }
 
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
+        let started = Instant::now();
         let collected = self.scan.input.collect();
         let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
         let settings = self.settings();
@@ -224,7 +228,7 @@ impl JobCmd for ReportArgs {
             ));
         }
         extra.extend(out.extra);
-        let output = match self.render(&report, &names) {
+        let output = match self.render(&report, &names, Some(started.elapsed())) {
             Ok(o) => o,
             Err(e) => {
                 errors.push(e);
@@ -303,7 +307,14 @@ impl ReportArgs {
     /// Stdout's bytes; with -o, the file is written and stdout gets nothing.
     /// Following, a JSON report is one line, and the page reloads itself
     /// every --interval.
-    fn render(&self, r: &wf_report::Report, paths: &[String]) -> Result<Vec<u8>, InputError> {
+    /// The report as the output asks (`took`: the time it took, for the
+    /// overview of the page and of the terminal report; never in JSON).
+    fn render(
+        &self,
+        r: &wf_report::Report,
+        paths: &[String],
+        took: Option<Duration>,
+    ) -> Result<Vec<u8>, InputError> {
         let following = self.follow.on();
         let json = || {
             if following {
@@ -316,14 +327,14 @@ impl ReportArgs {
             return Ok(if self.scan.json {
                 json().into_bytes()
             } else {
-                wf_report::output::text(r, self.top).into_bytes()
+                wf_report::output::text(r, self.top, took).into_bytes()
             });
         };
         let body = if path.extension().is_some_and(|e| e == "json") {
             json()
         } else {
             let title = format!("wf report: {}", paths.join(", "));
-            let page = wf_report::output::page(r, &title);
+            let page = wf_report::output::page(r, &title, took);
             let reload =
                 following.then(|| self.follow.interval().as_millis().div_ceil(1000) as u64);
             wf_report::html::render_with(&page, reload)
