@@ -989,6 +989,15 @@ fn goaccess_status(panel: &Value) -> Rows {
     out
 }
 
+/// A generated log against GoAccess, as the real ones are
+/// ([`equal_to_goaccess`]). Rows' visitors agree but in a few rows where
+/// GoAccess 1.7 counts fewer: on seed 5, 4 of 3,700 rows, e.g. 11 visitors
+/// for the 12 hits of `GET .../Data-camera HTTP/1.1` from 12 different
+/// clients (none 4xx), where the plain count of
+/// `every_panel_equals_a_plain_count` gives 12 (as wf does). Browsers and
+/// OS are not compared: GoAccess names them with its own list of tokens,
+/// this report with uap-core's rules (DESIGN.md: e.g. GoAccess files
+/// NetNewsWire, a feed reader, under Crawlers).
 #[test]
 fn totals_statuses_files_and_days_equal_goaccess() {
     if !have("goaccess") {
@@ -997,81 +1006,13 @@ fn totals_statuses_files_and_days_equal_goaccess() {
     }
     let d = dir();
     let log = generated_log(d.path(), "5M", "0", 5);
-    let ga_json = d.path().join("ga.json");
-    let mut c = Command::new("goaccess");
-    c.arg(&log)
-        .args([
-            "--log-format=COMBINED",
-            "--no-ip-validation",
-            "--no-progress",
-        ])
-        .args(["--max-items=1000000", "-o"])
-        .arg(&ga_json);
-    let o = run(c, None);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ga: Value = serde_json::from_slice(&std::fs::read(&ga_json).unwrap()).unwrap();
-    let wf = report_json(&[], &[&log]);
-    for k in [
-        "total_requests",
-        "valid_requests",
-        "failed_requests",
-        "unique_visitors",
-        "unique_files",
-        "unique_static_files",
-        "unique_not_found",
-        "bandwidth",
-        "start_date",
-        "end_date",
-    ] {
-        assert_eq!(wf["general"][k], ga["general"][k], "general.{k}");
-    }
-    // Status codes: GoAccess's labels are longer ("404 - Not Found: ...").
-    assert_eq!(
-        goaccess_status(&wf["status_codes"]),
-        goaccess_status(&ga["status_codes"])
-    );
-    assert_eq!(
-        rows_of(&wf["visitors"]),
-        rows_of(&ga["visitors"]),
-        "visitors per day"
-    );
-    assert_eq!(rows_of(&wf["hosts"]), rows_of(&ga["hosts"]), "hosts");
-    // Hits and bytes of every row agree. Visitors of a row agree but in a
-    // few rows where GoAccess 1.7 counts one fewer: on seed 5, 4 of 3,700
-    // rows, e.g. 11 visitors for the 12 hits of `GET .../Data-camera
-    // HTTP/1.1` from 12 different clients (none 4xx), where the plain count
-    // of `every_panel_equals_a_plain_count` gives 12 (as wf does). Its
-    // overall and per-day unique visitors agree exactly.
-    let mut off = 0;
-    let mut rows = 0;
-    for p in ["requests", "static_requests", "not_found", "visit_time"] {
-        let (w, g) = (rows_of(&wf[p]), rows_of(&ga[p]));
-        assert_eq!(
-            w.keys().collect::<Vec<_>>(),
-            g.keys().collect::<Vec<_>>(),
-            "{p}: rows"
-        );
-        for (k, &(wh, wv, wb)) in &w {
-            let (gh, gv, gb) = g[k];
-            assert_eq!((wh, wb), (gh, gb), "{p} {k}: hits and bytes");
-            assert!(
-                wv == gv || wv == gv + 1,
-                "{p} {k}: visitors {wv} vs GoAccess {gv}"
-            );
-            off += (wv != gv) as usize;
-            rows += 1;
-        }
-    }
-    assert!(off * 200 <= rows, "{off} of {rows} rows differ in visitors");
-    // Browsers and OS are not compared: GoAccess names them with its own
-    // list of tokens, this report with uap-core's rules (DESIGN.md: e.g.
-    // GoAccess files NetNewsWire, a feed reader, under Crawlers).
+    equal_to_goaccess(&log, "COMBINED", 200);
 }
 
 /// Real data against GoAccess: NASA's 1995 log (common format: no referrer,
 /// no agent) and Tim Bray's 2007 one (combined). The overview, visitors per
-/// day, hosts, 404s, hours, status codes and referring sites agree exactly;
-/// requested and static files agree in hits and bytes. Where the
+/// day, hosts, status codes and referring sites agree exactly; requested and
+/// static files, 404s and hours of the day in hits and bytes. Where the
 /// definitions differ, and why:
 /// - a row's visitors: GoAccess 1.7 counts fewer in 2% of NASA's rows, never
 ///   more (`GET /images/KSC-logosmall.gif HTTP/1.0`: 719, where wf and a
@@ -1113,7 +1054,8 @@ fn real_logs_equal_goaccess_where_the_definitions_agree() {
 
 /// `log`'s report and GoAccess's (`--log-format=format`), checked as
 /// [`real_logs_equal_goaccess_where_the_definitions_agree`] says: at most
-/// one row in `one_in` of the files differs in visitors (fewer in GoAccess).
+/// one row in `one_in` of the files, 404s and hours of the day differs in
+/// visitors (fewer in GoAccess).
 fn equal_to_goaccess(log: &Path, format: &str, one_in: usize) -> (Value, Value) {
     let d = tempfile::tempdir().unwrap();
     let ga_json = d.path().join("ga.json");
@@ -1141,13 +1083,7 @@ fn equal_to_goaccess(log: &Path, format: &str, one_in: usize) -> (Value, Value) 
     ] {
         assert_eq!(wf["general"][k], ga["general"][k], "{log:?} general.{k}");
     }
-    for p in [
-        "visitors",
-        "hosts",
-        "not_found",
-        "visit_time",
-        "referring_sites",
-    ] {
+    for p in ["visitors", "hosts", "referring_sites"] {
         assert_eq!(rows_of(&wf[p]), rows_of(&ga[p]), "{log:?} {p}");
     }
     assert_eq!(
@@ -1156,7 +1092,7 @@ fn equal_to_goaccess(log: &Path, format: &str, one_in: usize) -> (Value, Value) 
         "{log:?}"
     );
     let (mut off, mut rows) = (0, 0);
-    for p in ["requests", "static_requests"] {
+    for p in ["requests", "static_requests", "not_found", "visit_time"] {
         let (w, g) = (rows_of(&wf[p]), rows_of(&ga[p]));
         let keys = |r: &Rows| r.keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(&w), keys(&g), "{log:?} {p}: rows");
