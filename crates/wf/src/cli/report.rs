@@ -306,9 +306,8 @@ impl ReportArgs {
 
     /// Stdout's bytes; with -o, the file is written and stdout gets nothing.
     /// Following, a JSON report is one line, and the page reloads itself
-    /// every --interval.
-    /// The report as the output asks (`took`: the time it took, for the
-    /// overview of the page and of the terminal report; never in JSON).
+    /// every --interval. `took`, the time the report took, goes in the
+    /// overview of the page and of the terminal report, never in JSON.
     fn render(
         &self,
         r: &wf_report::Report,
