@@ -10,12 +10,15 @@ use std::sync::Arc;
 use super::clf::LogFormat;
 use super::{csv, jsonl, logfmt, Columns, Format, FormatError, FormatOptions, Kind};
 
+/// The named web log formats, in the order they are tried.
+const WEB_LOGS: [&str; 3] = ["combined", "vcombined", "common"];
+
 pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, FormatError> {
     let lines = super::sample_lines(sample, 20);
     if lines.is_empty() {
         return Ok(Arc::new(super::fields::Fields::new(opts, sample)?));
     }
-    for name in ["combined", "vcombined", "common"] {
+    for name in WEB_LOGS {
         let f = LogFormat::named(name)?;
         if reads_most(&f, &lines) {
             return Ok(Arc::new(f));
@@ -51,7 +54,7 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
 pub fn web_log(sample: &[u8]) -> Option<LogFormat> {
     let lines = super::sample_lines(sample, 200);
     let mut best: Option<(usize, LogFormat)> = None;
-    for name in ["combined", "vcombined", "common"] {
+    for name in WEB_LOGS {
         let f = LogFormat::named(name).ok()?;
         let read = lines.len() - unread(&f, &lines);
         let better = best.as_ref().is_none_or(|(b, _)| read > *b);
