@@ -14,7 +14,10 @@
 //! Only the columns the report reads are built (client, time, request,
 //! status, bytes, referrer, user agent, virtual host). A record the format
 //! cannot read, or whose time or status is missing or not valid, is a failed
-//! line, as GoAccess counts it; blank lines and `#` comments are skipped.
+//! line, as GoAccess counts it; so is one whose size is neither a number nor
+//! `-`, which GoAccess counts as no bytes: a combined log read as common had
+//! every size run on into the referrer and agent, and the report counted no
+//! byte of it, silently. Blank lines and `#` comments are skipped.
 //! User agents go through one [`AgentCache`] per thread.
 
 use std::path::PathBuf;
@@ -359,6 +362,9 @@ trait Fields<'a> {
     fn time_text(&self, _col: usize) -> Option<&'a [u8]> {
         None
     }
+    /// Number column `col` holds something that is not a number (nor `-`
+    /// or nothing, which are NULL): the record is not of its format.
+    fn not_a_number(&self, col: usize) -> bool;
 }
 
 /// A column of a batch, cast to its type once a batch (a cast a value was
@@ -373,6 +379,8 @@ enum Col<'a> {
 struct BatchRow<'b, 'a> {
     cols: &'b [Col<'a>],
     row: usize,
+    /// A value of the row did not convert to its column's type (made NULL).
+    bad: bool,
 }
 
 fn cast(a: &ArrayRef) -> Col<'_> {
@@ -403,6 +411,10 @@ impl<'a> Fields<'a> for BatchRow<'_, 'a> {
             Col::Time(a) => value(a, self.row),
             _ => None,
         }
+    }
+
+    fn not_a_number(&self, col: usize) -> bool {
+        self.bad && self.int(col).is_none()
     }
 }
 
@@ -437,6 +449,11 @@ impl<'a> Fields<'a> for Split<'_, 'a> {
             Value::Time(x) => Some(x),
             _ => None,
         }
+    }
+
+    fn not_a_number(&self, col: usize) -> bool {
+        let t = self.parser.text(self.record, col);
+        !(t.is_empty() || t == b"-") && self.int(col).is_none()
     }
 
     fn time_text(&self, col: usize) -> Option<&'a [u8]> {
@@ -577,6 +594,8 @@ impl ReportJob {
     fn flush(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let (arrays, rows) = st.columns.take();
         let cols: Vec<Col<'_>> = arrays.iter().map(cast).collect();
+        // Some value of the batch did not convert: which row's is asked below.
+        let any_bad = std::mem::take(&mut st.columns.bad_values) > 0;
         let mut spans = std::mem::take(&mut st.spans);
         for (row, &(s, e)) in spans.iter().enumerate().take(rows) {
             if chunk.data[s] == b'#' {
@@ -584,8 +603,14 @@ impl ReportJob {
                 st.acc.skipped += 1;
                 continue;
             }
-            let fields = BatchRow { cols: &cols, row };
-            let Some(hit) = self.hit(&fields, &chunk.data[s..e], &mut st.zones) else {
+            let mut fields = BatchRow {
+                cols: &cols,
+                row,
+                bad: false,
+            };
+            let rec = &chunk.data[s..e];
+            fields.bad = any_bad && self.has_bad_value(&fields, st.parser.as_mut(), rec);
+            let Some(hit) = self.hit(&fields, rec, &mut st.zones) else {
                 st.acc.fail(chunk.input, chunk.offset + s as u64);
                 continue;
             };
@@ -594,6 +619,17 @@ impl ReportJob {
         spans.clear();
         st.spans = spans;
         self.check_memory(st);
+    }
+
+    /// Whether the number columns of `row` (record `rec`) are NULL for a
+    /// value that did not convert: `rec` parsed again alone (only in a batch
+    /// that had such a value; a batch's count of them names no row).
+    fn has_bad_value(&self, row: &BatchRow<'_, '_>, parser: &mut dyn Parser, rec: &[u8]) -> bool {
+        if !self.cols.bytes.is_some_and(|i| row.int(i).is_none()) {
+            return false;
+        }
+        let mut one = Columns::new(&self.kinds);
+        parser.parse(rec, &mut one) && one.bad_values > 0
     }
 
     /// Spills the worker's counts past its share of `--memory`.
@@ -631,12 +667,19 @@ impl ReportJob {
             None => NO_TIME,
         };
         let opt_text = |col: Option<usize>| col.and_then(|i| f.text(i));
+        // A size that is not a number fails the line: a combined log read
+        // as common would otherwise count no byte of it, and say nothing.
+        let bytes = match c.bytes.map(|i| (i, f.int(i))) {
+            Some((_, Some(n))) => n,
+            Some((i, None)) if f.not_a_number(i) => return None,
+            _ => 0,
+        };
         Some(Hit {
             line: Line {
                 client: f.text(c.client).unwrap_or(b"-"),
                 request: f.text(c.request).unwrap_or(b"-"),
                 status,
-                bytes: c.bytes.and_then(|i| f.int(i)).unwrap_or(0).max(0) as u64,
+                bytes: bytes.max(0) as u64,
                 hour,
                 referrer: opt_text(c.referrer),
                 vhost: opt_text(c.vhost),
@@ -717,6 +760,8 @@ mod tests {
         r#"9.9.9.9 - u [11/Oct/2000:23:59:59 +0530] "GET /q?\"x\" HTTP/1.1" 301 - "http://r/\"y\"" "a \"quoted\" agent""#,
         r#"9.9.9.9 - - [12/Oct/2000:00:00:00 +0530] "-" 400 0 "-" "-""#,
         r#"9.9.9.9 - - [12/Oct/2000:00:00:01 +0530] "GET /d HTTP/1.1" 200 -5 "-" "-"  "#,
+        r#"9.9.9.9 - - [12/Oct/2000:00:00:02 +0530] "GET /e HTTP/1.1" 200 12x "-" "-""#,
+        r#"9.9.9.9 - - [12/Oct/2000:00:00:03 +0530] "GET /f HTTP/1.1" 200 7"#,
     ];
 
     /// The counts of `data` cut into chunks of `size` bytes at line ends,
@@ -775,17 +820,21 @@ mod tests {
     }
 
     /// A record read through the row parser is counted, skipped or failed
-    /// exactly as through Arrow columns, at every chunk size.
+    /// exactly as through Arrow columns, at every chunk size; also in a
+    /// format whose last field, a number, takes the rest of a longer line
+    /// (combined lines read as common).
     #[test]
     fn rows_count_as_columns_do() {
-        let job =
-            ReportJob::new(crate::format("combined", b"").unwrap(), BotMode::Include).unwrap();
         let mut data = Vec::new();
         for i in 0..300 {
             data.extend_from_slice(LINES[i * 7 % LINES.len()].as_bytes());
             data.push(b'\n');
         }
-        for size in [1, 97, 4096, data.len()] {
+        for (spec, size) in ["combined", "common"]
+            .into_iter()
+            .flat_map(|f| [1, 97, 4096, data.len()].map(|s| (f, s)))
+        {
+            let job = ReportJob::new(crate::format(spec, b"").unwrap(), BotMode::Include).unwrap();
             let (a, b) = (
                 counted(&job, &data, size, true),
                 counted(&job, &data, size, false),
@@ -796,7 +845,31 @@ mod tests {
             );
             assert_eq!(a.failed_at, b.failed_at, "failed offsets at {size}");
             assert!(a.failed > 50 && a.skipped > 20 && a.lines > 200);
-            assert_eq!(json(a), json(b), "chunks of {size}");
+            assert_eq!(json(a), json(b), "{spec}, chunks of {size}");
+        }
+    }
+
+    /// A size that is not a number (nor `-`) fails its line, through rows
+    /// and through columns; a negative one is no bytes.
+    #[test]
+    fn a_size_that_is_not_a_number_fails_the_line() {
+        let line = |bytes: &str| {
+            format!(r#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200 {bytes}"#)
+        };
+        for (spec, tail) in [("common", ""), ("combined", r#" "-" "curl/8""#)] {
+            let job = ReportJob::new(crate::format(spec, b"").unwrap(), BotMode::Include).unwrap();
+            for (bytes, valid, sent) in [("12", 1, 12), ("-", 1, 0), ("-5", 1, 0), ("12x", 0, 0)] {
+                let data = format!("{}{tail}\n", line(bytes));
+                for rows in [true, false] {
+                    let a = counted(&job, data.as_bytes(), data.len(), rows);
+                    assert_eq!(
+                        (a.hits, a.bytes),
+                        (valid, sent),
+                        "{spec} {bytes} rows {rows}"
+                    );
+                    assert_eq!(a.failed, 1 - valid, "{spec} {bytes} rows {rows}");
+                }
+            }
         }
     }
 }

@@ -154,7 +154,11 @@ fn parse_line(r: &[u8]) -> Option<Line> {
         utc,
         request: lossy(&r[q..rq]),
         status: int(&r[rq + 2..st]).filter(|s| (100..=599).contains(s))?,
-        bytes: int(&r[st + 1..by]).unwrap_or(0).max(0),
+        // A size is a number or `-`; anything else fails the line.
+        bytes: match &r[st + 1..by] {
+            b"-" => 0,
+            v => int(v)?.max(0),
+        },
         referrer: lossy(&r[by + 2..rf]),
         agent: lossy(&r[rf + 3..trimmed - 1]),
     })
@@ -500,14 +504,15 @@ fn odd_lines_counted_as_a_plain_count_counts_them() {
     // Lines GoAccess reads its own way: a comment that is a valid line
     // otherwise (skipped, also in a run of records parsed at once), unknown
     // methods, no protocol,
-    // %-encoding, bad dates and statuses, comments, another zone, a 404 with
-    // a visitor that must not count.
+    // %-encoding, bad dates, statuses and sizes, comments, another zone, a
+    // 404 with a visitor that must not count.
     let extra = "\
 # - - [17/Jun/2007:10:00:00 -0700] \"GET /hash HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"-\" 400 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"FOO /b HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"GET /c\" 200 10 \"-\" \"Mozilla/5.0\"
-1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"get /d%20%41.PNG http/2.0\" 200 x \"-\" \"Mozilla/5.0\"
+1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"get /d%20%41.PNG http/2.0\" 200 7 \"-\" \"Mozilla/5.0\"
+1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"GET /g HTTP/1.1\" 200 12x \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [99/Jun/2007:10:00:00 -0700] \"GET /e HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"GET /f HTTP/1.1\" OK 10 \"-\" \"Mozilla/5.0\"
 1.2.3.4 - - [17/Jun/2007:10:00:00 -0700] \"GET /i HTTP/1.1\" 999 5 \"-\" \"Mozilla/5.0\"
@@ -582,6 +587,37 @@ fn auto_reads_a_web_log_with_bad_first_lines() {
     let auto = report_json(&[], &[&log]);
     assert!(auto["general"]["failed_requests"].as_u64().unwrap() > 0);
     assert_eq!(auto, report_json(&["--format", "combined"], &[&log]));
+}
+
+/// A combined log read as common: each line's size runs on into its
+/// referrer and agent, so every line fails (it counted as valid, with no
+/// bytes, and nothing was said); stderr says the format may be wrong, and
+/// the report is still made (exit 0).
+#[test]
+fn a_log_read_in_a_format_not_its_own_fails_its_lines_and_says_so() {
+    let d = dir();
+    let log = generated_log(d.path(), "100K", "0", 2);
+    let j = report_json(&["--format", "common"], &[&log]);
+    let n = |k: &str| j["general"][k].as_u64().unwrap();
+    assert!(n("total_requests") > 300);
+    assert_eq!(n("failed_requests"), n("total_requests"));
+    assert_eq!(n("bandwidth"), 0);
+    let o = run(
+        {
+            let mut c = wf();
+            c.args(["report", "--format", "common", "-o"])
+                .arg(d.path().join("x.html"))
+                .arg(&log);
+            c
+        },
+        None,
+    );
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("lines failed to read as common"), "{err}");
+    let combined = report_json(&["--format", "combined"], &[&log]);
+    assert_eq!(combined["general"]["failed_requests"], 0);
+    assert!(combined["general"]["bandwidth"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -1019,7 +1055,10 @@ fn totals_statuses_files_and_days_equal_goaccess() {
 ///   plain count of the distinct (client, day) of the row's requests not
 ///   answered 4xx find 730); on the 2007 log every row agrees;
 /// - a status group's visitors ("3xx Redirection"): GoAccess adds its codes'
-///   (on NASA's log 227 + 150 = 377), wf counts each visitor once (338).
+///   (on NASA's log 227 + 150 = 377), wf counts each visitor once (338);
+/// - a size that is neither a number nor `-` (a corrupt line, or a combined
+///   line read as common, whose size then runs to the line's end): GoAccess
+///   counts the line with no bytes, wf counts it failed (these logs have none).
 #[test]
 fn real_logs_equal_goaccess_where_the_definitions_agree() {
     let Some(dir) = common::shared_data("logs") else {

@@ -213,6 +213,7 @@ impl JobCmd for ReportArgs {
             Err(e) => return failed(errors, "--memory", e.to_string()),
         };
         self.resolve(&mut report, &mut Resolver::default());
+        warn_failures(&acc, &job.format_name());
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),
@@ -247,6 +248,20 @@ impl JobCmd for ReportArgs {
             extra,
             decoded: out.decoded,
         }
+    }
+}
+
+/// Says on stderr when most lines failed: the log is likely not in the
+/// format it was read in (GoAccess stops at a first screen of them; the
+/// report is still made, its overview counting them).
+fn warn_failures(acc: &wf_report::acc::Acc, format: &str) {
+    if acc.failed > 0 && acc.failed * 2 >= acc.lines {
+        wf_core::warn!(
+            "wf report: {} of {} lines failed to read as {format}: is that the log's format? \
+             (--format; --stats gives the first ones' offsets)",
+            acc.failed,
+            acc.lines
+        );
     }
 }
 
