@@ -561,6 +561,33 @@ pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
         .collect()
 }
 
+/// What to say on stderr, `--stats` or not, of a table read mostly wrong:
+/// most lines malformed, or as many values not of their type as rows (a log
+/// in another format than `--format`'s: a common log read as combined has
+/// no row, a combined one read as common a NULL size in every row).
+pub fn warnings(t: &TableRun) -> Vec<String> {
+    let r = t.report.lock().unwrap();
+    let (rows, bad, malformed) = (r.stats.rows, r.stats.bad_values, r.stats.malformed);
+    let mut out = Vec::new();
+    if malformed > 0 && malformed >= rows {
+        out.push(format!(
+            "table {}: {malformed} of {} lines do not parse as {} and are not rows: \
+             is that the files' format? (--format; --stats locates the first)",
+            t.name,
+            rows + malformed,
+            t.format
+        ));
+    }
+    if bad > 0 && bad >= rows {
+        out.push(format!(
+            "table {}: {bad} values in {rows} rows are not of their column's type (read as \
+             NULL): is {} the files' format? (--format; --strict stops at the first)",
+            t.name, t.format
+        ));
+    }
+    out
+}
+
 /// `--stats` lines for one table.
 pub fn stats_text(t: &TableRun) -> String {
     let r = t.report.lock().unwrap();

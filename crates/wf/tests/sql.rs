@@ -2725,3 +2725,36 @@ fn repeated_csv_header_names_are_renamed() {
         json!([[1, 2, 3, 4, p.to_str().unwrap()]])
     );
 }
+
+/// A log read in a format not its own says so on stderr without `--stats`
+/// (the answer stays what the rules give, exit 0): a common log read as
+/// combined has no row, a combined one read as common a NULL size in each;
+/// read in its own format, nothing is said.
+#[test]
+fn a_log_in_another_format_is_said_on_stderr() {
+    let t = tempfile::tempdir().unwrap();
+    let line = |tail: &str| {
+        format!("1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 12{tail}\n")
+    };
+    let (common, combined) = (t.path().join("common.log"), t.path().join("combined.log"));
+    std::fs::write(&common, line("").repeat(5)).unwrap();
+    std::fs::write(&combined, line(" \"-\" \"curl/8\"").repeat(5)).unwrap();
+    let q = "SELECT count(*) AS n, sum(bytes) AS b FROM logs";
+    for (format, f, said) in [
+        ("combined", &common, "5 of 5 lines do not parse as combined"),
+        (
+            "common",
+            &combined,
+            "5 values in 5 rows are not of their column's type",
+        ),
+        ("common", &common, ""),
+        ("combined", &combined, ""),
+    ] {
+        let r = wf_sql(&["--format", format, "--csv"], q, std::slice::from_ref(f));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        match said {
+            "" => assert!(r.stderr.is_empty(), "{format}: {}", r.stderr),
+            s => assert!(r.stderr.contains(s), "{format}: {}", r.stderr),
+        }
+    }
+}

@@ -68,7 +68,9 @@ EXPLAIN and --stats show the byte spans; WF_TIME_PUSHDOWN=0 turns it off.
 
 Lines that do not parse are not rows: --stats counts them and locates the first few (by byte \
 offset); --strict makes them an error, and so are values not of their column's type and \
-invalid UTF-8: the query stops at the first, naming its file, line and value.
+invalid UTF-8: the query stops at the first, naming its file, line and value. When no more \
+lines parse than not, or a table has as many bad values as rows, stderr says so even without \
+--stats (a log read in another --format than its own).
 
 Examples:
   wf sql 'SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY n DESC' access.log
@@ -273,6 +275,9 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
     errors.extend(wf_sql::errors(&runs));
     for e in &errors {
         wf_core::warn!("wf: {e}");
+    }
+    for w in runs.iter().flat_map(wf_sql::warnings) {
+        wf_core::warn!("wf sql: {w}");
     }
     if q.scan.stats {
         let bytes = runs.iter().map(|r| r.report.lock().unwrap().bytes).sum();
