@@ -37,7 +37,10 @@ use crate::intern::{
 };
 use crate::pairs::Pairs;
 
-/// Hits and bytes of a row.
+/// Hits and bytes of a row. Bytes add up saturating: a log's sizes are
+/// what it says, and a few corrupt ones near 2^63 wrapped the sum round to
+/// a small number (a row at 200% of the total); at `u64::MAX` the CLI says
+/// the sizes overflowed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Hb {
     pub hits: u64,
@@ -48,13 +51,13 @@ impl Hb {
     #[inline]
     pub fn add(&mut self, bytes: u64) {
         self.hits += 1;
-        self.bytes += bytes;
+        self.bytes = self.bytes.saturating_add(bytes);
     }
 
     #[inline]
     pub fn plus(&mut self, o: Hb) {
         self.hits += o.hits;
-        self.bytes += o.bytes;
+        self.bytes = self.bytes.saturating_add(o.bytes);
     }
 }
 
@@ -764,7 +767,7 @@ impl Acc {
         self.skipped += other.skipped;
         self.excluded += other.excluded;
         self.hits += other.hits;
-        self.bytes += other.bytes;
+        self.bytes = self.bytes.saturating_add(other.bytes);
         self.not_found_hits += other.not_found_hits;
         for (t, o) in [other.first, other.last].into_iter().flatten() {
             self.time(t, o);

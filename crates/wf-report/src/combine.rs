@@ -135,7 +135,7 @@ impl Combined {
         for h in &hosts {
             let s = &mut self.hosts_sums;
             s.hits += h.hb.hits;
-            s.bytes += h.hb.bytes;
+            s.bytes = s.bytes.saturating_add(h.hb.bytes);
             s.visitors += h.visitors;
             s.rows += 1;
         }
@@ -350,7 +350,7 @@ impl RowFiles {
                 let s = &mut out.sums[i];
                 for (hb, v) in &k.values {
                     s.hits += hb.hits;
-                    s.bytes += hb.bytes;
+                    s.bytes = s.bytes.saturating_add(hb.bytes);
                     s.visitors += v;
                 }
                 s.rows += k.len() as u64;

@@ -730,7 +730,7 @@ fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
         return;
     }
     acc.hits += 1;
-    acc.bytes += h.line.bytes;
+    acc.bytes = acc.bytes.saturating_add(h.line.bytes);
     if h.line.status == 404 {
         acc.not_found_hits += 1;
     }

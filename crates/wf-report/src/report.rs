@@ -171,7 +171,7 @@ fn panel(mut rows: Vec<(String, PanelRow)>, max: usize, sort: bool) -> Panel {
     }
     let sum = |f: fn(&PanelRow) -> u64| Total {
         total: Value {
-            value: rows.iter().map(|(_, r)| f(r)).sum(),
+            value: sum_of(rows.iter().map(|(_, r)| f(r))),
         },
     };
     let metadata = Metadata {
@@ -212,14 +212,19 @@ fn top<'a, T, K: Ord>(
 }
 
 /// Totals over every row of a panel.
+/// A sum that stops at `u64::MAX` (see [`crate::acc::Hb`]).
+fn sum_of(values: impl Iterator<Item = u64>) -> u64 {
+    values.fold(0, u64::saturating_add)
+}
+
 fn metadata<K>(rows: &[Tally<K>]) -> Metadata {
     let total = |value| Total {
         total: Value { value },
     };
     Metadata {
-        hits: total(rows.iter().map(|r| r.hb.hits).sum()),
-        visitors: total(rows.iter().map(|r| r.visitors).sum()),
-        bytes: total(rows.iter().map(|r| r.hb.bytes).sum()),
+        hits: total(sum_of(rows.iter().map(|r| r.hb.hits))),
+        visitors: total(sum_of(rows.iter().map(|r| r.visitors))),
+        bytes: total(sum_of(rows.iter().map(|r| r.hb.bytes))),
         data: total(rows.len() as u64),
     }
 }

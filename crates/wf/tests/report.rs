@@ -620,6 +620,39 @@ fn a_log_read_in_a_format_not_its_own_fails_its_lines_and_says_so() {
     assert!(combined["general"]["bandwidth"].as_u64().unwrap() > 0);
 }
 
+/// Sizes near 2^63 (corrupt ones) add up to at most `u64::MAX`, never round
+/// to a small sum (three of them were 2^63 - 3 bytes in all, one row at
+/// 200%), and stderr says so.
+#[test]
+fn sizes_past_u64_stop_at_its_max_and_are_said() {
+    let d = dir();
+    let log = d.path().join("big.log");
+    let line = |path: &str| {
+        format!(
+            "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET {path} HTTP/1.0\" 200 {} \"-\" \"curl/8\"\n",
+            i64::MAX
+        )
+    };
+    std::fs::write(&log, [line("/a"), line("/a"), line("/b")].concat()).unwrap();
+    let j = report_json(&[], &[&log]);
+    assert_eq!(j["general"]["bandwidth"], u64::MAX);
+    let a = &j["requests"]["data"][0];
+    assert_eq!(a["data"], "/a");
+    assert_eq!(a["bytes"]["count"], 2 * i64::MAX as u64);
+    assert_eq!(
+        j["requests"]["metadata"]["bytes"]["total"]["value"],
+        u64::MAX
+    );
+    let mut c = wf();
+    c.args(["report", "-o"])
+        .arg(d.path().join("x.html"))
+        .arg(&log);
+    let o = run(c, None);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sizes add up past 2^64 - 1"), "{err}");
+}
+
 #[test]
 fn per_hour_panel_when_the_log_spans_under_three_days() {
     let d = dir();

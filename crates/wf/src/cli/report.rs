@@ -251,10 +251,16 @@ impl JobCmd for ReportArgs {
     }
 }
 
-/// Says on stderr when most lines failed: the log is likely not in the
-/// format it was read in (GoAccess stops at a first screen of them; the
-/// report is still made, its overview counting them).
+/// Says on stderr when the sizes overflowed, or most lines failed: the log
+/// is likely not in the format it was read in (GoAccess stops at a first
+/// screen of them; the report is still made, its overview counting them).
 fn warn_failures(acc: &wf_report::acc::Acc, format: &str) {
+    if acc.bytes == u64::MAX {
+        wf_core::warn!(
+            "wf report: the sizes add up past 2^64 - 1 bytes (16 EiB); totals stop there: \
+             some sizes in the log are corrupt"
+        );
+    }
     if acc.failed > 0 && acc.failed * 2 >= acc.lines {
         wf_core::warn!(
             "wf report: {} of {} lines failed to read as {format}: is that the log's format? \
