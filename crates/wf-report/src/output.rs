@@ -254,24 +254,39 @@ fn chart(id: &str, p: &Panel) -> Chart {
     };
     Chart {
         kind: ChartKind::Bars,
-        x_labels: Some(rows.iter().map(|r| short(&r.data)).collect()),
+        x_labels: Some(rows.iter().map(|r| short(&r.data, ends_say(id))).collect()),
         x: vec![],
         x_time: false,
         series: series(&rows),
     }
 }
 
-/// A bar's label: at most 16 characters, the end of a longer one (the end of
-/// a URL says more than its start; ten labels share the chart's width).
-fn short(s: &str) -> String {
+/// A bar's label: at most 16 characters (ten labels share the chart's
+/// width); of a longer one its end when `end` (a URL's or a host's says more
+/// than its start), else its start ("4xx Client Erro…", not "…x Client
+/// Errors").
+fn short(s: &str, end: bool) -> String {
     const MAX: usize = 16;
     let n = s.chars().count();
     if n <= MAX {
         return s.to_owned();
     }
-    let mut t = String::from('\u{2026}');
-    t.extend(s.chars().skip(n - (MAX - 1)));
-    t
+    if end {
+        std::iter::once('\u{2026}')
+            .chain(s.chars().skip(n - (MAX - 1)))
+            .collect()
+    } else {
+        s.chars().take(MAX - 1).chain(['\u{2026}']).collect()
+    }
+}
+
+/// Whether a panel's labels say most at their end: URLs and host names,
+/// not names (status groups, browsers, bots, extensions).
+fn ends_say(id: &str) -> bool {
+    matches!(
+        id,
+        "requests" | "static_requests" | "not_found" | "hosts" | "referrers" | "referring_sites"
+    )
 }
 
 /// `20070617` as Unix seconds.
@@ -289,4 +304,21 @@ fn hour_seconds(s: &str) -> Option<f64> {
     let hour: u8 = s.get(8..10)?.parse().ok()?;
     (s.len() == 10 && hour < 24).then_some(())?;
     Some(day_seconds(&s[..8])? + hour as f64 * 3600.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bar_labels_keep_the_end_of_urls_and_the_start_of_names() {
+        assert_eq!(short("4xx Client Errors", false), "4xx Client Erro\u{2026}");
+        assert_eq!(
+            short("GET /a/very/long/path.html", true),
+            "\u{2026}/long/path.html"
+        );
+        assert_eq!(short("200 OK", false), "200 OK");
+        assert_eq!(short("0123456789abcdef", true), "0123456789abcdef");
+        assert!(ends_say("requests") && !ends_say("status_codes") && !ends_say("bots"));
+    }
 }
