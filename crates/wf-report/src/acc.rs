@@ -512,16 +512,14 @@ pub fn day_of_hour(h: i64) -> i64 {
 }
 
 impl Panels {
-    /// Counts one kept request whose agent has the id `agent.0` (`agent.1`:
-    /// the line has an agent; else the id is that of "").
+    /// Counts one kept request whose agent has the id `agent` (that of ""
+    /// for a line without one).
     #[inline]
-    pub fn count(&mut self, l: &Line<'_>, h: &Hashes, agent: (u32, bool)) {
+    pub fn count(&mut self, l: &Line<'_>, h: &Hashes, agent: u32) {
         let b = l.bytes;
         let (client, hb) = self.clients.slot_hashed(l.client, h.client);
         hb.add(b);
-        if agent.1 {
-            self.agents.values[agent.0 as usize].kept.add(b);
-        }
+        self.agents.values[agent as usize].kept.add(b);
         match &mut self.hour_run {
             Some((h, hb)) if *h == l.hour => hb.add(b),
             run => {
@@ -536,7 +534,7 @@ impl Panels {
         self.status[l.status as usize].add(b);
         // GoAccess's visitor: same day, client and agent, over requests not 4xx.
         let v = (l.status / 100 != 4).then(|| {
-            let v = (self.visitors).id((day_of_hour(l.hour), client, agent.0), h.visitor);
+            let v = (self.visitors).id((day_of_hour(l.hour), client, agent), h.visitor);
             let s = &mut self.visitors.list[v as usize];
             if l.hour != NO_TIME {
                 s.mark_hour(l.hour.rem_euclid(24) as u32);
@@ -807,7 +805,7 @@ mod tests {
 
     fn count(a: &mut Acc, l: &Line<'_>, agent: &[u8]) {
         let (g, _) = a.panels.agents.slot(agent);
-        a.panels.count(l, &Hashes::of(l, agent), (g, true));
+        a.panels.count(l, &Hashes::of(l, agent), g);
     }
 
     /// Visitors' ids through the table's growth, as a plain map gives them,

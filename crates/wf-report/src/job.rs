@@ -716,9 +716,7 @@ fn is_bot(st: &mut ReportState, id: u32, ua: &[u8]) -> bool {
 fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
     let ua = h.agent();
     let (agent, hits) = st.acc.panels.agents.slot_hashed(ua, hashes.agent);
-    if h.agent.is_some() {
-        hits.all += 1;
-    }
+    hits.all += 1;
     let keep = match mode {
         BotMode::Include => true,
         BotMode::Exclude => !is_bot(st, agent, ua),
@@ -737,8 +735,7 @@ fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
     if let Some((utc, off)) = h.time {
         acc.time(utc, off);
     }
-    acc.panels
-        .count(&h.line, hashes, (agent, h.agent.is_some()));
+    acc.panels.count(&h.line, hashes, agent);
 }
 
 #[cfg(test)]

@@ -388,6 +388,9 @@ pub struct Meta {
     pub log_path: Vec<String>,
     pub max_rows: usize,
     pub has_vhosts: bool,
+    /// The format has user agents; without, the OS and browser panels are
+    /// empty, as GoAccess leaves them (not one row "Other" of every request).
+    pub has_agents: bool,
 }
 
 /// The report of merged counts.
@@ -479,6 +482,7 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
         String::from_utf8_lossy(k)
     }
     let disjoint = |_: &str| None;
+    let agents = |rows| if meta.has_agents { rows } else { &[][..] };
     Report {
         general,
         visitors: days(t, &tl.days),
@@ -488,8 +492,8 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
         not_found: requests(t, &tl.not_found, max),
         static_extensions: simple(t, &tl.extensions, |e| Cow::Borrowed(*e), max),
         hosts: simple(t, &tl.hosts, bytes, max),
-        os: grouped(t, &tl.os, disjoint, max),
-        browsers: grouped(t, &tl.browsers, disjoint, max),
+        os: grouped(t, agents(&tl.os), disjoint, max),
+        browsers: grouped(t, agents(&tl.browsers), disjoint, max),
         bots: grouped(t, &tl.bots, disjoint, max),
         visit_time: hours(t, &tl.hours),
         status_codes: status(t, tl, max),
@@ -559,6 +563,7 @@ pub(crate) mod tests {
             log_path: vec![],
             max_rows: 100,
             has_vhosts: false,
+            has_agents: true,
         };
         super::json(&build(&mut a, &meta))
     }

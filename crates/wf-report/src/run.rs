@@ -146,6 +146,7 @@ pub fn report(
         log_path,
         max_rows: settings.max_rows,
         has_vhosts: job.has_vhosts(),
+        has_agents: job.has_agents(),
     };
     match job.spill() {
         Some(s) if s.spilled() => crate::combine::report(acc, s, &meta),

@@ -417,7 +417,7 @@ mod tests {
                 vhost: Some(b"v"),
             };
             let (a, _) = p.agents.slot(agent.as_bytes());
-            p.count(&l, &Hashes::of(&l, agent.as_bytes()), (a, true));
+            p.count(&l, &Hashes::of(&l, agent.as_bytes()), a);
         }
         p.finish();
         p
