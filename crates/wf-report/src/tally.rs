@@ -432,21 +432,17 @@ fn extensions(
         .collect()
 }
 
-/// Rows keyed by decoded text.
-type Decoded = Vec<Tally<Vec<u8>>>;
+/// Rows keyed by owned text.
+type Owned = Vec<Tally<Vec<u8>>>;
 
-/// Referrers, decoded once each, and their sites.
-fn referrers(raw: &Rows<Hb>) -> (Decoded, Decoded) {
-    let mut decoded: Keyed<Hb> = Keyed::default();
+/// Referrers as written, and their sites. GoAccess 1.7 does not decode a
+/// referrer (`/a%20b` and `/a b` are two rows; checked): a decoded one
+/// merged rows GoAccess keeps apart, and changed what some said (`%26`).
+fn referrers(raw: &Rows<Hb>) -> (Owned, Owned) {
     let mut sites: Keyed<Hb> = Keyed::default();
-    let mut to_ref = Vec::with_capacity(raw.keyed.len());
     let mut to_site = Vec::with_capacity(raw.keyed.len());
     for (text, hb) in raw.keyed.keys.keys().zip(&raw.keyed.values) {
-        let d = rules::decode_url(text);
-        let (id, slot) = decoded.slot(&d);
-        slot.plus(*hb);
-        to_ref.push(id);
-        match rules::referring_site(&d) {
+        match rules::referring_site(text) {
             Some(site) => {
                 let (s, slot) = sites.slot(site);
                 slot.plus(*hb);
@@ -455,23 +451,27 @@ fn referrers(raw: &Rows<Hb>) -> (Decoded, Decoded) {
             None => to_site.push(NONE),
         }
     }
-    let rows = |k: &Keyed<Hb>, map: &[u32]| {
-        let visitors = project(&raw.pairs, map, k.len());
-        k.keys
-            .keys()
-            .zip(&k.values)
-            .zip(visitors)
-            .map(|((key, hb), visitors)| Tally {
-                key: key.to_vec(),
-                hb: *hb,
-                visitors,
-            })
-            .collect()
+    let owned = |t: Tally<&[u8]>| Tally {
+        key: t.key.to_vec(),
+        hb: t.hb,
+        visitors: t.visitors,
     };
-    (rows(&decoded, &to_ref), rows(&sites, &to_site))
+    let visitors = project(&raw.pairs, &to_site, sites.len());
+    let sites = sites
+        .keys
+        .keys()
+        .zip(&sites.values)
+        .zip(visitors)
+        .map(|((key, hb), visitors)| Tally {
+            key: key.to_vec(),
+            hb: *hb,
+            visitors,
+        })
+        .collect();
+    (by_raw(raw).into_iter().map(owned).collect(), sites)
 }
 
-/// Rows keyed by the raw strings themselves (virtual hosts).
+/// Rows keyed by the raw strings themselves (virtual hosts, referrers).
 fn by_raw(raw: &Rows<Hb>) -> Vec<Tally<&[u8]>> {
     let mut visitors = vec![0u64; raw.keyed.len()];
     for p in raw.pairs.iter() {
