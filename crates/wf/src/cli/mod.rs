@@ -158,7 +158,9 @@ Output: the overview and the top --top rows of each panel on stdout; --json the 
 (GoAccess's JSON shape: general, then per panel metadata and data rows of hits, visitors and \
 bytes with count and percent, items under a group); -o FILE.html one self-contained page \
 (charts and sortable, filterable tables; it loads nothing from any host), -o FILE.json the JSON. \
---stats adds the failed lines and the offsets of the first few.\n\n\
+A line the format cannot read, or whose time, status or size is not one, is a failed line; \
+--stats adds their offsets (the first few), and stderr says so when half the lines or more \
+failed (a log read in another --format than its own).\n\n\
 Examples:\n  wf report access.log\n  wf report -o report.html /var/log/nginx/\n  \
 wf report --bots only --top 20 access.log.gz\n  \
 wf report --format vcombined other_vhosts_access.log\n  \
