@@ -625,7 +625,7 @@ impl ReportJob {
     /// value that did not convert: `rec` parsed again alone (only in a batch
     /// that had such a value; a batch's count of them names no row).
     fn has_bad_value(&self, row: &BatchRow<'_, '_>, parser: &mut dyn Parser, rec: &[u8]) -> bool {
-        if !self.cols.bytes.is_some_and(|i| row.int(i).is_none()) {
+        if self.cols.bytes.is_none_or(|i| row.int(i).is_some()) {
             return false;
         }
         let mut one = Columns::new(&self.kinds);
