@@ -200,51 +200,36 @@ pub fn status_group(code: u16) -> &'static str {
     }
 }
 
-/// "404 Not Found": the code and its reason phrase (RFC 9110), or the code alone.
+/// "404 Not Found": the code and its reason phrase (IANA's registry, through the
+/// `http` crate; nginx's and Cloudflare's own codes by hand), or the code alone.
 pub fn status_label(code: u16) -> String {
-    let reason = match code {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        412 => "Precondition Failed",
-        413 => "Content Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        416 => "Range Not Satisfiable",
-        429 => "Too Many Requests",
+    let registered = http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason());
+    match registered.or_else(|| server_reason(code)) {
+        Some(reason) => format!("{code} {reason}"),
+        None => code.to_string(),
+    }
+}
+
+/// Codes of nginx and Cloudflare that GoAccess names too (not registered).
+fn server_reason(code: u16) -> Option<&'static str> {
+    Some(match code {
         444 => "No Response (nginx)",
+        494 => "Request Header Too Large (nginx)",
+        495 => "SSL Certificate Error (nginx)",
+        496 => "SSL Certificate Required (nginx)",
+        497 => "HTTP Request Sent to HTTPS Port (nginx)",
         499 => "Client Closed Request (nginx)",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => return code.to_string(),
-    };
-    format!("{code} {reason}")
+        520 => "Unknown Error (Cloudflare)",
+        521 => "Web Server Is Down (Cloudflare)",
+        522 => "Connection Timed Out (Cloudflare)",
+        523 => "Origin Is Unreachable (Cloudflare)",
+        524 => "A Timeout Occurred (Cloudflare)",
+        525 => "SSL Handshake Failed (Cloudflare)",
+        526 => "Invalid SSL Certificate (Cloudflare)",
+        _ => return None,
+    })
 }
 
 /// The offset from UTC, in seconds, of the time written in `record` that
@@ -405,6 +390,16 @@ fn iso_zone(text: &[u8]) -> i64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn status_labels_name_registered_and_server_codes() {
+        assert_eq!(status_label(404), "404 Not Found");
+        assert_eq!(status_label(418), "418 I'm a teapot");
+        assert_eq!(status_label(451), "451 Unavailable For Legal Reasons");
+        assert_eq!(status_label(499), "499 Client Closed Request (nginx)");
+        assert_eq!(status_label(522), "522 Connection Timed Out (Cloudflare)");
+        assert_eq!(status_label(299), "299");
+    }
     use super::*;
 
     #[test]

@@ -1093,6 +1093,9 @@ fn totals_statuses_files_and_days_equal_goaccess() {
 /// - a size that is neither a number nor `-` (a corrupt line, or a combined
 ///   line read as common, whose size then runs to the line's end): GoAccess
 ///   counts the line with no bytes, wf counts it failed (these logs have none);
+/// - a status code GoAccess has no name for (199, 299, 599): GoAccess 1.7
+///   counts it as "Unknown" under "1xx Informational", wf as itself under its
+///   own group (these logs have none);
 /// - a Google search's referrer URL: GoAccess 1.7 ends it after its `q=`
 ///   value (cutting the keyphrase out writes into the referrer), wf keeps it
 ///   whole; those rows are not compared.
