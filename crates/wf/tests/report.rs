@@ -213,7 +213,6 @@ const METHODS: &[&str] = &[
     "TRACE",
     "CONNECT",
     "PATCH",
-    "SEARCH",
     "PROPFIND",
     "PROPPATCH",
     "MKCOL",
@@ -1129,6 +1128,47 @@ fn real_logs_equal_goaccess_where_the_definitions_agree() {
     assert_eq!(w[req].1, plain.len() as u64, "{req}");
     assert!(g[req].1 < w[req].1, "{req}: GoAccess's count, 719 with 1.7");
     equal_to_goaccess(&dir.join("ongoing-1000.log"), "COMBINED", usize::MAX);
+}
+
+/// Request lines of every method GoAccess 1.7 knows, one it does not
+/// (`SEARCH`), and odd ones (lower case, no protocol, `-`, bytes of TLS, two
+/// spaces) are split and keyed as GoAccess keys them.
+#[test]
+fn request_lines_are_keyed_as_goaccess_keys_them() {
+    if !have("goaccess") {
+        eprintln!("skipping: goaccess absent (apt-get install goaccess)");
+        return;
+    }
+    let d = dir();
+    let log = d.path().join("methods.log");
+    let odd = [
+        "get /lower http/1.1",
+        "GET /a HTTP/2.0",
+        "GET /a HTTP/3",
+        "GET /a",
+        "GET",
+        "-",
+        "\\x16\\x03\\x01",
+        "GET /a%2Fb%20c HTTP/1.1",
+        "GET  /two-spaces HTTP/1.1",
+        "GET /a HTTP/1.1 extra",
+        "SEARCH /s HTTP/1.1",
+    ];
+    let methods = METHODS.iter().map(|m| format!("{m} /{m} HTTP/1.1"));
+    let text: String = methods
+        .chain(odd.iter().map(|r| r.to_string()))
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "1.2.3.{i} - - [17/Jun/2007:00:00:00 -0700] \"{r}\" 200 1 \"-\" \"Mozilla/5.0\"\n"
+            )
+        })
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    let (wf, ga) = equal_to_goaccess(&log, "COMBINED", 1);
+    for p in ["requests", "static_requests", "not_found"] {
+        assert_eq!(rows_of(&wf[p]), rows_of(&ga[p]), "{p}");
+    }
 }
 
 /// `log`'s report and GoAccess's (`--log-format=format`), checked as
