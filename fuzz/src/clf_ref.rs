@@ -12,9 +12,9 @@
 //! - `-` or empty is NULL in number and time columns; a value that does not
 //!   convert is NULL and counted; a request is split at its first and last
 //!   space into method, path and protocol (NULL without two spaces);
-//! - times are `dd/Mon/yyyy:hh:mm:ss +hhmm`. Lenient as wf is, and noted
-//!   here: the day is 1-31 whatever the month (31/Feb is in March), and the
-//!   zone's hours and minutes are any two digits.
+//! - times are `dd/Mon/yyyy:hh:mm:ss +hhmm` of a day the month has (31/Feb
+//!   is no time). Lenient as wf is, and noted here: the zone's hours and
+//!   minutes are any two digits.
 
 /// How a field becomes columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,8 +200,7 @@ fn digits(b: &[u8]) -> Option<i64> {
     std::str::from_utf8(b).ok()?.parse().ok()
 }
 
-/// Days from 1970-01-01 (proleptic Gregorian; a day past the month's end
-/// runs on into the next month).
+/// Days from 1970-01-01 (proleptic Gregorian).
 pub fn days(y: i64, m: usize, d: i64) -> i64 {
     const CUM: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
     let leaps = |y: i64| y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400);
@@ -230,7 +229,9 @@ pub fn clf_time(b: &[u8]) -> Option<i64> {
         digits(&b[15..17])?,
         digits(&b[18..20])?,
     );
-    if !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [31, 28 + leap as i64, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
+    if !(1..=month_days).contains(&d) || h > 23 || mi > 59 || sec > 60 {
         return None;
     }
     let sign = match b[21] {

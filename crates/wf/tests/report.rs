@@ -1092,6 +1092,10 @@ fn totals_statuses_files_and_days_equal_goaccess() {
 /// - a size that is neither a number nor `-` (a corrupt line, or a combined
 ///   line read as common, whose size then runs to the line's end): GoAccess
 ///   counts the line with no bytes, wf counts it failed (these logs have none);
+/// - a date its month does not have (`31/Feb/2007`): GoAccess counts the line
+///   on day "20070231", wf fails it (it was counted on 3 March); so too a
+///   time without its zone, or written otherwise than `dd/Mon/yyyy:HH:MM:SS
+///   +hhmm` (`7/Jun`, `June`): GoAccess's `strptime` takes some of those;
 /// - a status code GoAccess has no name for (199, 299, 599): GoAccess 1.7
 ///   counts it as "Unknown" under "1xx Informational", wf as itself under its
 ///   own group (these logs have none);

@@ -112,6 +112,20 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146097 + doe - 719468
 }
 
+/// Whether day `d` of month `m` (1..=12) is in year `y`'s calendar: a
+/// `31/Feb/2007` or `2023-02-29` is no time (days_from_civil would make it
+/// 3 March, or 1 March, and the line would count on a day it does not say).
+fn real_date(y: i64, m: u32, d: u32) -> bool {
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    (1..=days).contains(&d)
+}
+
 fn num(b: &[u8]) -> Option<u32> {
     if b.is_empty() || b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
         return None;
@@ -168,7 +182,7 @@ pub fn parse_clf(b: &[u8]) -> Option<i64> {
     let m = month(&b[3..6])?;
     let y = num(&b[7..11])? as i64;
     let (h, mi, s) = (num(&b[12..14])?, num(&b[15..17])?, num(&b[18..20])?);
-    if b[14] != b':' || b[17] != b':' || !(1..=31).contains(&d) {
+    if b[14] != b':' || b[17] != b':' || !real_date(y, m, d) {
         return None;
     }
     let (off, n) = zone_prefix(&b[21..])?;
@@ -196,7 +210,7 @@ pub fn iso_prefix(b: &[u8]) -> Option<(i64, usize)> {
         return None;
     }
     let (y, m, d) = (num(&b[0..4])? as i64, num(&b[5..7])?, num(&b[8..10])?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    if !(1..=12).contains(&m) || !real_date(y, m, d) {
         return None;
     }
     let days = days_from_civil(y, m, d);
@@ -271,6 +285,21 @@ mod tests {
             None
         );
         assert_eq!(TimeFormat::Clf.time(b"no time here\n"), None);
+    }
+
+    /// A day its month does not have is no time (it was the next month's).
+    #[test]
+    fn dates_that_are_not_in_the_calendar_are_no_time() {
+        assert_eq!(parse_clf(b"31/Feb/2007:00:00:00 -0700"), None);
+        assert_eq!(parse_clf(b"29/Feb/2023:00:00:00 +0000"), None);
+        assert_eq!(parse_clf(b"31/Apr/2023:00:00:00 +0000"), None);
+        assert!(parse_clf(b"29/Feb/2024:00:00:00 +0000").is_some());
+        assert!(parse_clf(b"29/Feb/2000:00:00:00 +0000").is_some());
+        assert_eq!(parse_clf(b"29/Feb/1900:00:00:00 +0000"), None);
+        assert!(parse_clf(b"31/Dec/2023:23:59:59 +0000").is_some());
+        assert_eq!(parse_iso(b"2023-02-29T00:00:00Z"), None);
+        assert_eq!(parse_iso(b"2023-06-31"), None);
+        assert!(parse_iso(b"2024-02-29T00:00:00Z").is_some());
     }
 
     #[test]
