@@ -75,6 +75,7 @@ sum of _line]] (the line numbers, from 1, of the records' first lines). NULL key
 text sorts by code point.
 """
 
+import calendar
 import datetime
 import json
 import math
@@ -141,8 +142,11 @@ ISO_TIME = re.compile(
 
 
 def micros(y, mo, d, h, mi, s, frac_us, offset_s):
-    """Microseconds since the epoch; the day may run past the month's end."""
-    if not (1 <= d <= 31) or h > 23 or mi > 59 or s > 60:
+    """Microseconds since the epoch; None for a day the month does not have
+    (31 Feb), as DuckDB's try_strptime gives."""
+    if not 1 <= mo <= 12 or not (1 <= d <= calendar.monthrange(y, mo)[1]):
+        return None
+    if h > 23 or mi > 59 or s > 60:
         return None
     days = datetime.date(y, mo, 1).toordinal() - EPOCH + d - 1
     return (days * 86400 + h * 3600 + mi * 60 + s - offset_s) * 1_000_000 + frac_us

@@ -74,19 +74,33 @@ pub struct LogFormat {
 pub const COMMON: &str = r#"%h %l %u %t "%r" %>s %b"#;
 pub const COMBINED: &str = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
 pub const VCOMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+/// nginx's `main` (the `log_format` of its default nginx.conf): combined and
+/// `"$http_x_forwarded_for"`. Read as combined, its agent ran on to the line's
+/// end (`Firefox/2.0.0.4" "-`), and each forwarded-for address made the same
+/// client and agent another visitor.
+pub const NGINX_MAIN: &str = r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for""#;
+
+/// The named formats, in the order `auto` tries them: one that extends
+/// another (nginx-main, combined) before it.
+pub const NAMED: [&str; 4] = ["nginx-main", "combined", "vcombined", "common"];
 
 impl LogFormat {
-    /// `combined`, `common` or `vcombined`.
+    /// One of [`NAMED`].
     pub fn named(name: &str) -> Result<Self, FormatError> {
-        let f = match name {
-            "combined" => COMBINED,
-            "common" => COMMON,
-            "vcombined" => VCOMBINED,
+        let mut lf = match name {
+            "combined" => Self::apache(COMBINED)?,
+            "common" => Self::apache(COMMON)?,
+            "vcombined" => Self::apache(VCOMBINED)?,
+            "nginx-main" => Self::nginx(NGINX_MAIN)?,
             _ => return Err(FormatError::NoLogFormat(name.to_string())),
         };
-        let mut lf = Self::apache(f)?;
         lf.name = name.to_string();
         Ok(lf)
+    }
+
+    /// `name` is one of [`NAMED`].
+    pub fn is_named(name: &str) -> bool {
+        NAMED.contains(&name)
     }
 
     /// An Apache `LogFormat` string, e.g. `%h %l %u %t "%r" %>s %b %D`.

@@ -1,6 +1,6 @@
 //! `--format auto`: look at the first lines of the first input and take the
 //! first format that reads them all (at most one odd line in twenty), in this
-//! order: the named web logs (combined, vcombined, common), JSON lines, logfmt,
+//! order: the named web logs (nginx-main, combined, vcombined, common), JSON lines, logfmt,
 //! CSV/TSV (a delimiter among `,` tab `;` `|` that splits every line into the
 //! same number of fields, more than one), and else `fields`. The choice is said
 //! on stderr by the caller, so a surprise is visible.
@@ -11,7 +11,7 @@ use super::clf::LogFormat;
 use super::{csv, jsonl, logfmt, Columns, Format, FormatError, FormatOptions, Kind};
 
 /// The named web log formats, in the order they are tried.
-const WEB_LOGS: [&str; 3] = ["combined", "vcombined", "common"];
+const WEB_LOGS: [&str; 4] = super::clf::NAMED;
 
 pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, FormatError> {
     let lines = super::sample_lines(sample, 20);
@@ -45,8 +45,8 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
     Ok(Arc::new(super::fields::Fields::new(opts, sample)?))
 }
 
-/// The named web log format (combined, vcombined, common, in that order
-/// when they tie) that reads the most of the sample's first 200 lines, if
+/// The named web log format (in [`WEB_LOGS`]'s order when they tie) that
+/// reads the most of the sample's first 200 lines, if
 /// it reads at least half of them. For a caller that can only read web logs
 /// (`wf report`): there [`detect`]'s rule of one odd line in twenty made a
 /// log whose first twenty lines held two bad ones "fields", which it cannot
@@ -143,5 +143,20 @@ mod tests {
         let mostly_junk = [COMBINED_LINE, "a", "b", "c"].join("\n");
         assert!(web_log(mostly_junk.as_bytes()).is_none());
         assert!(web_log(b"").is_none());
+    }
+
+    /// nginx's `main` lines are read as nginx-main, not as combined (whose
+    /// agent would run on to the line's end); combined ones stay combined.
+    #[test]
+    fn nginx_main_before_the_combined_it_extends() {
+        let main = format!("{COMBINED_LINE} \"10.0.0.1\"\n").repeat(3);
+        let opts = FormatOptions::default();
+        assert_eq!(detect(main.as_bytes(), &opts).unwrap().name(), "nginx-main");
+        assert_eq!(web_log(main.as_bytes()).unwrap().name(), "nginx-main");
+        let combined = format!("{COMBINED_LINE}\n").repeat(3);
+        assert_eq!(
+            detect(combined.as_bytes(), &opts).unwrap().name(),
+            "combined"
+        );
     }
 }

@@ -454,7 +454,7 @@ pub fn from_spec(
     };
     Ok(match (name, arg) {
         ("auto", None) => detect::detect(sample, opts)?,
-        ("combined" | "common" | "vcombined", None) => Arc::new(clf::LogFormat::named(name)?),
+        (n, None) if clf::LogFormat::is_named(n) => Arc::new(clf::LogFormat::named(name)?),
         ("apache", Some(f)) => Arc::new(clf::LogFormat::apache(f)?),
         ("nginx", Some(f)) => Arc::new(clf::LogFormat::nginx(f)?),
         ("csv", None) => Arc::new(csv::Csv::new(opts.delimiter.unwrap_or(b','), opts, sample)?),

@@ -193,6 +193,12 @@ impl ReportJob {
     }
 
     /// The format has a virtual host column.
+    /// The format is a named one (`combined`, `nginx-main`, ...): its time
+    /// is the record's first `[...]`.
+    pub fn named_format(&self) -> bool {
+        wf_formats::clf::LogFormat::is_named(&self.format.name())
+    }
+
     pub fn has_vhosts(&self) -> bool {
         self.cols.vhost.is_some()
     }

@@ -57,7 +57,7 @@ pub(crate) fn time_column(format: &dyn Format) -> Option<(usize, bool)> {
         return None;
     }
     let name = format.name();
-    let clf = ["combined", "common", "vcombined"].contains(&name.as_str())
+    let clf = wf_formats::clf::LogFormat::is_named(&name)
         || name.starts_with("apache:")
         || name.starts_with("nginx:");
     let keyed = name == "jsonl" || name == "logfmt";

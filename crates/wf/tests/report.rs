@@ -653,6 +653,39 @@ fn sizes_past_u64_stop_at_its_max_and_are_said() {
     assert!(err.contains("sizes add up past 2^64 - 1"), "{err}");
 }
 
+/// nginx's default `main` format (combined and `"$http_x_forwarded_for"`):
+/// `auto` reads it as nginx-main, and its report is the combined log's, panel
+/// for panel. Read as combined, each forwarded-for address had made the same
+/// client and agent another visitor (and the agents ran on to the line's end).
+#[test]
+fn nginx_main_logs_are_read_as_the_combined_log_they_extend() {
+    let d = dir();
+    let log = generated_log(d.path(), "300K", "0", 8);
+    let main = d.path().join("main.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{l} \"10.0.{}.{}\"\n", i / 250 % 250, i % 250))
+        .collect();
+    std::fs::write(&main, lines).unwrap();
+    let (got, want) = (report_json(&[], &[&main]), report_json(&[], &[&log]));
+    let g = |j: &Value, k: &str| j["general"][k].clone();
+    for k in [
+        "valid_requests",
+        "failed_requests",
+        "unique_visitors",
+        "bandwidth",
+    ] {
+        assert_eq!(g(&got, k), g(&want, k), "{k}");
+    }
+    for p in PANELS {
+        assert_eq!(rows_of(&got[*p]), rows_of(&want[*p]), "{p}");
+    }
+    let combined = report_json(&["--format", "combined"], &[&main]);
+    assert!(g(&combined, "unique_visitors").as_u64() > g(&want, "unique_visitors").as_u64());
+}
+
 #[test]
 fn per_hour_panel_when_the_log_spans_under_three_days() {
     let d = dir();

@@ -32,7 +32,8 @@ pub(crate) struct ReportArgs {
     follow: FollowArgs,
     /// The log format: auto (detected from the first file's start, the web
     /// log format that reads most of it when a few lines are bad; combined
-    /// on stdin), combined, common, vcombined, apache:'LogFormat' or
+    /// on stdin), combined, common, vcombined, nginx-main (nginx's default
+    /// `main`: combined and "$http_x_forwarded_for"), apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
     /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent";
     /// or JSON lines: caddy (Caddy's JSON access log), traefik (Traefik's), or
@@ -285,13 +286,13 @@ fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
 
 impl ReportArgs {
     /// Where `--since`/`--until` find a record's time: the first `[...]` of
-    /// combined, common and vcombined (their `%t`), else the format's own
+    /// the named formats (their `%t`, `$time_local`), else the format's own
     /// parser (a `LogFormat` may have another `[...]` before `%t`, a JSON
     /// mapping its own time key); `None` for Caddy's epoch seconds under a
     /// window (every record would be left out).
     fn time_format(&self, job: &ReportJob) -> Option<TimeFormat> {
         let name = job.format_name();
-        if ["combined", "common", "vcombined"].contains(&name.as_str()) {
+        if job.named_format() {
             return Some(TimeFormat::Clf);
         }
         if self.time.window().is_none() {
