@@ -80,9 +80,19 @@ pub const VCOMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{Us
 /// client and agent another visitor.
 pub const NGINX_MAIN: &str = r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for""#;
 
+/// Apache's `combinedio` (mod_logio): combined and the bytes received and
+/// sent, headers included (`%I %O`: columns `bytes_received`, `bytes_sent`).
+pub const COMBINEDIO: &str = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i" %I %O"#;
+
 /// The named formats, in the order `auto` tries them: one that extends
 /// another (nginx-main, combined) before it.
-pub const NAMED: [&str; 4] = ["nginx-main", "combined", "vcombined", "common"];
+pub const NAMED: [&str; 5] = [
+    "nginx-main",
+    "combinedio",
+    "combined",
+    "vcombined",
+    "common",
+];
 
 impl LogFormat {
     /// One of [`NAMED`].
@@ -91,6 +101,7 @@ impl LogFormat {
             "combined" => Self::apache(COMBINED)?,
             "common" => Self::apache(COMMON)?,
             "vcombined" => Self::apache(VCOMBINED)?,
+            "combinedio" => Self::apache(COMBINEDIO)?,
             "nginx-main" => Self::nginx(NGINX_MAIN)?,
             _ => return Err(FormatError::NoLogFormat(name.to_string())),
         };

@@ -1,6 +1,6 @@
 //! `--format auto`: look at the first lines of the first input and take the
 //! first format that reads them all (at most one odd line in twenty), in this
-//! order: the named web logs (nginx-main, combined, vcombined, common), JSON lines, logfmt,
+//! order: the named web logs (nginx-main, combinedio, combined, vcombined, common), JSON lines, logfmt,
 //! CSV/TSV (a delimiter among `,` tab `;` `|` that splits every line into the
 //! same number of fields, more than one), and else `fields`. The choice is said
 //! on stderr by the caller, so a surprise is visible.
@@ -11,7 +11,7 @@ use super::clf::LogFormat;
 use super::{csv, jsonl, logfmt, Columns, Format, FormatError, FormatOptions, Kind};
 
 /// The named web log formats, in the order they are tried.
-const WEB_LOGS: [&str; 4] = super::clf::NAMED;
+const WEB_LOGS: [&str; 5] = super::clf::NAMED;
 
 pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, FormatError> {
     let lines = super::sample_lines(sample, 20);
@@ -153,6 +153,8 @@ mod tests {
         let opts = FormatOptions::default();
         assert_eq!(detect(main.as_bytes(), &opts).unwrap().name(), "nginx-main");
         assert_eq!(web_log(main.as_bytes()).unwrap().name(), "nginx-main");
+        let io = format!("{COMBINED_LINE} 310 2040\n").repeat(3);
+        assert_eq!(detect(io.as_bytes(), &opts).unwrap().name(), "combinedio");
         let combined = format!("{COMBINED_LINE}\n").repeat(3);
         assert_eq!(
             detect(combined.as_bytes(), &opts).unwrap().name(),

@@ -125,7 +125,8 @@ def report(
     every panel's rows with ``hits``, ``visitors`` and ``bytes``.
 
     ``format`` is ``wf report --format``'s: ``auto``, ``combined``,
-    ``common``, ``vcombined``, ``nginx-main``, ``apache:'LogFormat'``, ``nginx:'log_format'``,
+    ``common``, ``vcombined``, ``nginx-main``, ``combinedio``, ``apache:'LogFormat'``,
+    ``nginx:'log_format'``,
     ``caddy``, ``traefik`` or ``json:name=path,...``; ``bots`` is
     ``"include"``, ``"exclude"`` or ``"only"``; ``max_rows`` the rows kept
     per panel (totals count them all); ``resolve=True`` gives the hosts'
@@ -164,7 +165,8 @@ def sql(
     """Run ``query`` (Apache DataFusion SQL) and return a ``pyarrow.Table``.
 
     ``paths`` is the table ``logs``, read in ``format`` (``auto``, ``combined``,
-    ``common``, ``vcombined``, ``nginx-main``, ``apache:'FORMAT'``, ``nginx:'FORMAT'``,
+    ``common``, ``vcombined``, ``nginx-main``, ``combinedio``, ``apache:'FORMAT'``,
+    ``nginx:'FORMAT'``,
     ``csv``, ``tsv``, ``jsonl``, ``logfmt``, ``fields``, ``regex:'...'``; see
     ``wf sql --help`` for the columns). ``tables`` adds more: a dict of name to
     paths, or to ``(paths, format)``. ``memory`` bounds the query's memory in

@@ -33,7 +33,8 @@ pub(crate) struct ReportArgs {
     /// The log format: auto (detected from the first file's start, the web
     /// log format that reads most of it when a few lines are bad; combined
     /// on stdin), combined, common, vcombined, nginx-main (nginx's default
-    /// `main`: combined and "$http_x_forwarded_for"), apache:'LogFormat' or
+    /// `main`: combined and "$http_x_forwarded_for"), combinedio (Apache's
+    /// combined and %I %O), apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
     /// --format "nginx:\$remote_addr - \$remote_user [\$time_local] \"\$request\" \$status \$body_bytes_sent";
     /// or JSON lines: caddy (Caddy's JSON access log), traefik (Traefik's), or

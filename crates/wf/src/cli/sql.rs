@@ -30,6 +30,7 @@ referrer, user_agent
   common     the same without referrer and user_agent
   vcombined  vhost:port first: vhost, port, then the combined columns
   nginx-main nginx's default `main`: the combined columns, then http_x_forwarded_for
+  combinedio Apache's (mod_logio): the combined columns, then bytes_received, bytes_sent (%I %O)
   apache:'FORMAT'  an Apache LogFormat string, e.g. apache:'%h %l %u %t \"%r\" %>s %b %D'; \
 %D, %T, %b, %B, %O, %I become integer columns (duration_us, duration_s, bytes, ...), \
 %{Header}i a column named after the header (x_forwarded_for)

@@ -87,7 +87,7 @@ enum Shape {
 
 fn parse_format(s: &str) -> Result<Shape, String> {
     Ok(Shape::Fixed(match s {
-        "combined" | "common" | "vcombined" | "nginx-main" | "clf" => TimeFormat::Clf,
+        "combined" | "common" | "vcombined" | "nginx-main" | "combinedio" | "clf" => TimeFormat::Clf,
         "json" | "jsonl" => TimeFormat::Json,
         "logfmt" => TimeFormat::Logfmt,
         "iso" => TimeFormat::Iso,
@@ -96,7 +96,7 @@ fn parse_format(s: &str) -> Result<Shape, String> {
         "tsv" => return Ok(Shape::Columns(b'\t')),
         _ => {
             return Err(format!(
-                "'{s}': expected combined, common, vcombined, nginx-main, json, logfmt, csv, tsv, iso or auto"
+                "'{s}': expected combined, common, vcombined, nginx-main, combinedio, json, logfmt, csv, tsv, iso or auto"
             ))
         }
     }))
