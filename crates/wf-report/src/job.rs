@@ -192,13 +192,13 @@ impl ReportJob {
         })
     }
 
-    /// The format has a virtual host column.
     /// The format is a named one (`combined`, `nginx-main`, ...): its time
     /// is the record's first `[...]`.
     pub fn named_format(&self) -> bool {
         wf_formats::clf::LogFormat::is_named(&self.format.name())
     }
 
+    /// The format has a virtual host column.
     pub fn has_vhosts(&self) -> bool {
         self.cols.vhost.is_some()
     }
@@ -627,9 +627,10 @@ impl ReportJob {
         self.check_memory(st);
     }
 
-    /// Whether the number columns of `row` (record `rec`) are NULL for a
-    /// value that did not convert: `rec` parsed again alone (only in a batch
-    /// that had such a value; a batch's count of them names no row).
+    /// Whether `row`'s size (record `rec`) is NULL for a value that did not
+    /// convert: `rec` parsed again alone (only in a batch that had such a
+    /// value; a batch's count of them names no row). Its time and status
+    /// would have failed the line already.
     fn has_bad_value(&self, row: &BatchRow<'_, '_>, parser: &mut dyn Parser, rec: &[u8]) -> bool {
         if self.cols.bytes.is_none_or(|i| row.int(i).is_some()) {
             return false;
