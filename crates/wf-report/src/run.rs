@@ -83,8 +83,10 @@ const SAMPLE: u64 = 64 << 10;
 pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupError> {
     let sample = inputs.first().and_then(sample);
     let spec = match (settings.format.as_str(), &sample) {
-        // A stream cannot be read twice: auto is combined there.
+        // A FIFO cannot be read twice, an empty input says nothing: auto is
+        // combined there.
         ("auto", None) => "combined",
+        ("auto", Some(s)) if s.is_empty() => "combined",
         (s, _) => s,
     };
     let sample = sample.unwrap_or_default();
@@ -154,12 +156,17 @@ pub fn report(
     }
 }
 
-/// The first bytes of a file input (decoded if compressed); `None` for a
-/// stream, which cannot be read twice.
+/// The first bytes of an input (decoded if compressed): of stdin too, whose
+/// bytes the scan then reads again (`scan::stdin_head`); `None` for another
+/// stream (a FIFO), which cannot be read twice.
 fn sample(input: &Input) -> Option<Vec<u8>> {
     let reader: Box<dyn Read> = match &input.source {
         Source::File { path, .. } => Box::new(std::fs::File::open(path).ok()?),
         Source::Compressed { path, codec, .. } => scan::decompress::open(path, *codec).ok()?,
+        Source::Stream {
+            path: None,
+            decompress,
+        } => return Some(scan::stdin_head(SAMPLE as usize, *decompress)),
         Source::Stream { .. } => return None,
     };
     let mut buf = Vec::new();

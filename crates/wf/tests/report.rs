@@ -686,6 +686,57 @@ fn nginx_main_logs_are_read_as_the_combined_log_they_extend() {
     assert!(g(&combined, "unique_visitors").as_u64() > g(&want, "unique_visitors").as_u64());
 }
 
+/// `auto` looks at stdin's first bytes as at a file's (the scan reads them
+/// again): a common log and an nginx-main one, plain and gzipped, give the
+/// report of the same bytes in a file. Stdin was read as combined, unlooked
+/// at: every line of the common log failed.
+#[test]
+fn stdin_is_detected_as_a_file_is() {
+    let d = dir();
+    let log = generated_log(d.path(), "200K", "0", 9);
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Each line without its referrer and agent.
+    let common: String = text
+        .lines()
+        .map(|l| {
+            let end = l.rfind(" \"").and_then(|e| l[..e].rfind(" \"")).unwrap();
+            format!("{}\n", &l[..end])
+        })
+        .collect();
+    let main: String = text
+        .lines()
+        .map(|l| format!("{l} \"10.0.0.1\"\n"))
+        .collect();
+    let without_input = |mut j: Value| {
+        j["general"]["log_path"] = Value::Null;
+        j["general"]["log_size"] = Value::Null;
+        j
+    };
+    for (name, data) in [("common", common), ("main", main)] {
+        let file = d.path().join(format!("{name}.log"));
+        std::fs::write(&file, &data).unwrap();
+        let want = without_input(report_json(&[], &[&file]));
+        assert!(
+            want["general"]["valid_requests"].as_u64().unwrap() > 500,
+            "{name}"
+        );
+        assert_eq!(want["general"]["failed_requests"], 0, "{name}");
+        let gz = run(Command::new("gzip"), Some(data.as_bytes())).stdout;
+        for bytes in [data.as_bytes(), &gz[..]] {
+            let mut c = wf();
+            c.args(["report", "--json", "--max-rows", "1000000"]);
+            let o = run(c, Some(bytes));
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(without_input(got), want, "{name} from stdin");
+        }
+    }
+}
+
 #[test]
 fn per_hour_panel_when_the_log_spans_under_three_days() {
     let d = dir();

@@ -41,6 +41,33 @@ use super::decompress::Meter;
 use super::inputs::Source;
 use std::sync::Arc;
 
+/// Bytes read from stdin before the scan ([`stdin_head`]), given back to
+/// the first reader of stdin ([`open_stream`]).
+static STDIN_HEAD: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+/// The first `n` bytes of stdin (fewer at its end), decoded if compressed as
+/// `decompress` says, for a caller that must look before it reads (`wf
+/// report --format auto`: a stream was read as combined, unlooked at, and an
+/// nginx-main stream's agents ran on to the lines' ends). The raw bytes read
+/// are kept and read again first by the scan; a read error is kept for the
+/// scan to meet and name, and gives no head here. Call once, before the scan.
+pub fn stdin_head(n: usize, decompress: super::Decompress) -> Vec<u8> {
+    let mut raw = Vec::new();
+    let _ = io::stdin().lock().take(n as u64).read_to_end(&mut raw);
+    STDIN_HEAD.lock().unwrap().extend_from_slice(&raw);
+    let decoded = (|| {
+        let mut r: &[u8] = &raw;
+        let head = super::decompress::read_head(&mut r)?;
+        let rest: Box<dyn Read> = Box::new(io::Cursor::new(r.to_vec()));
+        let mut text = Vec::new();
+        let dec = super::decompress::sniffed_metered(head, rest, decompress, None)?;
+        // A compressed head ends mid-stream: what decoded before that counts.
+        let _ = dec.take(n as u64).read_to_end(&mut text);
+        Ok::<_, io::Error>(text)
+    })();
+    decoded.unwrap_or_default()
+}
+
 /// The bytes of an input, decoded if compressed (the decoding's work added to
 /// `meter`).
 pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<dyn Read>> {
@@ -48,7 +75,10 @@ pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<d
         Source::Compressed { path, codec, .. } => super::decompress::metered(path, *codec, meter),
         Source::Stream { path, decompress } => {
             let mut raw: Box<dyn Read> = match path {
-                None => Box::new(io::stdin().lock()),
+                None => {
+                    let head = std::mem::take(&mut *STDIN_HEAD.lock().unwrap());
+                    Box::new(io::Cursor::new(head).chain(io::stdin().lock()))
+                }
                 Some(p) => Box::new(File::open(p)?),
             };
             if *decompress == super::Decompress::Never {

@@ -365,18 +365,28 @@ impl Stop {
 /// which `wf feed` reads as one live stream; its first SIGINT/SIGTERM ends
 /// the pump (a last poll, partial last lines handed on), the workers' input
 /// ends, and feeding ends as at the end of any input.
+/// Says so on stderr if an input is a stream (which `--follow` cannot
+/// reopen by name), before anything reads it.
+pub(crate) fn refuse_streams(inputs: &[wf_core::scan::Input]) -> bool {
+    match inputs
+        .iter()
+        .find(|i| matches!(i.source, Source::Stream { .. }))
+    {
+        Some(s) => {
+            wf_core::warn!("wf: {}", Refused::Stream(s.name.clone()));
+            true
+        }
+        None => false,
+    }
+}
+
 pub(crate) fn feed(
     f: &FollowArgs,
     input: &super::args::InputArgs,
     mut opts: wf_core::feed::FeedOptions,
 ) -> ExitCode {
     let c = input.collect();
-    if let Some(s) = c
-        .inputs
-        .iter()
-        .find(|i| matches!(i.source, Source::Stream { .. }))
-    {
-        wf_core::warn!("wf: {}", Refused::Stream(s.name.clone()));
+    if refuse_streams(&c.inputs) {
         return ExitCode::from(2);
     }
     let mut failed = say_errors(&c.errors);

@@ -30,9 +30,9 @@ pub(crate) struct ReportArgs {
     state: StateArg,
     #[command(flatten)]
     follow: FollowArgs,
-    /// The log format: auto (detected from the first file's start, the web
-    /// log format that reads most of it when a few lines are bad; combined
-    /// on stdin), combined, common, vcombined, nginx-main (nginx's default
+    /// The log format: auto (detected from the first input's start, stdin's
+    /// too, the web log format that reads most of it when a few lines are
+    /// bad; combined on a FIFO), combined, common, vcombined, nginx-main (nginx's default
     /// `main`: combined and "$http_x_forwarded_for"), combinedio (Apache's
     /// combined and %I %O), apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
@@ -106,6 +106,10 @@ impl ReportArgs {
             return ExitCode::from(2);
         }
         let collected = self.scan.input.collect();
+        // Before `job` looks at stdin's first bytes.
+        if follow::refuse_streams(&collected.inputs) {
+            return ExitCode::from(2);
+        }
         let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
         let settings = self.settings();
         let job = match wf_report::run::job(&collected.inputs, &settings) {
