@@ -30,6 +30,10 @@
 //!   over a FIFO that stays open must see the lines written so far) reads
 //!   through [`Polled::eager`]: when the stream has been quiet for a moment, the
 //!   whole records read so far go out as a block, however short.
+//! - Stdin can be looked at once before the scan ([`stdin_head`], for `wf report
+//!   --format auto`): the bytes read then are kept here and given back, first, to
+//!   the scan's reader of stdin, so a pipe is detected as a file is without being
+//!   spooled (a common log piped in was read as combined and failed every line).
 
 use std::fs::File;
 use std::io::{self, Read};
