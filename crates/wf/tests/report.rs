@@ -685,7 +685,7 @@ fn nginx_main_logs_are_read_as_the_combined_log_they_extend() {
     let combined = report_json(&["--format", "combined"], &[&main]);
     assert!(g(&combined, "unique_visitors").as_u64() > g(&want, "unique_visitors").as_u64());
     // GoAccess's COMBINED reads such a log (it ends the agent at its quote).
-    if have("goaccess") {
+    if goaccess() {
         equal_to_goaccess(&main, "COMBINED", 200);
     }
 }
@@ -1124,6 +1124,15 @@ fn bots_switch_splits_humans_and_bots() {
 // ---------------------------------------------------------------------------
 // Against GoAccess.
 
+/// GoAccess is installed; if not, says the test skips.
+fn goaccess() -> bool {
+    let here = have("goaccess");
+    if !here {
+        eprintln!("skipping: goaccess absent (apt-get install goaccess)");
+    }
+    here
+}
+
 fn have(cmd: &str) -> bool {
     Command::new(cmd)
         .arg("--version")
@@ -1157,8 +1166,7 @@ fn goaccess_status(panel: &Value) -> Rows {
 /// NetNewsWire, a feed reader, under Crawlers).
 #[test]
 fn totals_statuses_files_and_days_equal_goaccess() {
-    if !have("goaccess") {
-        eprintln!("skipping: goaccess absent (apt-get install goaccess)");
+    if !goaccess() {
         return;
     }
     let d = dir();
@@ -1195,8 +1203,7 @@ fn real_logs_equal_goaccess_where_the_definitions_agree() {
     let Some(dir) = common::shared_data("logs") else {
         return;
     };
-    if !have("goaccess") {
-        eprintln!("skipping: goaccess absent (apt-get install goaccess)");
+    if !goaccess() {
         return;
     }
     let nasa = dir.join("nasa-aug95-20k.log");
@@ -1227,8 +1234,7 @@ fn real_logs_equal_goaccess_where_the_definitions_agree() {
 /// spaces) are split and keyed as GoAccess keys them.
 #[test]
 fn request_lines_are_keyed_as_goaccess_keys_them() {
-    if !have("goaccess") {
-        eprintln!("skipping: goaccess absent (apt-get install goaccess)");
+    if !goaccess() {
         return;
     }
     let d = dir();
