@@ -7,18 +7,15 @@
 
 use std::sync::Arc;
 
-use super::clf::LogFormat;
+use super::clf::{LogFormat, NAMED};
 use super::{csv, jsonl, logfmt, Columns, Format, FormatError, FormatOptions, Kind};
-
-/// The named web log formats, in the order they are tried.
-const WEB_LOGS: [&str; 5] = super::clf::NAMED;
 
 pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, FormatError> {
     let lines = super::sample_lines(sample, 20);
     if lines.is_empty() {
         return Ok(Arc::new(super::fields::Fields::new(opts, sample)?));
     }
-    for name in WEB_LOGS {
+    for name in NAMED {
         let f = LogFormat::named(name)?;
         if reads_most(&f, &lines) {
             return Ok(Arc::new(f));
@@ -45,7 +42,7 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
     Ok(Arc::new(super::fields::Fields::new(opts, sample)?))
 }
 
-/// The named web log format (in [`WEB_LOGS`]'s order when they tie) that
+/// The named web log format (in [`NAMED`]'s order when they tie) that
 /// reads the most of the sample's first 200 lines, if
 /// it reads at least half of them. For a caller that can only read web logs
 /// (`wf report`): there [`detect`]'s rule of one odd line in twenty made a
@@ -54,7 +51,7 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
 pub fn web_log(sample: &[u8]) -> Option<LogFormat> {
     let lines = super::sample_lines(sample, 200);
     let mut best: Option<(usize, LogFormat)> = None;
-    for name in WEB_LOGS {
+    for name in NAMED {
         let f = LogFormat::named(name).ok()?;
         let read = lines.len() - unread(&f, &lines);
         let better = best.as_ref().is_none_or(|(b, _)| read > *b);
