@@ -126,12 +126,8 @@ fn inputs(args: &ScanArgs, state: bool) -> Result<(Vec<Input>, bool), Refused> {
         return Err(Refused::State);
     }
     let c = args.input.collect();
-    if let Some(s) = c
-        .inputs
-        .iter()
-        .find(|i| matches!(i.source, Source::Stream { .. }))
-    {
-        return Err(Refused::Stream(s.name.clone()));
+    if let Some(r) = stream_in(&c.inputs) {
+        return Err(r);
     }
     for e in &c.errors {
         wf_core::warn!("wf: {e}");
@@ -361,25 +357,29 @@ impl Stop {
     }
 }
 
+/// Why `--follow` cannot take `inputs`: one is a stream, which it cannot
+/// reopen by name.
+fn stream_in(inputs: &[Input]) -> Option<Refused> {
+    let s = inputs
+        .iter()
+        .find(|i| matches!(i.source, Source::Stream { .. }))?;
+    Some(Refused::Stream(s.name.clone()))
+}
+
+/// Says so on stderr if an input is a stream ([`stream_in`]), before
+/// anything reads it.
+pub(crate) fn refuse_streams(inputs: &[Input]) -> bool {
+    let why = stream_in(inputs);
+    if let Some(r) = &why {
+        wf_core::warn!("wf: {r}");
+    }
+    why.is_some()
+}
+
 /// `wf feed --follow`: the records of the followed files go through a pipe,
 /// which `wf feed` reads as one live stream; its first SIGINT/SIGTERM ends
 /// the pump (a last poll, partial last lines handed on), the workers' input
 /// ends, and feeding ends as at the end of any input.
-/// Says so on stderr if an input is a stream (which `--follow` cannot
-/// reopen by name), before anything reads it.
-pub(crate) fn refuse_streams(inputs: &[wf_core::scan::Input]) -> bool {
-    match inputs
-        .iter()
-        .find(|i| matches!(i.source, Source::Stream { .. }))
-    {
-        Some(s) => {
-            wf_core::warn!("wf: {}", Refused::Stream(s.name.clone()));
-            true
-        }
-        None => false,
-    }
-}
-
 pub(crate) fn feed(
     f: &FollowArgs,
     input: &super::args::InputArgs,
