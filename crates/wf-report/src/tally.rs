@@ -457,18 +457,9 @@ fn referrers(raw: &Rows<Hb>) -> (Owned, Owned) {
         visitors: t.visitors,
     };
     let visitors = project(&raw.pairs, &to_site, sites.len());
-    let sites = sites
-        .keys
-        .keys()
-        .zip(&sites.values)
-        .zip(visitors)
-        .map(|((key, hb), visitors)| Tally {
-            key: key.to_vec(),
-            hb: *hb,
-            visitors,
-        })
-        .collect();
-    (by_raw(raw).into_iter().map(owned).collect(), sites)
+    let sites = keyed_rows(&sites, visitors).into_iter().map(owned);
+    let refs = by_raw(raw).into_iter().map(owned);
+    (refs.collect(), sites.collect())
 }
 
 /// Rows keyed by the raw strings themselves (virtual hosts, referrers).
@@ -477,10 +468,14 @@ fn by_raw(raw: &Rows<Hb>) -> Vec<Tally<&[u8]>> {
     for p in raw.pairs.iter() {
         visitors[acc::unpair(p).0 as usize] += 1;
     }
-    raw.keyed
-        .keys
+    keyed_rows(&raw.keyed, visitors)
+}
+
+/// The rows of `k`, `visitors[i]` the visitors of its key `i`.
+fn keyed_rows(k: &Keyed<Hb>, visitors: Vec<u64>) -> Vec<Tally<&[u8]>> {
+    k.keys
         .keys()
-        .zip(&raw.keyed.values)
+        .zip(&k.values)
         .zip(visitors)
         .map(|((key, hb), visitors)| Tally {
             key,
