@@ -591,27 +591,55 @@ fn auto_reads_a_web_log_with_bad_first_lines() {
 
 /// A combined log read as common: each line's size runs on into its
 /// referrer and agent, so every line fails (it counted as valid, with no
-/// bytes, and nothing was said); stderr says the format may be wrong, and
-/// the report is still made (exit 0).
+/// bytes, and nothing was said). With every line failed, the run fails
+/// (exit 2, the file and the first failed line's offset named, as GoAccess
+/// stops on a log whose first lines all fail), the report still written;
+/// with half of them failed, stderr says so and the exit status is 0.
 #[test]
 fn a_log_read_in_a_format_not_its_own_fails_its_lines_and_says_so() {
     let d = dir();
     let log = generated_log(d.path(), "100K", "0", 2);
-    let j = report_json(&["--format", "common"], &[&log]);
+    let report = |format: &str, log: &Path| {
+        let html = d.path().join("x.html");
+        let _ = std::fs::remove_file(&html);
+        let mut c = wf();
+        c.args(["report", "--format", format, "-o"])
+            .arg(&html)
+            .arg(log);
+        let o = run(c, None);
+        let page = std::fs::read_to_string(&html).unwrap_or_default();
+        (o, page)
+    };
+    let (o, page) = report("common", &log);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let name = log.display().to_string();
+    assert!(err.contains(&name), "{err}");
+    assert!(
+        err.contains("lines read as common (the first at byte 0)"),
+        "{err}"
+    );
+    assert!(page.contains("</html>"), "the report is still written");
+    let mut c = wf();
+    c.args(["report", "--json", "--format", "common"]).arg(&log);
+    let j: Value = serde_json::from_slice(&run(c, None).stdout).unwrap();
     let n = |k: &str| j["general"][k].as_u64().unwrap();
     assert!(n("total_requests") > 300);
     assert_eq!(n("failed_requests"), n("total_requests"));
     assert_eq!(n("bandwidth"), 0);
-    let o = run(
-        {
-            let mut c = wf();
-            c.args(["report", "--format", "common", "-o"])
-                .arg(d.path().join("x.html"))
-                .arg(&log);
-            c
-        },
-        None,
-    );
+
+    // Half of the lines common (the odd ones), half combined: said, exit 0.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let half = d.path().join("half.log");
+    let common = |l: &str| l.split(" \"").take(2).collect::<Vec<_>>().join(" \"");
+    let mixed: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| if i % 2 == 1 { common(l) } else { l.to_string() })
+        .collect();
+    std::fs::write(&half, mixed.join("\n") + "\n").unwrap();
+    let (o, _) = report("common", &half);
     assert!(o.status.success(), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("lines failed to read as common"), "{err}");

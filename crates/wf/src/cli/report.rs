@@ -219,7 +219,7 @@ impl JobCmd for ReportArgs {
             Err(e) => return failed(errors, "--memory", e.to_string()),
         };
         self.resolve(&mut report, &mut Resolver::default());
-        warn_failures(&acc, &job.format_name());
+        errors.extend(failures(&acc, &job.format_name(), &names));
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),
@@ -258,23 +258,39 @@ impl JobCmd for ReportArgs {
 }
 
 /// Says on stderr when the sizes overflowed, or most lines failed: the log
-/// is likely not in the format it was read in (GoAccess stops at a first
-/// screen of them; the report is still made, its overview counting them).
-fn warn_failures(acc: &wf_report::acc::Acc, format: &str) {
+/// is likely not in the format it was read in. When every line failed, that
+/// is an error of the run (exit 2, the first failed line named), as GoAccess
+/// 1.7 stops (exit 1) when the first lines it tests all fail: a report of
+/// no request from a log of thousands, with exit 0, was a wrong answer a
+/// script would mail on. The report is still made, its overview counting
+/// them; when only some failed, stderr says so and the exit status is 0.
+fn failures(acc: &wf_report::acc::Acc, format: &str, names: &[String]) -> Option<InputError> {
     if acc.bytes == u64::MAX {
         wf_core::warn!(
             "wf report: the sizes add up past 2^64 - 1 bytes (16 EiB); totals stop there: \
              some sizes in the log are corrupt"
         );
     }
+    let hint = "is that the log's format? (--format; --stats gives the first ones' offsets)";
+    if acc.failed > 0 && acc.failed == acc.lines {
+        let none = format!("none of {} lines read as {format}", acc.lines);
+        // Offsets are not kept over the runs of a --state.
+        return Some(match acc.failed_at.first() {
+            Some(&(input, at)) => {
+                let name = names.get(input).map_or("?", String::as_str);
+                InputError::new(name, format!("{none} (the first at byte {at}): {hint}"))
+            }
+            None => InputError::new("--format", format!("{none}: {hint}")),
+        });
+    }
     if acc.failed > 0 && acc.failed * 2 >= acc.lines {
         wf_core::warn!(
-            "wf report: {} of {} lines failed to read as {format}: is that the log's format? \
-             (--format; --stats gives the first ones' offsets)",
+            "wf report: {} of {} lines failed to read as {format}: {hint}",
             acc.failed,
             acc.lines
         );
     }
+    None
 }
 
 fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
