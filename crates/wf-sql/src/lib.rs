@@ -565,11 +565,13 @@ pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
 /// most lines malformed, or as many values not of their type as rows (a log
 /// in another format than `--format`'s: a common log read as combined has
 /// no row, a combined one read as common a NULL size in every row).
+/// A table none of whose lines read parsed ([`unread`]) is an error, not
+/// one of these.
 pub fn warnings(t: &TableRun) -> Vec<String> {
     let r = t.report.lock().unwrap();
     let (rows, bad, malformed) = (r.stats.rows, r.stats.bad_values, r.stats.malformed);
     let mut out = Vec::new();
-    if malformed > 0 && malformed >= rows {
+    if rows > 0 && malformed >= rows {
         out.push(format!(
             "table {}: {malformed} of {} lines do not parse as {} and are not rows: \
              is that the files' format? (--format; --stats locates the first)",
@@ -586,6 +588,29 @@ pub fn warnings(t: &TableRun) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The error of a table none of whose lines read parsed in its format, the
+/// first named with its offset: the answer is still printed, but the run
+/// fails (exit 2), as `wf report` fails on such a log and DuckDB stops on a
+/// CSV file whose lines do not have its columns; `count(*) = 0` with exit 0
+/// was a wrong answer a script would take.
+pub fn unread(t: &TableRun) -> Option<InputError> {
+    let r = t.report.lock().unwrap();
+    let (rows, malformed) = (r.stats.rows, r.stats.malformed);
+    if rows > 0 || malformed == 0 {
+        return None;
+    }
+    let (name, at) = match r.first_bad.first() {
+        Some((name, off)) => (name.clone(), format!(" (the first at byte {off})")),
+        None => (format!("table {}", t.name), String::new()),
+    };
+    let message = format!(
+        "table {}: none of {malformed} lines parse as {}{at}: is that the files' format? \
+         (--format; --stats locates the first)",
+        t.name, t.format
+    );
+    Some(InputError::new(name, message))
 }
 
 /// `--stats` lines for one table.

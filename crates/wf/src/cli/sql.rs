@@ -275,6 +275,7 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
         }
     };
     errors.extend(wf_sql::errors(&runs));
+    errors.extend(runs.iter().filter_map(wf_sql::unread));
     for e in &errors {
         wf_core::warn!("wf: {e}");
     }
