@@ -202,6 +202,14 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The offset from UTC, in seconds, of the time written in `record`, for
+    /// a format whose time is neither `dd/Mon/yyyy:HH:MM:SS +hhmm` nor ISO
+    /// 8601 text (which the record can be searched for) but written with a
+    /// zone of its own layout (Apache's `%{%Y-%m-%d %H:%M:%S %z}t`): the
+    /// report's days and hours are those written. `None` by default.
+    fn zone_of(&self, _record: &[u8]) -> Option<i64> {
+        None
+    }
     /// Lines to skip at the start of every file (a CSV header).
     fn header_lines(&self) -> usize {
         0

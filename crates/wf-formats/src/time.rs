@@ -103,3 +103,101 @@ mod tests {
         );
     }
 }
+
+/// An Apache `%{format}t` time: a strftime pattern (`%Y-%m-%d %H:%M:%S`,
+/// `%d/%b/%Y:%T %z`), read with chrono's parser in the C locale. A pattern
+/// that is not a whole date and time (`%{%z}t`, `%{%H}t`: a part of a time
+/// written in pieces) makes none: such a piece is read and not kept, as
+/// before. Without `%z` the time is the server's local time, read as UTC
+/// (offset 0): a day or hour of the report is the one written, as
+/// GoAccess's; with it (or `%s`), the instant is UTC and [`Strftime::parse`]
+/// gives the offset too.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Strftime {
+    items: Vec<chrono::format::Item<'static>>,
+    zoned: bool,
+}
+
+impl Strftime {
+    /// The pattern's time, if it writes a whole date and time: a sample
+    /// instant written with it must read back to the same second.
+    pub fn new(pattern: &str) -> Option<Strftime> {
+        use chrono::format::StrftimeItems;
+        let items = StrftimeItems::new(pattern).parse_to_owned().ok()?;
+        if items
+            .iter()
+            .any(|i| matches!(i, chrono::format::Item::Error))
+        {
+            return None;
+        }
+        let sample = chrono::DateTime::from_timestamp(1_234_567_890, 0)?
+            .with_timezone(&chrono::FixedOffset::east_opt(-7 * 3600)?);
+        let text = sample.format_with_items(items.iter()).to_string();
+        let mut t = Strftime {
+            items,
+            zoned: false,
+        };
+        let mut parsed = chrono::format::Parsed::new();
+        chrono::format::parse(&mut parsed, &text, t.items.iter()).ok()?;
+        // A zone or seconds since the epoch (`%s`): an instant.
+        t.zoned = parsed.offset.is_some() || parsed.timestamp.is_some();
+        let (utc, _) = t.parse(text.as_bytes())?;
+        let local = if t.zoned { 0 } else { -7 * 3600 };
+        (utc == (1_234_567_890 + local) * 1_000_000).then_some(t)
+    }
+
+    /// The pattern writes a zone (`%z`) or `%s`: its times are instants.
+    pub fn zoned(&self) -> bool {
+        self.zoned
+    }
+
+    /// (UTC microseconds, offset in seconds) of `text`, if it is a time of
+    /// the pattern's; a date its month does not have is none.
+    pub fn parse(&self, text: &[u8]) -> Option<(i64, i64)> {
+        let text = std::str::from_utf8(text).ok()?;
+        let mut p = chrono::format::Parsed::new();
+        chrono::format::parse(&mut p, text, self.items.iter()).ok()?;
+        if self.zoned {
+            if p.offset.is_none() {
+                p.set_offset(0).ok()?; // `%s`
+            }
+            let t = p.to_datetime().ok()?;
+            return Some((t.timestamp_micros(), t.offset().local_minus_utc() as i64));
+        }
+        let t = p.to_naive_datetime_with_offset(0).ok()?;
+        Some((t.and_utc().timestamp_micros(), 0))
+    }
+}
+
+#[cfg(test)]
+mod strftime_tests {
+    use super::*;
+
+    #[test]
+    fn patterns_of_a_whole_time_read_their_times() {
+        let t = |p: &str, text: &str| Strftime::new(p).and_then(|s| s.parse(text.as_bytes()));
+        let noon = 1_234_567_890 * 1_000_000;
+        assert_eq!(t("%s", "1234567890"), Some((noon, 0)));
+        assert_eq!(
+            t("%Y-%m-%d %H:%M:%S", "2009-02-13 23:31:30"),
+            Some((noon, 0))
+        );
+        assert_eq!(
+            t("%d/%b/%Y:%T %z", "13/Feb/2009:16:31:30 -0700"),
+            Some((noon, -25200))
+        );
+        assert_eq!(t("%d/%b/%Y %T", "13/Feb/2009 23:31:30"), Some((noon, 0)));
+        assert_eq!(t("%Y%m%d%H%M%S", "20090213233130"), Some((noon, 0)));
+        // Not of the pattern, or no such day: none.
+        assert_eq!(t("%Y-%m-%d %H:%M:%S", "2009-02-13T23:31:30"), None);
+        assert_eq!(t("%Y-%m-%d %H:%M:%S", "2009-02-30 23:31:30"), None);
+        assert_eq!(t("%Y-%m-%d %H:%M:%S", "-"), None);
+        // Pieces of a time are no time.
+        for piece in ["%z", "%H:%M:%S", "%Y-%m-%d", "%b %Y", "plain", "%Q"] {
+            assert!(Strftime::new(piece).is_none(), "{piece}");
+        }
+        assert!(Strftime::new("%d/%b/%Y:%T %z").unwrap().zoned());
+        assert!(Strftime::new("%s").unwrap().zoned());
+        assert!(!Strftime::new("%F %T").unwrap().zoned());
+    }
+}

@@ -664,7 +664,11 @@ impl ReportJob {
                 Some(time) => Some(time),
                 None => {
                     let utc = f.time(t)?;
-                    Some((utc, rules::local_offset(record, utc, zones)))
+                    let zone = self.format.zone_of(record);
+                    Some((
+                        utc,
+                        zone.unwrap_or_else(|| rules::local_offset(record, utc, zones)),
+                    ))
                 }
             },
             None => None,

@@ -681,6 +681,69 @@ fn sizes_past_u64_stop_at_its_max_and_are_said() {
     assert!(err.contains("sizes add up past 2^64 - 1"), "{err}");
 }
 
+/// An Apache log with a time of its own layout (`%{format}t`): its report
+/// is the combined log's, panel for panel. The time had been read and
+/// dropped (no day, hour or time span, exit 0). With its zone written
+/// (`%z`) the report is the same to the second; without it, the times are
+/// the server's as written, so only the first and last time's offset
+/// differs (+00:00).
+#[test]
+fn apache_custom_times_report_as_the_log_they_rewrite() {
+    let d = dir();
+    let log = generated_log(d.path(), "100K", "0", 7);
+    let text = std::fs::read_to_string(&log).unwrap();
+    const MONTHS: &str = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    let rewrite = |zoned: bool| -> String {
+        let mut out = String::new();
+        for l in text.lines() {
+            let (open, close) = (l.find('[').unwrap(), l.find(']').unwrap());
+            let t = &l[open + 1..close]; // 17/Jun/2007:00:00:00 -0700
+            let m = MONTHS.find(&t[3..6]).unwrap() / 3 + 1;
+            let zone = if zoned { &t[20..] } else { "" };
+            let when = format!("{}/{m:02}/{} {}{zone}", &t[7..11], &t[..2], &t[12..20]);
+            out += &format!("{}[{when}]{}\n", &l[..open], &l[close + 1..]);
+        }
+        out
+    };
+    let tail = r#""%r" %>s %b "%{Referer}i" "%{User-Agent}i""#;
+    let combined = report_json(&[], &[&log]);
+    for (zoned, time) in [
+        (true, "%{%Y/%m/%d %H:%M:%S %z}t"),
+        (false, "%{%Y/%m/%d %T}t"),
+    ] {
+        let custom = d.path().join(format!("custom-{zoned}.log"));
+        std::fs::write(&custom, rewrite(zoned)).unwrap();
+        let format = format!("apache:%h %l %u [{time}] {tail}");
+        let j = report_json(&["--format", &format], &[&custom]);
+        for (k, v) in combined.as_object().unwrap() {
+            let mut v = v.clone();
+            let mut w = j[k].clone();
+            if k == "general" {
+                let keep = |g: &mut Value| {
+                    let g = g.as_object_mut().unwrap();
+                    g.remove("log_path");
+                    g.remove("log_size");
+                    if !zoned {
+                        g.remove("first_time");
+                        g.remove("last_time");
+                    }
+                };
+                keep(&mut v);
+                keep(&mut w);
+            }
+            assert_eq!(w, v, "{time}: {k}");
+        }
+        let first = combined["general"]["first_time"].as_str().unwrap();
+        let want = if zoned {
+            first.to_string()
+        } else {
+            format!("{}+00:00", &first[..19])
+        };
+        assert_eq!(j["general"]["first_time"], want.as_str(), "{time}");
+    }
+    assert!(combined["general"]["start_date"].is_string());
+}
+
 /// nginx's default `main` format (combined and `"$http_x_forwarded_for"`):
 /// `auto` reads it as nginx-main, and its report is the combined log's, panel
 /// for panel. Read as combined, each forwarded-for address had made the same
