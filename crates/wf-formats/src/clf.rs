@@ -131,10 +131,12 @@ impl LogFormat {
         NAMED.contains(&name)
     }
 
-    /// An Apache `LogFormat` string, e.g. `%h %l %u %t "%r" %>s %b %D`.
+    /// An Apache `LogFormat` string, e.g. `%h %l %u %t "%r" %>s %b %D`, its
+    /// backslash escapes read as httpd.conf's ([`unescape`]).
     pub fn apache(format: &str) -> Result<Self, FormatError> {
         let mut b = Builder::default();
-        let f = format.as_bytes();
+        let unescaped = unescape(format);
+        let f = &unescaped[..];
         let mut i = 0;
         while i < f.len() {
             if f[i] != b'%' {
@@ -154,10 +156,12 @@ impl LogFormat {
         Ok(b.build(format!("apache:'{format}'")))
     }
 
-    /// An nginx `log_format` string, e.g. `$remote_addr - $remote_user [$time_local] ...`.
+    /// An nginx `log_format` string, e.g. `$remote_addr - $remote_user [$time_local] ...`,
+    /// its backslash escapes read as nginx.conf's ([`unescape`]).
     pub fn nginx(format: &str) -> Result<Self, FormatError> {
         let mut b = Builder::default();
-        let f = format.as_bytes();
+        let unescaped = unescape(format);
+        let f = &unescaped[..];
         let mut i = 0;
         while i < f.len() {
             if f[i] != b'$' {
@@ -172,6 +176,34 @@ impl LogFormat {
         }
         Ok(b.build(format!("nginx:'{format}'")))
     }
+}
+
+/// A format string as the server's configuration reads it: `\"`, `\'` and
+/// `\\` are the character, `\t`, `\n` and `\r` a tab, line feed and
+/// carriage return (nginx's `ngx_conf_read_token`; httpd's quoted arguments
+/// and mod_log_config's `\t`, `\n`); another backslash is itself. A format
+/// copied from httpd.conf, `"%h %l %u %t \"%r\" %>s %b"`, kept its
+/// backslashes, and no line of the log matched it.
+fn unescape(format: &str) -> Vec<u8> {
+    let f = format.as_bytes();
+    let mut out = Vec::with_capacity(f.len());
+    let mut i = 0;
+    while i < f.len() {
+        let c = match (f[i], f.get(i + 1)) {
+            (b'\\', Some(&e @ (b'"' | b'\'' | b'\\'))) => e,
+            (b'\\', Some(b't')) => b'\t',
+            (b'\\', Some(b'n')) => b'\n',
+            (b'\\', Some(b'r')) => b'\r',
+            (c, _) => {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+        };
+        out.push(c);
+        i += 2;
+    }
+    out
 }
 
 /// Collects items and columns while a format string is read.
@@ -1058,6 +1090,27 @@ mod tests {
             ]
         );
         assert!(LogFormat::apache("%h %Z").is_err());
+    }
+
+    /// A format copied from httpd.conf or nginx.conf, backslash escapes and
+    /// all, reads the lines its server wrote.
+    #[test]
+    fn config_escapes_are_read_as_the_servers_read_them() {
+        let line =
+            r#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200 2 "-" "curl/8""#;
+        let combined = parse_all(&LogFormat::named("combined").unwrap(), &[line]).0;
+        let apache = r#"%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-agent}i\""#;
+        let nginx = r#"$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\""#;
+        let (a, bad) = parse_all(&LogFormat::apache(apache).unwrap(), &[line]);
+        assert_eq!((a.columns(), bad), (combined.columns(), 0));
+        let (n, bad) = parse_all(&LogFormat::nginx(nginx).unwrap(), &[line]);
+        assert_eq!((n.num_rows(), bad), (1, 0));
+        assert_eq!(n.column(2), combined.column(3), "time");
+        // A tab, and a backslash before anything else stays one.
+        let f = LogFormat::nginx(r"$remote_addr\t$status\x$request_time").unwrap();
+        let (b, bad) = parse_all(&f, &["1.2.3.4\t200\\x0.5", "1.2.3.4 200\\x0.5"]);
+        assert_eq!((b.num_rows(), bad), (1, 1));
+        assert_eq!(b.column(1).as_primitive::<Int64Type>().value(0), 200);
     }
 
     /// Apache's `%{format}t`: a strftime pattern of a whole time or seconds

@@ -33,7 +33,8 @@ referrer, user_agent
   combinedio Apache's (mod_logio): the combined columns, then bytes_received, bytes_sent (%I %O)
   apache:'FORMAT'  an Apache LogFormat string, e.g. apache:'%h %l %u %t \"%r\" %>s %b %D'; \
 %D, %T, %b, %B, %O, %I become integer columns (duration_us, duration_s, bytes, ...), \
-%{Header}i a column named after the header (x_forwarded_for); a time of its own layout, %{%Y-%m-%d %H:%M:%S}t (strftime; with %z an instant, without, the server's time read as UTC) or %{sec}t, %{msec}t, %{usec}t, is the time column
+%{Header}i a column named after the header (x_forwarded_for); a time of its own layout, %{%Y-%m-%d %H:%M:%S}t (strftime; with %z an instant, without, the server's time read as UTC) or %{sec}t, %{msec}t, %{usec}t, is the time column; backslash escapes (\\\" \\t) are \
+read as httpd.conf and nginx.conf read them, so a format copied from either works
   nginx:'FORMAT'   an nginx log_format string, e.g. nginx:'$remote_addr [$time_local] \
 \"$request\" $status $body_bytes_sent $request_time'; $request_time and \
 $upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
