@@ -20,6 +20,7 @@
 //! byte of it, silently. Blank lines and `#` comments are skipped.
 //! User agents go through one [`AgentCache`] per thread.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -472,13 +473,14 @@ struct Hit<'a> {
     line: Line<'a>,
     /// (UTC microseconds, offset seconds), when the format has a time.
     time: Option<(i64, i64)>,
-    agent: Option<&'a [u8]>,
+    /// As GoAccess keys it ([`rules::agent_key`]).
+    agent: Option<Cow<'a, [u8]>>,
 }
 
 impl Hit<'_> {
     /// The user agent ("" for a line without one: every visitor's agent).
     fn agent(&self) -> &[u8] {
-        self.agent.unwrap_or(b"")
+        self.agent.as_deref().unwrap_or(b"")
     }
 
     fn hashes(&self) -> Hashes {
@@ -692,11 +694,11 @@ impl ReportJob {
                 status,
                 bytes: bytes.max(0) as u64,
                 hour,
-                referrer: opt_text(c.referrer),
+                referrer: opt_text(c.referrer).map(rules::referrer_key),
                 vhost: opt_text(c.vhost),
             },
             time,
-            agent: opt_text(c.agent),
+            agent: opt_text(c.agent).map(rules::agent_key),
         })
     }
 }

@@ -115,6 +115,31 @@ fn whole_decoded(line: &[u8]) -> Request<'_> {
     }
 }
 
+/// A user agent as GoAccess 1.7 keys its visitors and names its browsers
+/// by: trimmed, "-" when that leaves nothing (`""` and `"-"` were two
+/// visitors here, one there), and else through [`decode_url`] (CloudFront
+/// writes agents %-encoded; `a%20b` and `a b` are one agent there). Most
+/// agents need none of it: one SIMD search a line, and borrowed.
+pub fn agent_key(raw: &[u8]) -> Cow<'_, [u8]> {
+    let t = raw.trim_ascii();
+    if t.is_empty() {
+        return Cow::Borrowed(b"-");
+    }
+    match memchr::memchr3(b'%', b'\r', 0, t) {
+        None => Cow::Borrowed(t),
+        Some(_) => decode_url(t),
+    }
+}
+
+/// A referrer as GoAccess 1.7 keys it: trimmed, "-" when that leaves
+/// nothing (an empty one was a row of its own here); not decoded.
+pub fn referrer_key(raw: &[u8]) -> &[u8] {
+    match raw.trim_ascii() {
+        b"" => b"-",
+        t => t,
+    }
+}
+
 /// GoAccess's `decode_url`: %XX decoded once, the C string ends at a decoded
 /// NUL, CR and LF removed, blanks trimmed; an empty result keeps the original.
 /// Most URLs need none of it and are borrowed.
