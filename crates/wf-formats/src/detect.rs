@@ -62,12 +62,23 @@ pub fn web_log(sample: &[u8]) -> Option<LogFormat> {
     best.map(|(_, f)| f)
 }
 
-/// Sampled lines `f` does not read.
+/// Sampled lines `f` does not read: that do not split, or have a value
+/// not of its column's type. Split alone, a combined log's lines all read
+/// as common (its size field runs to the line's end), so a sample with one
+/// odd line in six was taken for common, and every line then failed the
+/// report (a size that is not a number fails a line there).
 fn unread(f: &dyn Format, lines: &[&[u8]]) -> usize {
     let kinds: Vec<Kind> = f.fields().iter().map(|x| x.kind).collect();
+    let all: Vec<usize> = (0..kinds.len()).collect();
     let mut cols = Columns::new(&kinds);
-    let mut p = f.parser(&[]);
-    lines.iter().filter(|l| !p.parse(l, &mut cols)).count()
+    let mut p = f.parser(&all);
+    lines
+        .iter()
+        .filter(|l| {
+            let bad = cols.bad_values;
+            !p.parse(l, &mut cols) || cols.bad_values > bad
+        })
+        .count()
 }
 
 /// The format reads every sampled line but at most one in twenty.
@@ -140,6 +151,21 @@ mod tests {
         let mostly_junk = [COMBINED_LINE, "a", "b", "c"].join("\n");
         assert!(web_log(mostly_junk.as_bytes()).is_none());
         assert!(web_log(b"").is_none());
+    }
+
+    /// A combined log's lines split as common too (the size runs to the
+    /// line's end); a line reads only with its values of their types, so a
+    /// combined log with one odd line in six is combined, not common (where
+    /// every line would then fail the report).
+    #[test]
+    fn a_line_reads_only_with_values_of_their_types() {
+        let odd = r#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 "-" "x""#;
+        let mut lines = vec![COMBINED_LINE; 5];
+        lines.push(odd);
+        let sample = lines.join("\n") + "\n";
+        assert_eq!(web_log(sample.as_bytes()).unwrap().name(), "combined");
+        let opts = FormatOptions::default();
+        assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "fields");
     }
 
     /// nginx's `main` lines are read as nginx-main, not as combined (whose
