@@ -47,13 +47,18 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
 /// it reads at least half of them. For a caller that can only read web logs
 /// (`wf report`): there [`detect`]'s rule of one odd line in twenty made a
 /// log whose first twenty lines held two bad ones "fields", which it cannot
-/// use, where the log was plainly a combined one.
+/// use, where the log was plainly a combined one. A line reads here only
+/// with its values of their types, as the report counts a line: split
+/// alone, a combined log's lines all read as common (its size runs on to
+/// the line's end), and one odd line in six made such a log common, every
+/// line of it then failed. [`detect`] (`wf sql`, where a value not of its
+/// type is a NULL in a row) splits only.
 pub fn web_log(sample: &[u8]) -> Option<LogFormat> {
     let lines = super::sample_lines(sample, 200);
     let mut best: Option<(usize, LogFormat)> = None;
     for name in NAMED {
         let f = LogFormat::named(name).ok()?;
-        let read = lines.len() - unread(&f, &lines);
+        let read = lines.len() - unread(&f, &lines, true);
         let better = best.as_ref().is_none_or(|(b, _)| read > *b);
         if read > 0 && read * 2 >= lines.len() && better {
             best = Some((read, f));
@@ -62,16 +67,13 @@ pub fn web_log(sample: &[u8]) -> Option<LogFormat> {
     best.map(|(_, f)| f)
 }
 
-/// Sampled lines `f` does not read: that do not split, or have a value
-/// not of its column's type. Split alone, a combined log's lines all read
-/// as common (its size field runs to the line's end), so a sample with one
-/// odd line in six was taken for common, and every line then failed the
-/// report (a size that is not a number fails a line there).
-fn unread(f: &dyn Format, lines: &[&[u8]]) -> usize {
+/// Sampled lines `f` does not read: that do not split, or (`typed`) have a
+/// value not of its column's type.
+fn unread(f: &dyn Format, lines: &[&[u8]], typed: bool) -> usize {
     let kinds: Vec<Kind> = f.fields().iter().map(|x| x.kind).collect();
     let all: Vec<usize> = (0..kinds.len()).collect();
     let mut cols = Columns::new(&kinds);
-    let mut p = f.parser(&all);
+    let mut p = f.parser(if typed { &all } else { &[] });
     lines
         .iter()
         .filter(|l| {
@@ -83,7 +85,7 @@ fn unread(f: &dyn Format, lines: &[&[u8]]) -> usize {
 
 /// The format reads every sampled line but at most one in twenty.
 fn reads_most(f: &dyn Format, lines: &[&[u8]]) -> bool {
-    let bad = unread(f, lines);
+    let bad = unread(f, lines, false);
     bad * 20 <= lines.len() && bad < lines.len()
 }
 
@@ -154,18 +156,20 @@ mod tests {
     }
 
     /// A combined log's lines split as common too (the size runs to the
-    /// line's end); a line reads only with its values of their types, so a
-    /// combined log with one odd line in six is combined, not common (where
-    /// every line would then fail the report).
+    /// line's end); for `web_log` a line reads only with its values of their
+    /// types, so a combined log with one odd line in six is combined, not
+    /// common (where every line would then fail the report). `detect`
+    /// (`wf sql`, whose rows keep a value not of its type as NULL) splits
+    /// only, as before.
     #[test]
-    fn a_line_reads_only_with_values_of_their_types() {
+    fn a_web_log_line_reads_only_with_values_of_their_types() {
         let odd = r#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 "-" "x""#;
         let mut lines = vec![COMBINED_LINE; 5];
         lines.push(odd);
         let sample = lines.join("\n") + "\n";
         assert_eq!(web_log(sample.as_bytes()).unwrap().name(), "combined");
         let opts = FormatOptions::default();
-        assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "fields");
+        assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "common");
     }
 
     /// nginx's `main` lines are read as nginx-main, not as combined (whose

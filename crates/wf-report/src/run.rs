@@ -90,7 +90,14 @@ pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupErro
         (s, _) => s,
     };
     let sample = sample.unwrap_or_default();
-    let format = crate::format(spec, &sample)?;
+    let format = match (spec, wf_formats::detect::web_log(&sample)) {
+        // A web log, when the sample is one and no JSON mapping reads it:
+        // the named format that reads the most lines as the report counts
+        // them (`detect::web_log`), where `wf sql`'s detection had taken a
+        // combined log with one odd line in six for common.
+        ("auto", Some(f)) if crate::mapped::Mapped::detect(&sample).is_none() => Arc::new(f),
+        _ => crate::format(spec, &sample)?,
+    };
     match ReportJob::new(format, settings.bots) {
         // `auto` found no format the report can read in the first lines (a
         // few bad ones among them): the web log format that reads the most.

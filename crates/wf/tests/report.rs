@@ -629,6 +629,24 @@ fn auto_reads_a_web_log_with_bad_first_lines() {
     assert_eq!(auto, report_json(&["--format", "combined"], &[&log]));
 }
 
+/// `auto` takes a combined log with one odd line in six for combined: split
+/// alone, its lines all read as common (the size runs on to the line's
+/// end), which `wf sql`'s detection took, and every line then failed.
+#[test]
+fn auto_reads_a_combined_log_with_an_odd_line_as_combined() {
+    let d = dir();
+    let log = d.path().join("odd.log");
+    let line = |i: usize| {
+        format!("1.2.3.{i} - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2 \"-\" \"curl/8\"\n")
+    };
+    let mut text: String = (0..5).map(line).collect();
+    text += "9.9.9.9 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 \"-\" \"x\"\n";
+    std::fs::write(&log, &text).unwrap();
+    let j = report_json(&[], &[&log]);
+    assert_eq!(j["general"]["valid_requests"], 5, "{}", j["general"]);
+    assert_eq!(j, report_json(&["--format", "combined"], &[&log]));
+}
+
 /// A combined log read as common: each line's size runs on into its
 /// referrer and agent, so every line fails (it counted as valid, with no
 /// bytes, and nothing was said). With every line failed, the run fails
