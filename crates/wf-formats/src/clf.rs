@@ -18,6 +18,12 @@
 //! to its column's type (`status` "OK") is NULL and counted by `--stats`. `request` is split at its first and last space
 //! into `method`, `path` and `protocol`; a request without two spaces (`-`, or
 //! junk from scanners) gives NULL for the three, and only the whole `request`.
+//!
+//! A format string is read as the server's configuration reads it (`\"`,
+//! `\t`: [`unescape`]), so that one copied from httpd.conf or nginx.conf
+//! works. Apache's `%{format}t` is the `time` column when it writes a whole
+//! time (a strftime pattern read with chrono, or `sec`/`msec`/`usec`); it
+//! had been read and dropped, and a report of such a log had no day.
 
 use std::sync::Arc;
 

@@ -11,6 +11,11 @@
 //! Checked on 3 million generated shapes against the column parser this
 //! replaced: the same answers but for zones out of range (`-0799`, `+2500`),
 //! which are no longer timestamps.
+//!
+//! Apache's `%{format}t` times ([`Strftime`]) are the one exception: any
+//! strftime pattern may be configured, so they are read with chrono's
+//! parser (already built for Arrow) rather than a second strptime here;
+//! they are rare, and not on the named formats' path.
 
 pub use wf_core::jobs::time::{days_from_civil, parse_clf};
 
