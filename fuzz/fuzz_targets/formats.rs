@@ -16,11 +16,14 @@ use wf_formats::arrow_array::{Array, ArrayRef, StringViewArray};
 use wf_formats::{byte_map, Columns, Format, FormatOptions, Kind};
 use wf_fuzz::{awk_split, Rng};
 
-const SPECS: [&str; 11] = [
+const SPECS: [&str; 13] = [
     "combined",
     "common",
     "vcombined",
     "apache:'%h %l %u %t \"%r\" %>s %b %D \"%{Referer}i\"'",
+    // Apache's own times: a strftime pattern with a zone, and milliseconds.
+    "apache:'%h [%{%Y-%m-%d %H:%M:%S %z}t] %>s %{msec}t'",
+    "apache:'%h [%{%d/%b/%Y %T}t.%{msec_frac}t] \"%r\" %>s'",
     "nginx:'$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent $request_time'",
     "csv",
     "tsv",
