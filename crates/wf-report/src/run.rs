@@ -83,8 +83,7 @@ const SAMPLE: u64 = 64 << 10;
 pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupError> {
     let sample = inputs.first().and_then(sample);
     let spec = match (settings.format.as_str(), &sample) {
-        // A FIFO cannot be read twice, an empty input says nothing: auto is
-        // combined there.
+        // No input, or an empty one, says nothing: auto is combined there.
         ("auto", None) => "combined",
         ("auto", Some(s)) if s.is_empty() => "combined",
         (s, _) => s,
@@ -163,18 +162,17 @@ pub fn report(
     }
 }
 
-/// The first bytes of an input (decoded if compressed): of stdin too, whose
-/// bytes the scan then reads again (`scan::stdin_head`); `None` for another
-/// stream (a FIFO), which cannot be read twice.
+/// The first bytes of an input (decoded if compressed): of a stream too
+/// (stdin, a FIFO by name), whose bytes the scan then reads again
+/// (`scan::stream_head`).
 fn sample(input: &Input) -> Option<Vec<u8>> {
     let reader: Box<dyn Read> = match &input.source {
         Source::File { path, .. } => Box::new(std::fs::File::open(path).ok()?),
         Source::Compressed { path, codec, .. } => scan::decompress::open(path, *codec).ok()?,
-        Source::Stream {
-            path: None,
-            decompress,
-        } => return Some(scan::stdin_head(SAMPLE as usize, *decompress)),
-        Source::Stream { .. } => return None,
+        Source::Stream { path, decompress } => {
+            let head = scan::stream_head(path.as_deref(), SAMPLE as usize, *decompress);
+            return Some(head);
+        }
     };
     let mut buf = Vec::new();
     let _ = reader.take(SAMPLE).read_to_end(&mut buf);

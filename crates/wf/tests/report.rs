@@ -887,6 +887,17 @@ fn stdin_is_detected_as_a_file_is() {
             let got: Value = serde_json::from_slice(&o.stdout).unwrap();
             assert_eq!(without_input(got), want, "{name} from stdin");
         }
+        // A FIFO by name (`<(zcat ...)`) too: it was read as combined.
+        let fifo = d.path().join(format!("{name}.fifo"));
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let writer = {
+            let (fifo, gz) = (fifo.clone(), gz.clone());
+            std::thread::spawn(move || std::fs::write(fifo, gz).unwrap())
+        };
+        let got = report_json(&[], &[&fifo]);
+        writer.join().unwrap();
+        assert_eq!(without_input(got), want, "{name} from a FIFO");
     }
 }
 

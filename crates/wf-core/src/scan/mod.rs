@@ -47,7 +47,7 @@ pub use options::{
     SettingError, MAX_IO, MAX_SPAN,
 };
 pub use range::record_start_at;
-pub use stream::{open_stream, stdin_head, RecordEnds};
+pub use stream::{open_stream, stream_head, RecordEnds};
 
 /// The file system type (`statfs`'s `f_type` magic number) of the file system
 /// holding `path`, or `None` when `statfs` fails.

@@ -30,14 +30,17 @@
 //!   over a FIFO that stays open must see the lines written so far) reads
 //!   through [`Polled::eager`]: when the stream has been quiet for a moment, the
 //!   whole records read so far go out as a block, however short.
-//! - Stdin can be looked at once before the scan ([`stdin_head`], for `wf report
-//!   --format auto`): the bytes read then are kept here and given back, first, to
-//!   the scan's reader of stdin, so a pipe is detected as a file is without being
-//!   spooled (a common log piped in was read as combined and failed every line).
+//! - Stdin, or a FIFO by name (`<(zcat ...)`), can be looked at once before the
+//!   scan ([`stream_head`], for `wf report --format auto`): the bytes read then
+//!   are kept here, with the FIFO's open file, and given back, first, to the
+//!   scan's reader of that stream, so a pipe is detected as a file is without
+//!   being spooled (a common log piped in was read as combined and failed every
+//!   line).
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::io::{AsFd, AsRawFd};
+use std::path::{Path, PathBuf};
 
 use crossbeam_channel as chan;
 
@@ -45,20 +48,46 @@ use super::decompress::Meter;
 use super::inputs::Source;
 use std::sync::Arc;
 
-/// Bytes read from stdin before the scan ([`stdin_head`]), given back to
-/// the first reader of stdin ([`open_stream`]).
-static STDIN_HEAD: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+/// A stream looked at before the scan ([`stream_head`]): stdin (no path) or
+/// a FIFO, the raw bytes read from it, and the FIFO's open file (a pipe's
+/// bytes, once read, are gone: the scan reads on from the same file).
+struct Head {
+    path: Option<PathBuf>,
+    raw: Vec<u8>,
+    file: Option<File>,
+}
 
-/// The first `n` bytes of stdin (fewer at its end), decoded if compressed as
-/// `decompress` says, for a caller that must look before it reads (`wf
-/// report --format auto`: a stream was read as combined, unlooked at, and an
-/// nginx-main stream's agents ran on to the lines' ends). The raw bytes read
-/// are kept and read again first by the scan; a read error is kept for the
-/// scan to meet and name, and gives no head here. Call once, before the scan.
-pub fn stdin_head(n: usize, decompress: super::Decompress) -> Vec<u8> {
+/// Heads read before the scan, each given back to the first reader of its
+/// stream ([`open_stream`]).
+static HEADS: std::sync::Mutex<Vec<Head>> = std::sync::Mutex::new(Vec::new());
+
+/// The first `n` bytes of stdin (`path` `None`) or of the FIFO `path` (fewer
+/// at its end), decoded if compressed as `decompress` says, for a caller that
+/// must look before it reads (`wf report --format auto`: a stream was read as
+/// combined, unlooked at, and an nginx-main stream's agents ran on to the
+/// lines' ends). The raw bytes read are kept and read again first by the
+/// scan; an error gives no head here, and is met and named by the scan. Call
+/// once per stream, before the scan.
+pub fn stream_head(path: Option<&Path>, n: usize, decompress: super::Decompress) -> Vec<u8> {
     let mut raw = Vec::new();
-    let _ = io::stdin().lock().take(n as u64).read_to_end(&mut raw);
-    STDIN_HEAD.lock().unwrap().extend_from_slice(&raw);
+    let file = match path {
+        None => {
+            let _ = io::stdin().lock().take(n as u64).read_to_end(&mut raw);
+            None
+        }
+        Some(p) => match File::open(p) {
+            Ok(mut f) => {
+                let _ = (&mut f).take(n as u64).read_to_end(&mut raw);
+                Some(f)
+            }
+            Err(_) => return Vec::new(),
+        },
+    };
+    HEADS.lock().unwrap().push(Head {
+        path: path.map(Path::to_path_buf),
+        raw: raw.clone(),
+        file,
+    });
     let decoded = (|| {
         let mut r: &[u8] = &raw;
         let head = super::decompress::read_head(&mut r)?;
@@ -78,12 +107,18 @@ pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<d
     match src {
         Source::Compressed { path, codec, .. } => super::decompress::metered(path, *codec, meter),
         Source::Stream { path, decompress } => {
-            let mut raw: Box<dyn Read> = match path {
-                None => {
-                    let head = std::mem::take(&mut *STDIN_HEAD.lock().unwrap());
+            let mut raw: Box<dyn Read> = match (path, taken_head(path.as_deref())) {
+                (None, head) => {
+                    let head = head.map(|h| h.raw).unwrap_or_default();
                     Box::new(io::Cursor::new(head).chain(io::stdin().lock()))
                 }
-                Some(p) => Box::new(File::open(p)?),
+                (
+                    Some(_),
+                    Some(Head {
+                        raw, file: Some(f), ..
+                    }),
+                ) => Box::new(io::Cursor::new(raw).chain(f)),
+                (Some(p), _) => Box::new(File::open(p)?),
             };
             if *decompress == super::Decompress::Never {
                 return Ok(raw);
@@ -93,6 +128,14 @@ pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<d
         }
         Source::File { path, .. } => Ok(Box::new(File::open(path)?)),
     }
+}
+
+/// The head read of the stream at `path` (stdin for `None`), if any: taken,
+/// so that it is read once.
+fn taken_head(path: Option<&Path>) -> Option<Head> {
+    let mut heads = HEADS.lock().unwrap();
+    let i = heads.iter().position(|h| h.path.as_deref() == path)?;
+    Some(heads.remove(i))
 }
 
 /// Copy a stream to an unlinked temporary file.
