@@ -47,6 +47,10 @@ pub(crate) fn report(
         .detach(|| run(inputs, &settings, &opts, None))
         .map_err(value_error)?;
     raise_input_errors(&done.errors)?;
+    // No line read in the format: `wf report` exits 2, this raises.
+    if let Some(e) = done.none_read() {
+        return Err(value_error(e.to_string()));
+    }
     if resolve {
         // As `wf report --resolve --json`: the hosts' rows kept get names.
         let hosts = &mut done.report.hosts;

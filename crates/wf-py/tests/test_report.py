@@ -51,3 +51,18 @@ def test_report_errors_raise():
         widefinder.report(__file__, format="nonesuch")
     with pytest.raises(FileNotFoundError):
         widefinder.report("/nonexistent/access.log")
+
+
+def test_a_log_none_of_whose_lines_read_raises(tmp_path):
+    # An ISO-time log read as combined: `wf report` exits 2 on it (GoAccess
+    # stops), and the package raises, naming the file and first offset.
+    log = tmp_path / "iso.log"
+    line = '1.2.3.4 - - [2007-06-17T21:37:17-07:00] "GET / HTTP/1.1" 200 1 "-" "x"\n'
+    log.write_text(line * 3)
+    with pytest.raises(ValueError, match=r"none of 3 lines read as combined \(the first at byte 0\)"):
+        widefinder.report(log, format="combined")
+    iso = (
+        "nginx:$remote_addr - $remote_user [$time_iso8601] "
+        '"$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"'
+    )
+    assert widefinder.report(log, format=iso)["general"]["valid_requests"] == 3

@@ -74,6 +74,15 @@ pub struct Done {
     pub decoded: Decoded,
     /// The inputs' names, in order (failed offsets refer to them).
     pub log_path: Vec<String>,
+    /// The format the lines were read in (`--format`, or what `auto` chose).
+    pub format: String,
+}
+
+impl Done {
+    /// [`none_read`] of this run.
+    pub fn none_read(&self) -> Option<InputError> {
+        none_read(&self.acc, &self.format, &self.log_path)
+    }
 }
 
 /// Bytes of the first input read to detect `--format auto`.
@@ -123,12 +132,35 @@ pub fn run(
     let report = report(&mut state.acc, &job, settings, out.bytes, log_path.clone())
         .map_err(SetupError::Spill)?;
     Ok(Done {
+        format: job.format_name(),
         report,
         acc: state.acc,
         errors: out.errors,
         bytes: out.bytes,
         decoded: out.decoded,
         log_path,
+    })
+}
+
+/// The error of a run none of whose lines read in its format (`format`),
+/// the first failed line named by its input (`names`) and offset: the
+/// report is still made, but the CLI exits 2 and the Python package
+/// raises, as GoAccess 1.7 stops (exit 1) when the first lines it tests
+/// all fail. A report of no request from a log of thousands, with exit 0,
+/// was a wrong answer a script would mail on.
+pub fn none_read(acc: &Acc, format: &str, names: &[String]) -> Option<InputError> {
+    if acc.failed == 0 || acc.failed < acc.lines {
+        return None;
+    }
+    let hint = "is that the log's format? (--format; --stats gives the first ones' offsets)";
+    let none = format!("none of {} lines read as {format}", acc.lines);
+    // Offsets are not kept over the runs of a --state.
+    Some(match acc.failed_at.first() {
+        Some(&(input, at)) => {
+            let name = names.get(input).map_or("?", String::as_str);
+            InputError::new(name, format!("{none} (the first at byte {at}): {hint}"))
+        }
+        None => InputError::new("--format", format!("{none}: {hint}")),
     })
 }
 

@@ -259,11 +259,9 @@ impl JobCmd for ReportArgs {
 
 /// Says on stderr when the sizes overflowed, or most lines failed: the log
 /// is likely not in the format it was read in. When every line failed, that
-/// is an error of the run (exit 2, the first failed line named), as GoAccess
-/// 1.7 stops (exit 1) when the first lines it tests all fail: a report of
-/// no request from a log of thousands, with exit 0, was a wrong answer a
-/// script would mail on. The report is still made, its overview counting
-/// them; when only some failed, stderr says so and the exit status is 0.
+/// is an error of the run (`run::none_read`: exit 2); the report is still
+/// made, its overview counting them; when only some failed, stderr says so
+/// and the exit status is 0.
 fn failures(acc: &wf_report::acc::Acc, format: &str, names: &[String]) -> Option<InputError> {
     if acc.bytes == u64::MAX {
         wf_core::warn!(
@@ -271,26 +269,16 @@ fn failures(acc: &wf_report::acc::Acc, format: &str, names: &[String]) -> Option
              some sizes in the log are corrupt"
         );
     }
-    let hint = "is that the log's format? (--format; --stats gives the first ones' offsets)";
-    if acc.failed > 0 && acc.failed == acc.lines {
-        let none = format!("none of {} lines read as {format}", acc.lines);
-        // Offsets are not kept over the runs of a --state.
-        return Some(match acc.failed_at.first() {
-            Some(&(input, at)) => {
-                let name = names.get(input).map_or("?", String::as_str);
-                InputError::new(name, format!("{none} (the first at byte {at}): {hint}"))
-            }
-            None => InputError::new("--format", format!("{none}: {hint}")),
-        });
-    }
-    if acc.failed > 0 && acc.failed * 2 >= acc.lines {
+    let none = wf_report::run::none_read(acc, format, names);
+    if none.is_none() && acc.failed > 0 && acc.failed * 2 >= acc.lines {
         wf_core::warn!(
-            "wf report: {} of {} lines failed to read as {format}: {hint}",
+            "wf report: {} of {} lines failed to read as {format}: is that the log's format? \
+             (--format; --stats gives the first ones' offsets)",
             acc.failed,
             acc.lines
         );
     }
-    None
+    none
 }
 
 fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
