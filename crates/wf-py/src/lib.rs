@@ -295,7 +295,8 @@ fn sql_options(
 }
 
 /// Run a query and return its result as a `pyarrow.Table`. Input errors
-/// raise OSError; with `strict`, so do malformed records (ValueError).
+/// raise OSError; a table none of whose lines parse, ValueError; with
+/// `strict`, so do malformed records (ValueError).
 fn query_table<'py>(
     py: Python<'py>,
     query: &str,
@@ -309,6 +310,10 @@ fn query_table<'py>(
         .detach(|| wf_sql::collect(query, tables, opts, &mut |_| {}))
         .map_err(sql_error)?;
     raise_input_errors(&wf_sql::errors(&c.runs))?;
+    // A table none of whose lines parse: `wf sql` exits 2, this raises.
+    if let Some(e) = c.runs.iter().find_map(wf_sql::unread) {
+        return Err(value_error(e.to_string()));
+    }
     let malformed: u64 = c
         .runs
         .iter()

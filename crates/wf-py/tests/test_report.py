@@ -66,3 +66,12 @@ def test_a_log_none_of_whose_lines_read_raises(tmp_path):
         '"$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"'
     )
     assert widefinder.report(log, format=iso)["general"]["valid_requests"] == 3
+    # `widefinder.sql` too, on a table none of whose lines parse (a common
+    # log read as combined: its time above is only a NULL there), as `wf sql`
+    # exits 2 there.
+    common = tmp_path / "common.log"
+    common.write_text('1.2.3.4 - - [17/Jun/2007:21:37:17 -0700] "GET / HTTP/1.1" 200 1\n' * 3)
+    q = "SELECT count(*) AS n FROM logs"
+    with pytest.raises(ValueError, match=r"none of 3 lines parse as combined"):
+        widefinder.sql(q, common, format="combined")
+    assert widefinder.sql(q, common, format="common").to_pylist() == [{"n": 3}]
