@@ -23,7 +23,7 @@ use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::parquet::errors::ParquetError;
 
-use wf_core::scan::{Input, Source};
+use wf_core::scan::Input;
 
 /// How results are printed or written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,30 +105,19 @@ pub fn sink(
 }
 
 /// An error if `target` (of `-o`) is one of `inputs`, or the file standard
-/// input reads (same device and inode): writing it would destroy the input.
+/// input reads (same device and inode, `scan::input_at`): writing it would
+/// destroy the input.
 pub fn refuse_input<'a>(
     target: &Path,
     inputs: impl IntoIterator<Item = &'a Input>,
 ) -> Result<(), OutputError> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(t) = std::fs::metadata(target) else {
-        return Ok(()); // not there yet: not an input
-    };
-    let same = |m: &std::fs::Metadata| m.dev() == t.dev() && m.ino() == t.ino();
-    for i in inputs {
-        let m = match &i.source {
-            Source::File { path, .. } | Source::Compressed { path, .. } => std::fs::metadata(path),
-            Source::Stream { path: Some(p), .. } => std::fs::metadata(p),
-            Source::Stream { path: None, .. } => std::fs::metadata("/dev/stdin"),
-        };
-        if m.is_ok_and(|m| same(&m)) {
-            return Err(OutputError::IsInput {
-                path: target.to_path_buf(),
-                input: i.name.clone(),
-            });
-        }
+    match wf_core::scan::input_at(target, inputs) {
+        Some(i) => Err(OutputError::IsInput {
+            path: target.to_path_buf(),
+            input: i.name.clone(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The file formats of `-o`, by extension.

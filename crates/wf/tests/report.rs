@@ -647,6 +647,64 @@ fn auto_reads_a_combined_log_with_an_odd_line_as_combined() {
     assert_eq!(j, report_json(&["--format", "combined"], &[&log]));
 }
 
+/// `-o` never replaces an input, and takes only a page's or JSON's name (as
+/// GoAccess refuses another): `wf report -o access.log access.log` had
+/// replaced the log with its report, exit 0. Refused before anything is
+/// read, exit 2, the input unchanged, whether named, linked to, given as a
+/// page's name, or read on stdin; `--follow` too.
+#[test]
+fn output_that_is_an_input_or_not_a_report_is_refused() {
+    let d = dir();
+    let log = generated_log(d.path(), "100K", "0", 3);
+    let bytes = std::fs::read(&log).unwrap();
+    let copy = |name: &str| {
+        let p = d.path().join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        p
+    };
+    let (same_log, page_log) = (copy("same.log"), copy("input.html"));
+    let link = d.path().join("link.html");
+    std::os::unix::fs::symlink(&same_log, &link).unwrap();
+    let text = d.path().join("out.txt");
+    let cases: [(&Path, &Path, &[&str]); 5] = [
+        (&same_log, &same_log, &[]),
+        (&page_log, &page_log, &[]),
+        (&link, &same_log, &[]),
+        (&text, &same_log, &[]),
+        (&same_log, &same_log, &["--follow"]),
+    ];
+    for (out, input, more) in cases {
+        let mut c = wf();
+        c.args(["report"]).args(more).arg("-o").arg(out).arg(input);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{out:?}: {o:?}");
+        assert_eq!(std::fs::read(input).unwrap(), bytes, "{out:?}");
+        assert!(!o.stderr.is_empty(), "{out:?}");
+    }
+    assert!(!text.exists(), "nothing written under a refused name");
+    // Stdin read from the page's own file.
+    let mut c = wf();
+    c.args(["report", "-o"])
+        .arg(&page_log)
+        .stdin(std::fs::File::open(&page_log).unwrap());
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_eq!(std::fs::read(&page_log).unwrap(), bytes);
+    // Upper-case names are pages and JSON too.
+    for name in ["R.HTML", "r.htm", "R.JSON"] {
+        let mut c = wf();
+        c.args(["report", "-o"])
+            .arg(d.path().join(name))
+            .arg(&same_log);
+        ok(c);
+    }
+    let page = std::fs::read_to_string(d.path().join("R.HTML")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("R.JSON")).unwrap()).unwrap();
+    assert!(json["general"]["valid_requests"].as_u64().unwrap() > 100);
+}
+
 /// A combined log read as common: each line's size runs on into its
 /// referrer and agent, so every line fails (it counted as valid, with no
 /// bytes, and nothing was said). With every line failed, the run fails

@@ -91,6 +91,26 @@ pub fn input_path(inp: &Input) -> Option<&PathBuf> {
     }
 }
 
+/// The input that `target` (an output file about to be written) is, by
+/// device and inode (stdin's file too): writing it would destroy the input
+/// (`wf report -o access.log access.log` replaced the log with its report).
+/// `None` when `target` does not exist yet or is none of them.
+pub fn input_at<'a>(
+    target: &Path,
+    inputs: impl IntoIterator<Item = &'a Input>,
+) -> Option<&'a Input> {
+    use std::os::unix::fs::MetadataExt;
+    let t = std::fs::metadata(target).ok()?;
+    inputs.into_iter().find(|i| {
+        let m = match &i.source {
+            Source::File { path, .. } | Source::Compressed { path, .. } => std::fs::metadata(path),
+            Source::Stream { path: Some(p), .. } => std::fs::metadata(p),
+            Source::Stream { path: None, .. } => std::fs::metadata("/dev/stdin"),
+        };
+        m.is_ok_and(|m| m.dev() == t.dev() && m.ino() == t.ino())
+    })
+}
+
 /// Files whose heads are asked for at once (see [`InputSpec::detect`]).
 const HEAD_WINDOW: usize = 256;
 

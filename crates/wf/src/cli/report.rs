@@ -44,8 +44,9 @@ pub(crate) struct ReportArgs {
     /// --format 'json:client=remote_addr,time=ts,request=req,status=code,bytes=size'.
     #[arg(long, value_name = "FORMAT", default_value = "auto")]
     format: String,
-    /// Write the report to FILE: JSON if it ends in .json, else one
-    /// self-contained HTML page (e.g. -o report.html).
+    /// Write the report to FILE: JSON if it ends in .json, one self-contained
+    /// HTML page if in .html or .htm (e.g. -o report.html); another name, or
+    /// one of the inputs, is refused before anything is read.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Rows per panel in the terminal report.
@@ -110,6 +111,10 @@ impl ReportArgs {
         if follow::refuse_streams(&collected.inputs) {
             return ExitCode::from(2);
         }
+        if let Err(e) = self.output_allowed(&collected.inputs) {
+            wf_core::warn!("wf: {e}");
+            return ExitCode::from(2);
+        }
         let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
         let settings = self.settings();
         let job = match wf_report::run::job(&collected.inputs, &settings) {
@@ -165,6 +170,10 @@ impl JobCmd for ReportArgs {
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let started = Instant::now();
         let collected = self.scan.input.collect();
+        // Before anything is read (stdin's or a FIFO's head by `job`).
+        if let Err(e) = self.output_allowed(&collected.inputs) {
+            return failed(collected.errors, "-o", e);
+        }
         let names: Vec<String> = collected.inputs.iter().map(|i| i.name.clone()).collect();
         let settings = self.settings();
         let job = match wf_report::run::job(&collected.inputs, &settings) {
@@ -315,6 +324,32 @@ impl ReportArgs {
         Some(TimeFormat::Reader(Reader::new(name, time)))
     }
 
+    /// Whether `-o FILE` may be written: it ends in .html, .htm or .json
+    /// (as GoAccess refuses another `-o`: `-o access.log` replaced a log
+    /// with a page), and it is none of `inputs` (`-o x.html x.html` would
+    /// replace the input with its report). Asked before anything is read.
+    fn output_allowed(&self, inputs: &[wf_core::scan::Input]) -> Result<(), String> {
+        let Some(path) = &self.output else {
+            return Ok(());
+        };
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !["html", "htm", "json"].contains(&ext.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "{}: the report is written as a page (.html, .htm) or JSON (.json); \
+                 other names are refused, so that a log named by mistake is not replaced",
+                path.display()
+            ));
+        }
+        match wf_core::scan::input_at(path, inputs) {
+            Some(i) => Err(format!(
+                "{} is the input {}: writing the report there would destroy it",
+                path.display(),
+                i.name
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn settings(&self) -> Settings {
         Settings {
             format: self.format.clone(),
@@ -360,7 +395,10 @@ impl ReportArgs {
                 wf_report::output::text(r, self.top, took).into_bytes()
             });
         };
-        let body = if path.extension().is_some_and(|e| e == "json") {
+        let json_file = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let body = if json_file {
             json()
         } else {
             let title = format!("wf report: {}", paths.join(", "));
