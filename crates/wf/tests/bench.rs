@@ -704,6 +704,31 @@ fn options_and_parsing() {
 
 // ---- The command ----
 
+/// `--plot` never replaces the job's input, and is an .svg: refused before
+/// anything runs, exit 2, the input unchanged.
+#[test]
+fn cli_bench_plot_over_an_input_is_refused() {
+    let dir = scratch();
+    let data = dir.path().join("log.svg");
+    write_lines(&data, 100);
+    let before = std::fs::read(&data).unwrap();
+    let text = dir.path().join("plot.txt");
+    for plot in [&data, &text] {
+        let out = common::wf()
+            .args(["bench", "--runs", "1", "--plot"])
+            .arg(plot)
+            .arg("--")
+            .arg("count")
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{plot:?}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));
+        assert_eq!(std::fs::read(&data).unwrap(), before);
+    }
+    assert!(!text.exists());
+}
+
 #[test]
 fn cli_bench_cold_and_warm() {
     let _g = lock();

@@ -69,6 +69,9 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
         .ok_or("can measure count, wf2 and pangram")?;
     let base = cmd.scan_args().options();
     let files = input_files(cmd.scan_args())?;
+    if let Some(p) = &b.plot {
+        plot_allowed(p, cmd.scan_args())?;
+    }
     if opts.threads.is_empty() {
         opts.threads = vec![base.threads];
     }
@@ -161,6 +164,28 @@ fn input_files(args: &ScanArgs) -> Result<Vec<PathBuf>, String> {
             why.join("; ")
         )
     })
+}
+
+/// `--plot FILE` may be written: it ends in .svg, and it is none of the
+/// job's inputs (a log named by mistake would be replaced by the plot after
+/// being measured, as `wf report -o access.log access.log` replaced a log).
+/// Asked before anything is run.
+fn plot_allowed(p: &Path, args: &ScanArgs) -> Result<(), String> {
+    if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+        return Err(format!(
+            "--plot {}: the plot is an SVG file (.svg)",
+            p.display()
+        ));
+    }
+    let collected = args.input.collect();
+    match wf_core::scan::input_at(p, &collected.inputs) {
+        Some(i) => Err(format!(
+            "--plot {} is the job's input {}: writing the plot there would destroy it",
+            p.display(),
+            i.name
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Throughput against threads as SVG, titled with the job's command line.
