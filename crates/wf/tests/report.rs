@@ -651,7 +651,8 @@ fn auto_reads_a_combined_log_with_an_odd_line_as_combined() {
 /// GoAccess refuses another): `wf report -o access.log access.log` had
 /// replaced the log with its report, exit 0. Refused before anything is
 /// read, exit 2, the input unchanged, whether named, linked to, given as a
-/// page's name, or read on stdin; `--follow` too.
+/// page's name, or read on stdin; `--follow` too. Met in a directory walked
+/// for logs, the report's own file is left out.
 #[test]
 fn output_that_is_an_input_or_not_a_report_is_refused() {
     let d = dir();
@@ -700,6 +701,20 @@ fn output_that_is_an_input_or_not_a_report_is_refused() {
     }
     let page = std::fs::read_to_string(d.path().join("R.HTML")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
+    // The report's last page in a directory walked for logs is not read
+    // (its lines had counted as failed): the second run reports the same.
+    let logs = d.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("access.log"), &bytes).unwrap();
+    let out = logs.join("r.json");
+    let again = || {
+        let mut c = wf();
+        c.args(["report", "-o"]).arg(&out).arg(&logs);
+        ok(c);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let first = again();
+    assert_eq!(again(), first);
     let json: Value =
         serde_json::from_slice(&std::fs::read(d.path().join("R.JSON")).unwrap()).unwrap();
     assert!(json["general"]["valid_requests"].as_u64().unwrap() > 100);

@@ -99,16 +99,46 @@ pub fn input_at<'a>(
     target: &Path,
     inputs: impl IntoIterator<Item = &'a Input>,
 ) -> Option<&'a Input> {
-    use std::os::unix::fs::MetadataExt;
-    let t = std::fs::metadata(target).ok()?;
     inputs.into_iter().find(|i| {
-        let m = match &i.source {
-            Source::File { path, .. } | Source::Compressed { path, .. } => std::fs::metadata(path),
-            Source::Stream { path: Some(p), .. } => std::fs::metadata(p),
-            Source::Stream { path: None, .. } => std::fs::metadata("/dev/stdin"),
+        let path = match &i.source {
+            Source::File { path, .. } | Source::Compressed { path, .. } => path.as_path(),
+            Source::Stream { path: Some(p), .. } => p.as_path(),
+            Source::Stream { path: None, .. } => Path::new("/dev/stdin"),
         };
-        m.is_ok_and(|m| m.dev() == t.dev() && m.ino() == t.ino())
+        same_file(path, target)
     })
+}
+
+/// `a` and `b` are one file (device and inode; links followed).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Files (device, inode) that directory walks leave out: a command's own
+/// output in a directory it reads (`wf report -o logs/r.html logs/` every
+/// night read its last page as failed lines). Set by [`leave_out_of_walks`]
+/// before inputs are collected, as `set_zstd_window_log_max` is: every
+/// collection of the run (a `--state` scan, `--since`'s seek) sees it.
+static NOT_WALKED: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+/// Directory walks of this process leave out the file at `path` (if it
+/// exists; named on the command line, it is still an input).
+pub fn leave_out_of_walks(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = fs::metadata(path) {
+        NOT_WALKED.lock().unwrap().push((m.dev(), m.ino()));
+    }
+}
+
+/// A file met while walking that [`leave_out_of_walks`] named.
+fn left_out(md: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let out = NOT_WALKED.lock().unwrap();
+    !out.is_empty() && out.contains(&(md.dev(), md.ino()))
 }
 
 /// Files whose heads are asked for at once (see [`InputSpec::detect`]).
@@ -317,6 +347,7 @@ impl InputSpec {
                         continue;
                     }
                     let size = match ent.metadata() {
+                        Ok(md) if left_out(&md) => continue,
                         Ok(md) => md.len(),
                         Err(e) => {
                             let name = ent.path().display().to_string();

@@ -90,6 +90,10 @@ enum Bots {
 impl ReportArgs {
     /// `wf report`, or `wf report --follow`.
     pub(crate) fn run(&self) -> ExitCode {
+        if let Some(out) = &self.output {
+            // Its last page in a directory read for logs is no input.
+            wf_core::scan::leave_out_of_walks(out);
+        }
         if self.follow.on() {
             self.run_follow()
         } else {
@@ -326,8 +330,11 @@ impl ReportArgs {
 
     /// Whether `-o FILE` may be written: it ends in .html, .htm or .json
     /// (as GoAccess refuses another `-o`: `-o access.log` replaced a log
-    /// with a page), and it is none of `inputs` (`-o x.html x.html` would
-    /// replace the input with its report). Asked before anything is read.
+    /// with a page), and it is none of the inputs (`-o x.html x.html` would
+    /// replace the input with its report). The report's last page, met in a
+    /// directory walked for logs (`-o logs/r.html logs/`, every night), is
+    /// not an input: walks leave it out (`scan::leave_out_of_walks`), where
+    /// it was read as failed lines. Asked before anything is read.
     fn output_allowed(&self, inputs: &[wf_core::scan::Input]) -> Result<(), String> {
         let Some(path) = &self.output else {
             return Ok(());
