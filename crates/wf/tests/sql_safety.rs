@@ -95,6 +95,21 @@ fn output_naming_an_input_is_refused() {
     let o = c.output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
     assert_eq!(std::fs::read(&input).unwrap(), before);
+    // Met in a directory walked for inputs, the last result is no input:
+    // the second run answers as the first (it was refused, exit 2).
+    let dir = d.path().join("logs");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("small.csv"), &before).unwrap();
+    let out = dir.join("out.csv");
+    let again = || {
+        let mut c = sql(&["SELECT count(*) AS n FROM logs", "--format", "csv"]);
+        c.arg(&dir).arg("-o").arg(&out);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let first = again();
+    assert_eq!(again(), first);
 }
 
 // ------------------------------------------------------------------ item 8: atomic -o
