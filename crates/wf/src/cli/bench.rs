@@ -68,6 +68,10 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
         .scan_job()
         .ok_or("can measure count, wf2 and pangram")?;
     let base = cmd.scan_args().options();
+    if let Some(p) = &b.plot {
+        // Its last plot in a directory the job walks is no input.
+        wf_core::scan::leave_out_of_walks(p);
+    }
     let files = input_files(cmd.scan_args())?;
     if let Some(p) = &b.plot {
         plot_allowed(p, cmd.scan_args())?;
