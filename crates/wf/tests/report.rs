@@ -652,7 +652,8 @@ fn auto_reads_a_combined_log_with_an_odd_line_as_combined() {
 /// replaced the log with its report, exit 0. Refused before anything is
 /// read, exit 2, the input unchanged, whether named, linked to, given as a
 /// page's name, or read on stdin; `--follow` too. Met in a directory walked
-/// for logs, the report's own file is left out.
+/// for logs, the report's own file is left out. `-o json` and `-o html`
+/// print on stdout, as GoAccess's do.
 #[test]
 fn output_that_is_an_input_or_not_a_report_is_refused() {
     let d = dir();
@@ -701,6 +702,18 @@ fn output_that_is_an_input_or_not_a_report_is_refused() {
     }
     let page = std::fs::read_to_string(d.path().join("R.HTML")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
+    // GoAccess's `-o json` and `-o html`: on stdout, no file so named.
+    let stdout_of = |args: &[&str]| {
+        let mut c = wf();
+        c.current_dir(d.path())
+            .arg("report")
+            .args(args)
+            .arg(&same_log);
+        ok(c)
+    };
+    assert_eq!(stdout_of(&["-o", "json"]), stdout_of(&["--json"]));
+    assert!(stdout_of(&["-o", "html"]).starts_with("<!DOCTYPE html>"));
+    assert!(!d.path().join("json").exists() && !d.path().join("html").exists());
     // The report's last page in a directory walked for logs is not read
     // (its lines had counted as failed): the second run reports the same.
     let logs = d.path().join("logs");

@@ -46,7 +46,8 @@ pub(crate) struct ReportArgs {
     format: String,
     /// Write the report to FILE: JSON if it ends in .json, one self-contained
     /// HTML page if in .html or .htm (e.g. -o report.html); another name, or
-    /// one of the inputs, is refused before anything is read.
+    /// one of the inputs, is refused before anything is read. As GoAccess's,
+    /// `-o html` and `-o json` print the page or JSON on stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Rows per panel in the terminal report.
@@ -90,7 +91,11 @@ enum Bots {
 impl ReportArgs {
     /// `wf report`, or `wf report --follow`.
     pub(crate) fn run(&self) -> ExitCode {
-        if let Some(out) = &self.output {
+        if let Some(out) = self
+            .output
+            .as_deref()
+            .filter(|o| stdout_format(o).is_none())
+        {
             // Its last page in a directory read for logs is no input.
             wf_core::scan::leave_out_of_walks(out);
         }
@@ -339,6 +344,12 @@ impl ReportArgs {
         let Some(path) = &self.output else {
             return Ok(());
         };
+        if let Some(format) = stdout_format(path) {
+            if format == "html" && self.follow.on() {
+                return Err("-o html: a live page is written to a file (-o live.html)".into());
+            }
+            return Ok(());
+        }
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if !["html", "htm", "json"].contains(&ext.to_ascii_lowercase().as_str()) {
             return Err(format!(
@@ -402,9 +413,14 @@ impl ReportArgs {
                 wf_report::output::text(r, self.top, took).into_bytes()
             });
         };
-        let json_file = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let to_stdout = stdout_format(path);
+        let json_file = to_stdout.map_or_else(
+            || {
+                path.extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+            },
+            |f| f == "json",
+        );
         let body = if json_file {
             json()
         } else {
@@ -414,9 +430,22 @@ impl ReportArgs {
                 following.then(|| self.follow.interval().as_millis().div_ceil(1000) as u64);
             wf_report::html::render_with(&page, reload)
         };
+        if to_stdout.is_some() {
+            return Ok(body.into_bytes());
+        }
         write_whole(path, body.as_bytes())
             .map_err(|e| InputError::io(path.display().to_string(), &e))?;
         Ok(Vec::new())
+    }
+}
+
+/// GoAccess's `-o html` and `-o json`: the report in that format on stdout
+/// (`wf report -o html access.log > report.html`), not a file so named.
+fn stdout_format(path: &Path) -> Option<&'static str> {
+    match path.to_str() {
+        Some("html") => Some("html"),
+        Some("json") => Some("json"),
+        _ => None,
     }
 }
 
