@@ -157,10 +157,13 @@ status codes, requested files and visitors per day equal `goaccess --no-ip-valid
 Output: the overview and the top --top rows of each panel on stdout; --json the whole report \
 (GoAccess's JSON shape: general, then per panel metadata and data rows of hits, visitors and \
 bytes with count and percent, items under a group); -o FILE.html one self-contained page \
-(charts and sortable, filterable tables; it loads nothing from any host), -o FILE.json the JSON. \
+(charts and sortable, filterable tables; it loads nothing from any host), -o FILE.json the JSON \
+(-o html and -o json print them on stdout, as GoAccess's; -o never names an input, and the \
+report's own file met in a directory read for logs is left out). \
 A line the format cannot read, or whose time, status or size is not one, is a failed line; \
 --stats adds their offsets (the first few), and stderr says so when half the lines or more \
-failed (a log read in another --format than its own).\n\n\
+failed (a log read in another --format than its own); when every line failed, the report is \
+still made and wf exits 2, naming the first.\n\n\
 Examples:\n  wf report access.log\n  wf report -o report.html /var/log/nginx/\n  \
 wf report --bots only --top 20 access.log.gz\n  \
 wf report --format vcombined other_vhosts_access.log\n  \
