@@ -10,8 +10,8 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {
     #[error(
-        "unknown format '{0}' (formats: auto, combined, common, vcombined, \
-         apache:'FORMAT', nginx:'FORMAT', csv, tsv, jsonl, logfmt, fields, regex:'RE')"
+        "unknown format '{0}' (formats: auto, combined, common, vcombined, nginx-main, \
+         combinedio, apache:'FORMAT', nginx:'FORMAT', csv, tsv, jsonl, logfmt, fields, regex:'RE')"
     )]
     Unknown(String),
     #[error("no log format named '{0}'")]

@@ -457,12 +457,13 @@ pub fn from_spec(
     sample: &[u8],
 ) -> Result<Arc<dyn Format>, FormatError> {
     let (name, arg) = match spec.split_once(':') {
-        Some((n, a)) => (n, Some(unquote(a))),
-        None => (spec, None),
+        Some((n, a)) => (n.to_ascii_lowercase(), Some(unquote(a))),
+        // Names in any case: GoAccess's are upper case (`COMBINED`).
+        None => (spec.to_ascii_lowercase(), None),
     };
-    Ok(match (name, arg) {
+    Ok(match (name.as_str(), arg) {
         ("auto", None) => detect::detect(sample, opts)?,
-        (n, None) if clf::LogFormat::is_named(n) => Arc::new(clf::LogFormat::named(name)?),
+        (n, None) if clf::LogFormat::is_named(n) => Arc::new(clf::LogFormat::named(n)?),
         ("apache", Some(f)) => Arc::new(clf::LogFormat::apache(f)?),
         ("nginx", Some(f)) => Arc::new(clf::LogFormat::nginx(f)?),
         ("csv", None) => Arc::new(csv::Csv::new(opts.delimiter.unwrap_or(b','), opts, sample)?),
@@ -610,6 +611,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Format names in any case (GoAccess's are upper case); a format string's
+    /// own text as written.
+    #[test]
+    fn names_in_any_case() {
+        let opts = FormatOptions::default();
+        for spec in ["COMBINED", "Common", "NGINX-MAIN", "CombinedIO"] {
+            let f = from_spec(spec, &opts, b"").unwrap();
+            assert_eq!(f.name(), spec.to_ascii_lowercase());
+        }
+        let f = from_spec("APACHE:'%h %U'", &opts, b"").unwrap();
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["client", "url_path"], "%U is not %u");
+        assert!(from_spec("nosuch", &opts, b"").is_err());
     }
 
     /// The per-byte split `sample_lines` used before memchr, as the reference.

@@ -93,10 +93,12 @@ impl Mapped {
     /// `--format caddy`, `traefik` or `json:name=path,...`; `None` for
     /// another format.
     pub fn from_spec(spec: &str) -> Option<Result<Mapped, MappingError>> {
-        let (name, mapping) = match spec {
+        // Names in any case (GoAccess's are upper case, `CADDY`); a
+        // mapping's keys as written.
+        let (name, mapping) = match spec.to_ascii_lowercase().as_str() {
             "caddy" => ("caddy", CADDY),
             "traefik" => ("traefik", TRAEFIK),
-            s => ("json", s.strip_prefix("json:")?),
+            _ => ("json", spec.strip_prefix("json:")?),
         };
         Some(Mapped::new(name, mapping))
     }

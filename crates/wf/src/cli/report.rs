@@ -42,7 +42,13 @@ pub(crate) struct ReportArgs {
     /// with |) to client, time, request (or method, uri, protocol), status,
     /// bytes, referrer, user_agent, vhost, e.g.
     /// --format 'json:client=remote_addr,time=ts,request=req,status=code,bytes=size'.
-    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    /// Names in any case, and GoAccess's `--log-format=COMBINED` too.
+    #[arg(
+        long,
+        alias = "log-format",
+        value_name = "FORMAT",
+        default_value = "auto"
+    )]
     format: String,
     /// Write the report to FILE: JSON if it ends in .json, one self-contained
     /// HTML page if in .html or .htm (e.g. -o report.html); another name, or
