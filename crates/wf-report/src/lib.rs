@@ -36,6 +36,10 @@ use std::sync::Arc;
 pub use job::{BotMode, FormatError, ReportJob};
 pub use report::Report;
 pub use run::SetupError;
+/// The named web log formats (`wf_formats::clf::NAMED`), for the `wf`
+/// built without sql, which reaches wf-formats only through this crate
+/// (`--since`'s `--format` names them).
+pub use wf_formats::clf::NAMED as NAMED_FORMATS;
 
 /// The format of `--format` (`auto` reads `sample`, the start of the first
 /// input): `wf sql`'s formats, and JSON lines with a field mapping

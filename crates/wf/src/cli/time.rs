@@ -60,8 +60,9 @@ pub(crate) struct TimeArgs {
 /// `wf count --format`: where a record's time is.
 #[derive(Args, Clone)]
 pub(crate) struct FormatArg {
-    /// Where a line's time is, for --since/--until: combined, common or
-    /// vcombined (the first `[10/Oct/2000:13:55:36 -0700]`), json (the ISO 8601
+    /// Where a line's time is, for --since/--until: combined, common,
+    /// vcombined, nginx-main or combinedio, in any case (the first
+    /// `[10/Oct/2000:13:55:36 -0700]`), json (the ISO 8601
     /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line), logfmt (the
     /// `time=`, `ts=`, `timestamp=`, `@timestamp=` or `t=` of a line), csv or
     /// tsv (the column named by --time-column), iso (an ISO 8601 time
@@ -86,8 +87,10 @@ enum Shape {
 }
 
 fn parse_format(s: &str) -> Result<Shape, String> {
-    Ok(Shape::Fixed(match s {
-        "combined" | "common" | "vcombined" | "nginx-main" | "combinedio" | "clf" => TimeFormat::Clf,
+    let lower = s.to_ascii_lowercase();
+    let named = wf_report::NAMED_FORMATS;
+    Ok(Shape::Fixed(match lower.as_str() {
+        n if n == "clf" || named.contains(&n) => TimeFormat::Clf,
         "json" | "jsonl" => TimeFormat::Json,
         "logfmt" => TimeFormat::Logfmt,
         "iso" => TimeFormat::Iso,
@@ -96,7 +99,8 @@ fn parse_format(s: &str) -> Result<Shape, String> {
         "tsv" => return Ok(Shape::Columns(b'\t')),
         _ => {
             return Err(format!(
-                "'{s}': expected combined, common, vcombined, nginx-main, combinedio, json, logfmt, csv, tsv, iso or auto"
+                "'{s}': expected {}, json, logfmt, csv, tsv, iso or auto",
+                named.join(", ")
             ))
         }
     }))
