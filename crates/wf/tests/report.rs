@@ -702,6 +702,26 @@ fn output_that_is_an_input_or_not_a_report_is_refused() {
     }
     let page = std::fs::read_to_string(d.path().join("R.HTML")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
+    // A page that is a symbolic link: its target is replaced, keeping its
+    // mode, and the link stays (as `wf sql -o` writes through a link).
+    use std::os::unix::fs::PermissionsExt;
+    let target = d.path().join("target.html");
+    std::fs::write(&target, "old").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let to_target = d.path().join("to-target.html");
+    std::os::unix::fs::symlink(&target, &to_target).unwrap();
+    let mut c = wf();
+    c.args(["report", "-o"]).arg(&to_target).arg(&same_log);
+    ok(c);
+    assert!(std::fs::symlink_metadata(&to_target)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&target)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
     // GoAccess's `-o json` and `-o html`: on stdout, no file so named.
     let stdout_of = |args: &[&str]| {
         let mut c = wf();

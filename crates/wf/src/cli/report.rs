@@ -457,15 +457,27 @@ fn stdout_format(path: &Path) -> Option<&'static str> {
 
 /// Write `path` whole or not at all: a temporary file beside it, renamed
 /// over it, so that a reader (a browser reloading the page while `--follow`
-/// rewrites it) never sees half of it.
+/// rewrites it) never sees half of it. As `wf sql -o`: a symbolic link is
+/// followed (its target replaced, not the link) and a file replaced keeps
+/// its mode.
 fn write_whole(path: &Path, body: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
+    use std::os::unix::fs::PermissionsExt;
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, path));
+    let mode = std::fs::metadata(&target)
+        .ok()
+        .map(|m| m.permissions().mode());
+    let written = std::fs::write(&tmp, body)
+        .and_then(|_| match mode {
+            Some(m) => std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(m)),
+            None => Ok(()),
+        })
+        .and_then(|_| std::fs::rename(&tmp, &target));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
