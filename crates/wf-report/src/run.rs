@@ -98,23 +98,21 @@ pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupErro
         (s, _) => s,
     };
     let sample = sample.unwrap_or_default();
-    let format = match (spec, wf_formats::detect::web_log(&sample)) {
-        // A web log, when the sample is one and no JSON mapping reads it:
-        // the named format that reads the most lines as the report counts
-        // them (`detect::web_log`), where `wf sql`'s detection had taken a
-        // combined log with one odd line in six for common.
-        ("auto", Some(f)) if crate::mapped::Mapped::detect(&sample).is_none() => Arc::new(f),
+    let format: Arc<dyn wf_formats::Format> = match spec {
+        // A JSON mapping that reads the sample; else the named web log that
+        // reads the most lines as the report counts them (`detect::web_log`:
+        // `wf sql`'s detection, which splits only, took a combined log with
+        // one odd line in six for common); else that detection.
+        "auto" => match crate::mapped::Mapped::detect(&sample) {
+            Some(m) => Arc::new(m),
+            None => match wf_formats::detect::web_log(&sample) {
+                Some(f) => Arc::new(f),
+                None => crate::format(spec, &sample)?,
+            },
+        },
         _ => crate::format(spec, &sample)?,
     };
-    match ReportJob::new(format, settings.bots) {
-        // `auto` found no format the report can read in the first lines (a
-        // few bad ones among them): the web log format that reads the most.
-        Err(e) if spec == "auto" => match wf_formats::detect::web_log(&sample) {
-            Some(f) => ReportJob::new(Arc::new(f), settings.bots).map_err(SetupError::Columns),
-            None => Err(SetupError::Columns(e)),
-        },
-        r => r.map_err(SetupError::Columns),
-    }
+    ReportJob::new(format, settings.bots).map_err(SetupError::Columns)
 }
 
 /// Reads `inputs` and makes their report.
