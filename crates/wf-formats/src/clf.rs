@@ -255,28 +255,33 @@ impl Builder {
     }
 
     fn build(self, name: String) -> LogFormat {
-        let program = Program::compile(&self.items);
-        // The first time column, as the report reads "time".
-        let first = program.steps.iter().enumerate().find(|(_, s)| {
-            let kind = conv_kind(&s.d.conv);
-            kind == Kind::Time && self.fields[s.d.col].name == "time"
-        });
-        let zone = match first {
-            Some((step, s)) => match &s.d.conv {
-                Conv::Strf(t) if t.zoned() => Some(Arc::new(ZoneReader {
-                    time: t.clone(),
-                    program,
-                    step,
-                })),
-                _ => None,
-            },
-            None => None,
-        };
+        let zone = self.zone_reader().map(Arc::new);
         LogFormat {
             name,
             items: self.items.into(),
             fields: self.fields,
             zone,
+        }
+    }
+
+    /// The reader of the `time` column's zone, when it is a `%{format}t`
+    /// with `%z` (the steps of a [`Program`] are the format's fields in
+    /// order; one is compiled only then).
+    fn zone_reader(&self) -> Option<ZoneReader> {
+        let fields = self.items.iter().filter_map(|i| match i {
+            Item::Field(d) => Some(d),
+            Item::Lit(_) => None,
+        });
+        let (step, d) = fields
+            .enumerate()
+            .find(|(_, d)| conv_kind(&d.conv) == Kind::Time && self.fields[d.col].name == "time")?;
+        match &d.conv {
+            Conv::Strf(t) if t.zoned() => Some(ZoneReader {
+                time: t.clone(),
+                program: Program::compile(&self.items),
+                step,
+            }),
+            _ => None,
         }
     }
 }
