@@ -6,7 +6,6 @@ use clap::{Args, Parser};
 
 use wf_core::bench::{self, BenchOptions, SettingResult};
 
-use super::args::ScanArgs;
 use super::limits;
 use super::output::print;
 use super::Cli;
@@ -72,10 +71,11 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
         // Its last plot in a directory the job walks is no input.
         wf_core::scan::leave_out_of_walks(p);
     }
-    let files = input_files(cmd.scan_args())?;
+    let collected = cmd.scan_args().input.collect();
     if let Some(p) = &b.plot {
-        plot_allowed(p, cmd.scan_args())?;
+        plot_allowed(p, &collected.inputs)?;
     }
+    let files = input_files(collected)?;
     if opts.threads.is_empty() {
         opts.threads = vec![base.threads];
     }
@@ -153,8 +153,7 @@ fn parse_job(words: &[String]) -> Result<Cli, String> {
 }
 
 /// The job's regular input files: those a cold run can evict.
-fn input_files(args: &ScanArgs) -> Result<Vec<PathBuf>, String> {
-    let collected = args.input.collect();
+fn input_files(collected: wf_core::scan::Collected) -> Result<Vec<PathBuf>, String> {
     let files = bench::input_files(&collected.inputs);
     if !files.is_empty() {
         return Ok(files);
@@ -174,15 +173,14 @@ fn input_files(args: &ScanArgs) -> Result<Vec<PathBuf>, String> {
 /// job's inputs (a log named by mistake would be replaced by the plot after
 /// being measured, as `wf report -o access.log access.log` replaced a log).
 /// Asked before anything is run.
-fn plot_allowed(p: &Path, args: &ScanArgs) -> Result<(), String> {
+fn plot_allowed(p: &Path, inputs: &[wf_core::scan::Input]) -> Result<(), String> {
     if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
         return Err(format!(
             "--plot {}: the plot is an SVG file (.svg)",
             p.display()
         ));
     }
-    let collected = args.input.collect();
-    match wf_core::scan::input_at(p, &collected.inputs) {
+    match wf_core::scan::input_at(p, inputs) {
         Some(i) => Err(format!(
             "--plot {} is the job's input {}: writing the plot there would destroy it",
             p.display(),
