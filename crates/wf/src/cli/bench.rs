@@ -174,20 +174,7 @@ fn input_files(collected: wf_core::scan::Collected) -> Result<Vec<PathBuf>, Stri
 /// being measured, as `wf report -o access.log access.log` replaced a log).
 /// Asked before anything is run.
 fn plot_allowed(p: &Path, inputs: &[wf_core::scan::Input]) -> Result<(), String> {
-    if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
-        return Err(format!(
-            "--plot {}: the plot is an SVG file (.svg)",
-            p.display()
-        ));
-    }
-    match wf_core::scan::input_at(p, inputs) {
-        Some(i) => Err(format!(
-            "--plot {} is the job's input {}: writing the plot there would destroy it",
-            p.display(),
-            i.name
-        )),
-        None => Ok(()),
-    }
+    super::output::writable(p, "the plot", &["svg"], inputs).map_err(|e| format!("--plot {e}"))
 }
 
 /// Throughput against threads as SVG, titled with the job's command line.

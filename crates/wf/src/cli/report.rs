@@ -356,22 +356,7 @@ impl ReportArgs {
             }
             return Ok(());
         }
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !["html", "htm", "json"].contains(&ext.to_ascii_lowercase().as_str()) {
-            return Err(format!(
-                "{}: the report is written as a page (.html, .htm) or JSON (.json); \
-                 other names are refused, so that a log named by mistake is not replaced",
-                path.display()
-            ));
-        }
-        match wf_core::scan::input_at(path, inputs) {
-            Some(i) => Err(format!(
-                "{} is the input {}: writing the report there would destroy it",
-                path.display(),
-                i.name
-            )),
-            None => Ok(()),
-        }
+        super::output::writable(path, "the report", &["html", "htm", "json"], inputs)
     }
 
     fn settings(&self) -> Settings {
