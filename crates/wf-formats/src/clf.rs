@@ -97,6 +97,9 @@ struct ZoneReader {
 pub const COMMON: &str = r#"%h %l %u %t "%r" %>s %b"#;
 pub const COMBINED: &str = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
 pub const VCOMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+/// Common with the virtual host and port first: GoAccess's `VCOMMON` (Apache
+/// names no such format; its `vhost_combined` is vcombined).
+pub const VCOMMON: &str = r#"%v:%p %h %l %u %t "%r" %>s %b"#;
 /// nginx's `main` (the `log_format` of its default nginx.conf): combined and
 /// `"$http_x_forwarded_for"`. Read as combined, its agent ran on to the line's
 /// end (`Firefox/2.0.0.4" "-`), and each forwarded-for address made the same
@@ -109,12 +112,13 @@ pub const COMBINEDIO: &str = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-ag
 
 /// The named formats, in the order `auto` tries them: one that extends
 /// another (nginx-main, combined) before it.
-pub const NAMED: [&str; 5] = [
+pub const NAMED: [&str; 6] = [
     "nginx-main",
     "combinedio",
     "combined",
     "vcombined",
     "common",
+    "vcommon",
 ];
 
 impl LogFormat {
@@ -124,6 +128,7 @@ impl LogFormat {
             "combined" => Self::apache(COMBINED)?,
             "common" => Self::apache(COMMON)?,
             "vcombined" => Self::apache(VCOMBINED)?,
+            "vcommon" => Self::apache(VCOMMON)?,
             "combinedio" => Self::apache(COMBINEDIO)?,
             "nginx-main" => Self::nginx(NGINX_MAIN)?,
             _ => return Err(FormatError::NoLogFormat(name.to_string())),

@@ -172,6 +172,22 @@ mod tests {
         assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "common");
     }
 
+    /// A vhost's common lines are vcommon (GoAccess's VCOMMON), its combined
+    /// ones still vcombined, by both detections.
+    #[test]
+    fn vcommon_after_the_vcombined_it_shortens() {
+        let opts = FormatOptions::default();
+        let vcommon = format!("www.x.org:443 {COMMON_LINE}\n").repeat(3);
+        assert_eq!(detect(vcommon.as_bytes(), &opts).unwrap().name(), "vcommon");
+        assert_eq!(web_log(vcommon.as_bytes()).unwrap().name(), "vcommon");
+        let vcombined = format!("www.x.org:80 {COMBINED_LINE}\n").repeat(3);
+        assert_eq!(
+            detect(vcombined.as_bytes(), &opts).unwrap().name(),
+            "vcombined"
+        );
+        assert_eq!(web_log(vcombined.as_bytes()).unwrap().name(), "vcombined");
+    }
+
     /// nginx's `main` lines are read as nginx-main, not as combined (whose
     /// agent would run on to the line's end); combined ones stay combined.
     #[test]

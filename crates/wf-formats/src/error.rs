@@ -10,7 +10,7 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {
     #[error(
-        "unknown format '{0}' (formats: auto, combined, common, vcombined, nginx-main, \
+        "unknown format '{0}' (formats: auto, combined, common, vcombined, vcommon, nginx-main, \
          combinedio, apache:'FORMAT', nginx:'FORMAT', csv, tsv, jsonl, logfmt, fields, regex:'RE')"
     )]
     Unknown(String),

@@ -45,6 +45,7 @@ pub use wf_formats::clf::NAMED as NAMED_FORMATS;
 /// input): `wf sql`'s formats, and JSON lines with a field mapping
 /// (`caddy`, `traefik`, `json:name=path,...`: `mapped`).
 pub fn format(spec: &str, sample: &[u8]) -> Result<Arc<dyn wf_formats::Format>, SetupError> {
+    let spec = goaccess_format(spec).unwrap_or(spec);
     if let Some(m) = mapped::Mapped::from_spec(spec) {
         return Ok(Arc::new(m.map_err(SetupError::Mapping)?));
     }
@@ -53,6 +54,71 @@ pub fn format(spec: &str, sample: &[u8]) -> Result<Arc<dyn wf_formats::Format>, 
             return Ok(Arc::new(m));
         }
     }
-    wf_formats::from_spec(spec, &wf_formats::FormatOptions::default(), sample)
-        .map_err(SetupError::Format)
+    match wf_formats::from_spec(spec, &wf_formats::FormatOptions::default(), sample) {
+        Err(wf_formats::FormatError::Unknown(s)) => Err(SetupError::Unknown(s)),
+        r => r.map_err(SetupError::Format),
+    }
+}
+
+/// GoAccess's predefined log formats written out as its `goaccess.conf`
+/// writes them, with the format wf reads them as: a user's `--log-format` copied from GoAccess's settings.
+/// Its other specifiers (`%^`, `%d:%t` with `--date-format`) are not read:
+/// another GoAccess format string is an unknown format, whose message says
+/// how to write it ([`SetupError::Unknown`]).
+const GOACCESS: [(&str, &str); 4] = [
+    (r#"%h %^[%d:%t %^] "%r" %s %b "%R" "%u""#, "combined"),
+    (r#"%v:%^ %h %^[%d:%t %^] "%r" %s %b "%R" "%u""#, "vcombined"),
+    (r#"%h %^[%d:%t %^] "%r" %s %b"#, "common"),
+    (r#"%v:%^ %h %^[%d:%t %^] "%r" %s %b"#, "vcommon"),
+];
+
+/// The format wf reads GoAccess's `spec` as, if it is one of [`GOACCESS`].
+fn goaccess_format(spec: &str) -> Option<&'static str> {
+    let spec = spec.trim();
+    let is = |(g, _): &&(&str, &str)| g.eq_ignore_ascii_case(spec);
+    GOACCESS.iter().find(is).map(|(_, wf)| *wf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GoAccess's predefined formats, by name or written out as its
+    /// goaccess.conf writes them, are wf's; another GoAccess format string,
+    /// or a server's format without its prefix, is refused saying how to
+    /// write it.
+    #[test]
+    fn goaccess_formats_are_read_or_explained() {
+        let read = |spec: &str| format(spec, b"").map(|f| f.name());
+        assert_eq!(
+            read(r#"%h %^[%d:%t %^] "%r" %s %b "%R" "%u""#).unwrap(),
+            "combined"
+        );
+        assert_eq!(read(r#" %h %^[%d:%t %^] "%r" %s %b "#).unwrap(), "common");
+        let vcombined = r#"%v:%^ %h %^[%d:%t %^] "%r" %s %b "%R" "%u""#;
+        assert_eq!(read(vcombined).unwrap(), "vcombined");
+        assert_eq!(
+            read(r#"%v:%^ %h %^[%d:%t %^] "%r" %s %b"#).unwrap(),
+            "vcommon"
+        );
+        assert_eq!(read("VCOMMON").unwrap(), "vcommon");
+        let said = |spec: &str| format(spec, b"").err().unwrap().to_string();
+        let other = said(r#"%h %^[%d:%t %^] "%r" %s %b "%R" "%u" %T"#);
+        assert!(
+            other.contains("GoAccess's log-format specifiers are not read"),
+            "{other}"
+        );
+        assert!(other.contains("caddy, traefik"), "{other}");
+        let apache = said(r#"%h %l %u %t "%r" %>s %b"#);
+        assert!(
+            apache.ends_with(r#"apache:'%h %l %u %t "%r" %>s %b'"#),
+            "{apache}"
+        );
+        let nginx = said("$remote_addr [$time_local]");
+        assert!(
+            nginx.ends_with("nginx:'$remote_addr [$time_local]'"),
+            "{nginx}"
+        );
+        assert!(said("bogus").ends_with("json:NAME=PATH,...)"));
+    }
 }

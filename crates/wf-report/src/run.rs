@@ -39,7 +39,10 @@ impl Default for Settings {
 /// A format the report cannot use.
 #[derive(Debug)]
 pub enum SetupError {
-    /// `--format` names no format wf reads (or `auto` recognised none).
+    /// `--format` names no format the report reads: the spec as given.
+    Unknown(String),
+    /// `--format` names a format that cannot be made (or `auto` recognised
+    /// none).
     Format(wf_formats::FormatError),
     /// A JSON-lines mapping (`json:name=path,...`) that cannot be used.
     Mapping(crate::mapped::MappingError),
@@ -52,6 +55,7 @@ pub enum SetupError {
 impl std::fmt::Display for SetupError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            SetupError::Unknown(spec) => unknown(spec, f),
             SetupError::Format(e) => e.fmt(f),
             SetupError::Mapping(e) => e.fmt(f),
             SetupError::Columns(e) => e.fmt(f),
@@ -61,6 +65,36 @@ impl std::fmt::Display for SetupError {
 }
 
 impl std::error::Error for SetupError {}
+
+/// The report's formats (not all of `wf sql`'s), and how to write the
+/// format string a user gave bare: a GoAccess `--log-format` (`%^`, `%d`,
+/// `%R`) is not read, an Apache `LogFormat` or nginx `log_format` needs its
+/// prefix.
+fn unknown(spec: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    write!(
+        f,
+        "unknown format '{spec}' (wf report reads auto, combined, common, vcombined, \
+         vcommon, nginx-main, combinedio, apache:'LogFormat', nginx:'log_format', caddy, traefik, \
+         json:NAME=PATH,...)"
+    )?;
+    let goaccess = ["%^", "%d", "%R", "%x", "%~"]
+        .iter()
+        .any(|g| spec.contains(g));
+    if goaccess {
+        write!(
+            f,
+            ": GoAccess's log-format specifiers are not read, but for its predefined \
+             formats (COMBINED, VCOMBINED, COMMON, VCOMMON, CADDY; the first four's strings too); \
+             write the server's own format instead, e.g. apache:'%h %l %u %t \"%r\" %>s %b'"
+        )
+    } else if spec.contains('%') {
+        write!(f, ": an Apache LogFormat is written apache:'{spec}'")
+    } else if spec.contains('$') {
+        write!(f, ": an nginx log_format is written nginx:'{spec}'")
+    } else {
+        Ok(())
+    }
+}
 
 /// A finished report and what the scan says besides it.
 pub struct Done {

@@ -32,7 +32,7 @@ pub(crate) struct ReportArgs {
     follow: FollowArgs,
     /// The log format: auto (detected from the first input's start, stdin's
     /// too, the web log format that reads most of it when a few lines are
-    /// bad; combined on a FIFO), combined, common, vcombined, nginx-main (nginx's default
+    /// bad; combined on a FIFO), combined, common, vcombined, vcommon, nginx-main (nginx's default
     /// `main`: combined and "$http_x_forwarded_for"), combinedio (Apache's
     /// combined and %I %O), apache:'LogFormat' or
     /// nginx:'log_format' (as wf sql reads them), e.g.
@@ -42,7 +42,10 @@ pub(crate) struct ReportArgs {
     /// with |) to client, time, request (or method, uri, protocol), status,
     /// bytes, referrer, user_agent, vhost, e.g.
     /// --format 'json:client=remote_addr,time=ts,request=req,status=code,bytes=size'.
-    /// Names in any case, and GoAccess's `--log-format=COMBINED` too.
+    /// Names in any case, and GoAccess's `--log-format=COMBINED` too, or its
+    /// COMBINED, VCOMBINED, COMMON and VCOMMON written out
+    /// (`--log-format='%h %^[%d:%t %^] "%r" %s %b "%R" "%u"'`); its other
+    /// format strings are not read.
     #[arg(
         long,
         alias = "log-format",

@@ -29,6 +29,7 @@ offset applied), method, path, protocol, request, status (int), bytes (int, NULL
 referrer, user_agent
   common     the same without referrer and user_agent
   vcombined  vhost:port first: vhost, port, then the combined columns
+  vcommon    vhost:port first, then the common columns (GoAccess's VCOMMON)
   nginx-main nginx's default `main`: the combined columns, then http_x_forwarded_for
   combinedio Apache's (mod_logio): the combined columns, then bytes_received, bytes_sent (%I %O)
   apache:'FORMAT'  an Apache LogFormat string, e.g. apache:'%h %l %u %t \"%r\" %>s %b %D'; \

@@ -61,7 +61,7 @@ pub(crate) struct TimeArgs {
 #[derive(Args, Clone)]
 pub(crate) struct FormatArg {
     /// Where a line's time is, for --since/--until: combined, common,
-    /// vcombined, nginx-main or combinedio, in any case (the first
+    /// vcombined, vcommon, nginx-main or combinedio, in any case (the first
     /// `[10/Oct/2000:13:55:36 -0700]`), json (the ISO 8601
     /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line), logfmt (the
     /// `time=`, `ts=`, `timestamp=`, `@timestamp=` or `t=` of a line), csv or
