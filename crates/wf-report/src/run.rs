@@ -48,6 +48,9 @@ pub enum SetupError {
     Mapping(crate::mapped::MappingError),
     /// The format lacks a column the report needs.
     Columns(crate::FormatError),
+    /// `--format auto` found no web log at the start of `input`, which
+    /// reads as `format` (csv, fields, ...).
+    NoWebLog { input: String, format: String },
     /// A spill of `--memory` could not be read back.
     Spill(crate::spill::SpillError),
 }
@@ -59,6 +62,12 @@ impl std::fmt::Display for SetupError {
             SetupError::Format(e) => e.fmt(f),
             SetupError::Mapping(e) => e.fmt(f),
             SetupError::Columns(e) => e.fmt(f),
+            SetupError::NoWebLog { input, format } => write!(
+                f,
+                "auto: {input} starts as no web log wf report reads (its lines read as \
+                 {format}): give its format, e.g. --format apache:'%h %l %u %t \"%r\" %>s %b' \
+                 (wf report --help lists them)"
+            ),
             SetupError::Spill(e) => e.fmt(f),
         }
     }
@@ -141,7 +150,14 @@ pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupErro
             Some(m) => Arc::new(m),
             None => match wf_formats::detect::web_log(&sample) {
                 Some(f) => Arc::new(f),
-                None => crate::format(spec, &sample)?,
+                None => {
+                    let f = crate::format(spec, &sample)?;
+                    let input = inputs[0].name.clone();
+                    return ReportJob::new(f.clone(), settings.bots).map_err(|_| {
+                        let format = f.name();
+                        SetupError::NoWebLog { input, format }
+                    });
+                }
             },
         },
         _ => crate::format(spec, &sample)?,

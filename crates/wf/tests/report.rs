@@ -812,6 +812,36 @@ fn a_log_read_in_a_format_not_its_own_fails_its_lines_and_says_so() {
     assert!(combined["general"]["bandwidth"].as_u64().unwrap() > 0);
 }
 
+/// A file whose start is no web log (a CSV, a W3C log) under `auto` is
+/// refused naming it and what it reads as (it was "format csv has no
+/// 'client' column", of a format the user never gave), exit 2; a GoAccess
+/// format string is refused saying it is one.
+#[test]
+fn a_file_that_is_no_web_log_is_refused_saying_why() {
+    let d = dir();
+    let csv = d.path().join("x.csv");
+    std::fs::write(&csv, "a,b,c\n1,2,3\n4,5,6\n").unwrap();
+    let refused = |args: &[&str]| {
+        let mut c = wf();
+        c.arg("report").args(args).arg(&csv);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = refused(&[]);
+    let name = csv.display().to_string();
+    assert!(
+        err.contains(&format!("auto: {name} starts as no web log")),
+        "{err}"
+    );
+    assert!(err.contains("read as csv"), "{err}");
+    let err = refused(&[r#"--log-format=%h %^[%d:%t %^] "%r" %s %b %T"#]);
+    assert!(
+        err.contains("GoAccess's log-format specifiers are not read"),
+        "{err}"
+    );
+}
+
 /// Sizes near 2^63 (corrupt ones) add up to at most `u64::MAX`, never round
 /// to a small sum (three of them were 2^63 - 3 bytes in all, one row at
 /// 200%), and stderr says so.
