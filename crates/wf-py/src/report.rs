@@ -47,8 +47,9 @@ pub(crate) fn report(
         .detach(|| run(inputs, &settings, &opts, None))
         .map_err(value_error)?;
     raise_input_errors(&done.errors)?;
-    // No line read in the format: `wf report` exits 2, this raises.
-    if let Some(e) = done.none_read() {
+    // An input with no line read in the format: `wf report` exits 2, this
+    // raises.
+    if let Some(e) = done.unread().first() {
         return Err(value_error(e.to_string()));
     }
     if resolve {

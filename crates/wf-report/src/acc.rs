@@ -736,7 +736,30 @@ pub struct Acc {
     pub last: Option<(i64, i64)>,
     /// The first few failed records: (input, byte offset), smallest first.
     pub failed_at: Vec<(usize, u64)>,
+    /// Per input of this run's scan, by its index: an input none of whose
+    /// lines read is an error of the run (`run::unread`). Never saved: a
+    /// state's or a partial's inputs are another run's.
+    pub inputs: Vec<InputLines>,
     pub panels: Panels,
+}
+
+/// The lines of one input: read (not blank, not `#`), failed, and where the
+/// first failed one starts.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct InputLines {
+    pub lines: u64,
+    pub failed: u64,
+    pub first_failed: u64,
+}
+
+impl InputLines {
+    fn plus(&mut self, o: InputLines) {
+        if o.failed > 0 && (self.failed == 0 || o.first_failed < self.first_failed) {
+            self.first_failed = o.first_failed;
+        }
+        self.lines += o.lines;
+        self.failed += o.failed;
+    }
 }
 
 /// How many failed records are named by offset.
@@ -746,6 +769,20 @@ impl Acc {
     pub fn fail(&mut self, input: usize, offset: u64) {
         self.failed += 1;
         note_failed(&mut self.failed_at, (input, offset));
+        let failed = InputLines {
+            lines: 0,
+            failed: 1,
+            first_failed: offset,
+        };
+        self.input(input).plus(failed);
+    }
+
+    /// Input `i`'s lines.
+    pub fn input(&mut self, i: usize) -> &mut InputLines {
+        if self.inputs.len() <= i {
+            self.inputs.resize(i + 1, InputLines::default());
+        }
+        &mut self.inputs[i]
     }
 
     #[inline]
@@ -772,6 +809,9 @@ impl Acc {
         }
         for at in other.failed_at {
             note_failed(&mut self.failed_at, at);
+        }
+        for (i, o) in other.inputs.into_iter().enumerate() {
+            self.input(i).plus(o);
         }
         self.panels.merge(other.panels);
     }

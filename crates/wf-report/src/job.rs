@@ -307,6 +307,26 @@ impl Job for ReportJob {
     }
 
     fn process(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
+        let lines = st.acc.lines;
+        self.read(st, chunk);
+        st.acc.input(chunk.input).lines += st.acc.lines - lines;
+    }
+
+    fn merge(&self, into: &mut ReportState, mut other: ReportState) {
+        if let Some(s) = &self.spill {
+            if s.apart(&mut into.acc.panels, &mut other.acc.panels) {
+                // `into`'s agent ids start again.
+                into.bot_of.clear();
+            }
+        }
+        into.acc.merge(other.acc);
+        self.check_memory(into);
+    }
+}
+
+impl ReportJob {
+    /// The records of `chunk`, counted into `st`.
+    fn read(&self, st: &mut ReportState, chunk: &Chunk<'_>) {
         let sep = self.format.separator();
         let data = chunk.data;
         // One UTF-8 check of the chunk instead of one per text value (as
@@ -345,17 +365,6 @@ impl Job for ReportJob {
             start = end + 1;
         }
         self.flush(st, chunk);
-    }
-
-    fn merge(&self, into: &mut ReportState, mut other: ReportState) {
-        if let Some(s) = &self.spill {
-            if s.apart(&mut into.acc.panels, &mut other.acc.panels) {
-                // `into`'s agent ids start again.
-                into.bot_of.clear();
-            }
-        }
-        into.acc.merge(other.acc);
-        self.check_memory(into);
     }
 }
 
@@ -754,6 +763,7 @@ fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acc::InputLines;
 
     /// Lines of every kind the two paths must agree on: plain, CR-ended,
     /// blank, comments, malformed, a status or time that does not convert,
@@ -855,6 +865,12 @@ mod tests {
             );
             assert_eq!(a.failed_at, b.failed_at, "failed offsets at {size}");
             assert!(a.failed > 50 && a.skipped > 20 && a.lines > 200);
+            let input = InputLines {
+                lines: a.lines,
+                failed: a.failed,
+                first_failed: a.failed_at[0].1,
+            };
+            assert_eq!((&a.inputs, &b.inputs), (&vec![input], &vec![input]));
             assert_eq!(json(a), json(b), "{spec}, chunks of {size}");
         }
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use wf_core::scan::{self, Decoded, Input, InputError, Progress, ScanOptions, Source};
 
-use crate::acc::Acc;
+use crate::acc::{Acc, InputLines};
 use crate::report::{self, Meta, Report};
 use crate::spill::{self, SpillError};
 use crate::{BotMode, ReportJob};
@@ -122,9 +122,9 @@ pub struct Done {
 }
 
 impl Done {
-    /// [`none_read`] of this run.
-    pub fn none_read(&self) -> Option<InputError> {
-        none_read(&self.acc, &self.format, &self.log_path)
+    /// [`unread`] of this run.
+    pub fn unread(&self) -> Vec<InputError> {
+        unread(&self.acc, &self.format, &self.log_path)
     }
 }
 
@@ -190,26 +190,44 @@ pub fn run(
     })
 }
 
-/// The error of a run none of whose lines read in its format (`format`),
-/// the first failed line named by its input (`names`) and offset: the
-/// report is still made, but the CLI exits 2 and the Python package
-/// raises, as GoAccess 1.7 stops (exit 1) when the first lines it tests
-/// all fail. A report of no request from a log of thousands, with exit 0,
-/// was a wrong answer a script would mail on.
-pub fn none_read(acc: &Acc, format: &str, names: &[String]) -> Option<InputError> {
-    if acc.failed == 0 || acc.failed < acc.lines {
-        return None;
-    }
+/// The errors of a run some of whose inputs had no line read in its
+/// format (`format`): each such input named (`names`) with its first failed
+/// line's offset; without per-input counts (`acc.inputs` empty: a `--state`
+/// run, whose scans' inputs are not `names`), the run when none of its lines
+/// read. The report is still made, but the CLI exits 2 and the Python
+/// package raises, as GoAccess 1.7 stops (exit 1) when the first lines it
+/// tests of a file all fail. A report of no request from a log of
+/// thousands, with exit 0, was a wrong answer a script would mail on; and
+/// a vhosts' log given beside a combined one, every line of it failed, was
+/// one warning about the total.
+pub fn unread(acc: &Acc, format: &str, names: &[String]) -> Vec<InputError> {
     let hint = "is that the log's format? (--format; --stats gives the first ones' offsets)";
-    let none = format!("none of {} lines read as {format}", acc.lines);
-    // Offsets are not kept over the runs of a --state.
-    Some(match acc.failed_at.first() {
-        Some(&(input, at)) => {
-            let name = names.get(input).map_or("?", String::as_str);
-            InputError::new(name, format!("{none} (the first at byte {at}): {hint}"))
+    let none = |n: u64| format!("none of {n} lines read as {format}");
+    let name = |i: usize| names.get(i).map_or("?", String::as_str);
+    if acc.inputs.is_empty() {
+        if acc.failed == 0 || acc.failed < acc.lines {
+            return Vec::new();
         }
-        None => InputError::new("--format", format!("{none}: {hint}")),
-    })
+        return vec![match acc.failed_at.first() {
+            Some(&(i, at)) => {
+                let why = format!("{} (the first at byte {at}): {hint}", none(acc.lines));
+                InputError::new(name(i), why)
+            }
+            None => InputError::new("--format", format!("{}: {hint}", none(acc.lines))),
+        }];
+    }
+    let unread = |l: &&InputLines| l.lines > 0 && l.failed == l.lines;
+    let inputs = acc.inputs.iter().enumerate();
+    inputs
+        .filter(|(_, l)| unread(l))
+        .map(|(i, l)| {
+            let at = l.first_failed;
+            InputError::new(
+                name(i),
+                format!("{} (the first at byte {at}): {hint}", none(l.lines)),
+            )
+        })
+        .collect()
 }
 
 /// What to start before `job`'s scan: the agents' rules compile (0.4-0.8 s)

@@ -810,6 +810,28 @@ fn a_log_read_in_a_format_not_its_own_fails_its_lines_and_says_so() {
     let combined = report_json(&["--format", "combined"], &[&log]);
     assert_eq!(combined["general"]["failed_requests"], 0);
     assert!(combined["general"]["bandwidth"].as_u64().unwrap() > 0);
+
+    // A vhosts' log beside it, none of whose lines read as combined: that
+    // file is named, exit 2, the combined one still counted (it was one
+    // warning of the total, exit 0). The same at -j 1 and small chunks.
+    let vhosts = d.path().join("vhosts.log");
+    let v: Vec<String> = lines.iter().map(|l| format!("www.x.org:80 {l}")).collect();
+    std::fs::write(&vhosts, v.join("\n") + "\n").unwrap();
+    for j in ["1", "2"] {
+        let mut c = wf();
+        c.args(["report", "--json", "-j", j, "--chunk-size", "4K"]);
+        c.arg(&log).arg(&vhosts);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let named = format!("{}: none of {} lines", vhosts.display(), lines.len());
+        assert!(err.contains(&named), "{err}");
+        assert!(!err.contains(&format!("{}:", log.display())), "{err}");
+        let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let n = |k: &str| j["general"][k].as_u64().unwrap();
+        assert_eq!(n("valid_requests"), lines.len() as u64);
+        assert_eq!(n("failed_requests"), lines.len() as u64);
+    }
 }
 
 /// A file whose start is no web log (a CSV, a W3C log) under `auto` is

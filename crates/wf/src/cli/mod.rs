@@ -162,8 +162,8 @@ bytes with count and percent, items under a group); -o FILE.html one self-contai
 report's own file met in a directory read for logs is left out). \
 A line the format cannot read, or whose time, status or size is not one, is a failed line; \
 --stats adds their offsets (the first few), and stderr says so when half the lines or more \
-failed (a log read in another --format than its own); when every line failed, the report is \
-still made and wf exits 2, naming the first.\n\n\
+failed (a log read in another --format than its own); when every line of an input failed, the \
+report is still made and wf exits 2, naming the input and its first failed line.\n\n\
 Examples:\n  wf report access.log\n  wf report -o report.html /var/log/nginx/\n  \
 wf report --bots only --top 20 access.log.gz\n  \
 wf report --format vcombined other_vhosts_access.log\n  \

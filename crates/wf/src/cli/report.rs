@@ -236,6 +236,7 @@ impl JobCmd for ReportArgs {
         if self.state.state.is_some() {
             // Input indices of this run's scans are not those of `names`.
             acc.failed_at.clear();
+            acc.inputs.clear();
         }
         let mut errors = out.errors;
         // The new state is synced and renamed while the report is made.
@@ -285,19 +286,19 @@ impl JobCmd for ReportArgs {
 }
 
 /// Says on stderr when the sizes overflowed, or most lines failed: the log
-/// is likely not in the format it was read in. When every line failed, that
-/// is an error of the run (`run::none_read`: exit 2); the report is still
+/// is likely not in the format it was read in. An input none of whose lines
+/// read is an error of the run (`run::unread`: exit 2); the report is still
 /// made, its overview counting them; when only some failed, stderr says so
 /// and the exit status is 0.
-fn failures(acc: &wf_report::acc::Acc, format: &str, names: &[String]) -> Option<InputError> {
+fn failures(acc: &wf_report::acc::Acc, format: &str, names: &[String]) -> Vec<InputError> {
     if acc.bytes == u64::MAX {
         wf_core::warn!(
             "wf report: the sizes add up past 2^64 - 1 bytes (16 EiB); totals stop there: \
              some sizes in the log are corrupt"
         );
     }
-    let none = wf_report::run::none_read(acc, format, names);
-    if none.is_none() && acc.failed > 0 && acc.failed * 2 >= acc.lines {
+    let unread = wf_report::run::unread(acc, format, names);
+    if unread.is_empty() && acc.failed > 0 && acc.failed * 2 >= acc.lines {
         wf_core::warn!(
             "wf report: {} of {} lines failed to read as {format}: is that the log's format? \
              (--format; --stats gives the first ones' offsets)",
@@ -305,7 +306,7 @@ fn failures(acc: &wf_report::acc::Acc, format: &str, names: &[String]) -> Option
             acc.lines
         );
     }
-    none
+    unread
 }
 
 fn failed(mut errors: Vec<InputError>, name: &str, message: String) -> JobRun {
