@@ -311,7 +311,7 @@ fn query_table<'py>(
         .map_err(sql_error)?;
     raise_input_errors(&wf_sql::errors(&c.runs))?;
     // A table none of whose lines parse: `wf sql` exits 2, this raises.
-    if let Some(e) = c.runs.iter().find_map(wf_sql::unread) {
+    if let Some(e) = c.runs.iter().flat_map(wf_sql::unread).next() {
         return Err(value_error(e.to_string()));
     }
     let malformed: u64 = c

@@ -38,6 +38,7 @@ use futures::StreamExt;
 
 use wf_core::scan::decompress::Meter;
 use wf_core::scan::{Input, InputError, Progress, ScanOptions, Source};
+use wf_formats::read::job::InputRows;
 use wf_formats::read::{self, OpenError};
 use wf_formats::{FormatError, FormatOptions};
 
@@ -590,27 +591,38 @@ pub fn warnings(t: &TableRun) -> Vec<String> {
     out
 }
 
-/// The error of a table none of whose lines read parsed in its format, the
-/// first named with its offset: the answer is still printed, but the run
-/// fails (exit 2), as `wf report` fails on such a log and DuckDB stops on a
-/// CSV file whose lines do not have its columns; `count(*) = 0` with exit 0
-/// was a wrong answer a script would take.
-pub fn unread(t: &TableRun) -> Option<InputError> {
+/// The errors of a table some of whose inputs had lines and none parsed in
+/// its format, each named with its first such line's offset (or the table
+/// of no row, if no input is known): the answer is still printed, but the
+/// run fails (exit 2), as `wf report` fails on such a log and DuckDB stops
+/// on a CSV file whose lines do not have its columns. `count(*) = 0` with
+/// exit 0 was a wrong answer a script would take; so was a vhosts' log
+/// beside a combined one, none of its lines a row, with one warning of the
+/// table's total.
+pub fn unread(t: &TableRun) -> Vec<InputError> {
     let r = t.report.lock().unwrap();
+    let none = |n: u64, at: String| {
+        format!(
+            "table {}: none of {n} lines parse as {}{at}: is that the files' format? \
+             (--format; --stats locates the first)",
+            t.name, t.format
+        )
+    };
+    let at = |off: u64| format!(" (the first at byte {off})");
+    let unread = |(_, i): &&(String, InputRows)| i.rows == 0 && i.malformed > 0;
+    let error = |(name, i): &(String, InputRows)| {
+        InputError::new(name.clone(), none(i.malformed, at(i.first_malformed)))
+    };
+    let inputs: Vec<InputError> = r.inputs.iter().filter(unread).map(error).collect();
     let (rows, malformed) = (r.stats.rows, r.stats.malformed);
-    if rows > 0 || malformed == 0 {
-        return None;
+    if !inputs.is_empty() || rows > 0 || malformed == 0 {
+        return inputs;
     }
     let (name, at) = match r.first_bad.first() {
-        Some((name, off)) => (name.clone(), format!(" (the first at byte {off})")),
+        Some((name, off)) => (name.clone(), at(*off)),
         None => (format!("table {}", t.name), String::new()),
     };
-    let message = format!(
-        "table {}: none of {malformed} lines parse as {}{at}: is that the files' format? \
-         (--format; --stats locates the first)",
-        t.name, t.format
-    );
-    Some(InputError::new(name, message))
+    vec![InputError::new(name, none(malformed, at))]
 }
 
 /// `--stats` lines for one table.

@@ -2768,4 +2768,46 @@ fn a_log_in_another_format_is_said_on_stderr() {
             s => assert!(r.stderr.contains(s), "{format}: {}", r.stderr),
         }
     }
+    // A common log beside a combined one, none of its lines a row: that file
+    // is named, exit 2, the combined one's rows counted (it was one warning
+    // of the table's total, exit 0). The same at -j 1 and small chunks.
+    let both = [combined.clone(), common.clone()];
+    for j in ["-j1", "-j2"] {
+        let r = wf_sql(
+            &["--format", "combined", "--csv", j, "--chunk-size", "4K"],
+            q,
+            &both,
+        );
+        assert_eq!(r.code, Some(2), "{}", r.stderr);
+        assert_eq!(String::from_utf8_lossy(&r.stdout), "n,b\n5,60\n");
+        let named = format!("{}: table logs: none of 5 lines parse", common.display());
+        assert!(r.stderr.contains(&named), "{}", r.stderr);
+        let combined = format!("{}:", combined.display());
+        assert!(!r.stderr.contains(&combined), "{}", r.stderr);
+    }
+}
+
+/// Options before the query as `make` and `cargo` take them (`-j1`, once read
+/// as the query itself), and a query that starts with a `--` comment after
+/// `--`.
+#[test]
+fn short_options_before_the_query_and_a_commented_query() {
+    let t = tempfile::tempdir().unwrap();
+    let log = t.path().join("a.log");
+    std::fs::write(&log, "x y\nz w\n").unwrap();
+    let q = "SELECT count(*) AS n FROM logs";
+    let r = wf_sql(&["-j1", "--csv"], q, std::slice::from_ref(&log));
+    assert_eq!(
+        (r.code, String::from_utf8_lossy(&r.stdout).as_ref()),
+        (Some(0), "n\n2\n")
+    );
+    let commented = format!("-- how many\n{q}");
+    let r = wf_sql(&["--csv", "--"], &commented, std::slice::from_ref(&log));
+    assert_eq!(
+        (r.code, String::from_utf8_lossy(&r.stdout).as_ref()),
+        (Some(0), "n\n2\n")
+    );
+    let r = wf_sql(&["--csv"], &commented, std::slice::from_ref(&log));
+    assert_eq!(r.code, Some(2));
+    assert!(r.stderr.contains("use '-- -- how many"), "{}", r.stderr);
 }

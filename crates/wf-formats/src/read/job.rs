@@ -129,6 +129,28 @@ pub struct ParseStats {
     pub bad_values: u64,
     /// The first malformed records: (input index, byte offset).
     pub first_bad: Vec<(usize, u64)>,
+    /// Per input of the scan, by its index: an input of no row and some
+    /// malformed lines is not of the table's format (`wf_sql::unread`).
+    pub inputs: Vec<InputRows>,
+}
+
+/// The records of one input: rows, malformed lines, and where the first
+/// malformed one starts.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct InputRows {
+    pub rows: u64,
+    pub malformed: u64,
+    pub first_malformed: u64,
+}
+
+impl InputRows {
+    pub fn plus(&mut self, o: InputRows) {
+        if o.malformed > 0 && (self.malformed == 0 || o.first_malformed < self.first_malformed) {
+            self.first_malformed = o.first_malformed;
+        }
+        self.rows += o.rows;
+        self.malformed += o.malformed;
+    }
 }
 
 /// How many malformed records are located in `--stats`.
@@ -144,6 +166,17 @@ impl ParseStats {
         self.first_bad.extend(o.first_bad);
         self.first_bad.sort_unstable();
         self.first_bad.truncate(SHOW_BAD);
+        for (i, o) in o.inputs.into_iter().enumerate() {
+            self.input(i).plus(o);
+        }
+    }
+
+    /// Input `i`'s records.
+    pub fn input(&mut self, i: usize) -> &mut InputRows {
+        if self.inputs.len() <= i {
+            self.inputs.resize(i + 1, InputRows::default());
+        }
+        &mut self.inputs[i]
     }
 }
 
@@ -156,6 +189,8 @@ pub struct BatchState {
     cols: Columns,
     virt: Columns,
     pub stats: ParseStats,
+    /// The offset of the chunk's first malformed record.
+    first_malformed: Option<u64>,
     lines: Lines,
 }
 
@@ -173,6 +208,7 @@ impl Job for BatchJob {
             cols: Columns::new(&kinds),
             virt: Columns::new(&vkinds),
             stats: ParseStats::default(),
+            first_malformed: None,
             lines: Lines::default(),
         }
     }
@@ -195,6 +231,9 @@ impl Job for BatchJob {
         st.cols.utf8_checked = self.ascii_boundaries
             && (!st.cols.has_text() || simdutf8::basic::from_utf8(data).is_ok());
         st.lines.start(chunk);
+        // Rows built (flushed or not) and malformed lines before the chunk.
+        let built = st.stats.rows + st.cols.rows() as u64;
+        let malformed = st.stats.malformed;
         let layout = self.layout(chunk.input);
         if st.layout != layout {
             st.parser = self.format.parser_in(layout, &self.format_cols);
@@ -206,6 +245,12 @@ impl Job for BatchJob {
             self.plain_records(st, chunk, skip);
         }
         st.lines.end(chunk);
+        let input = InputRows {
+            rows: st.stats.rows + st.cols.rows() as u64 - built,
+            malformed: st.stats.malformed - malformed,
+            first_malformed: st.first_malformed.take().unwrap_or(0),
+        };
+        st.stats.input(chunk.input).plus(input);
         // A stream's block is what came before the stream went quiet (or a
         // full block): its rows go out now, not once a batch is full, or a
         // LIMIT over a stream that stays open would wait for them forever.
@@ -394,6 +439,9 @@ impl BatchJob {
             st.parser.parse_in(data, &st.map, start, end, &mut st.cols)
         };
         if !parsed {
+            if st.first_malformed.is_none() {
+                st.first_malformed = Some(chunk.offset + pos as u64);
+            }
             st.stats.malformed += 1;
             if st.stats.first_bad.len() < SHOW_BAD {
                 st.stats

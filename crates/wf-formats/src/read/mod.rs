@@ -79,6 +79,8 @@ pub struct ScanReport {
     pub stats: ParseStats,
     /// The first malformed records: input name and byte offset.
     pub first_bad: Vec<(String, u64)>,
+    /// Per input name, in the order first read: its rows and malformed lines.
+    pub inputs: Vec<(String, job::InputRows)>,
     /// Bytes handed to the parsers.
     pub bytes: u64,
     /// Files read whole and serially because quoted fields hold line breaks.
@@ -542,6 +544,12 @@ fn scan_one(table: &Table, job: &BatchJob, inputs: &[Input], mine: &mut ScanRepo
     // Name the malformed records' inputs from this scan's own input list.
     for (i, off) in std::mem::take(&mut stats.first_bad) {
         mine.first_bad.push((names[i].clone(), off));
+    }
+    for (i, rows) in std::mem::take(&mut stats.inputs).into_iter().enumerate() {
+        match mine.inputs.iter_mut().find(|(n, _)| *n == names[i]) {
+            Some((_, r)) => r.plus(rows),
+            None => mine.inputs.push((names[i].clone(), rows)),
+        }
     }
     mine.first_bad.truncate(SHOW_BAD);
     mine.stats.merge(stats);

@@ -99,8 +99,9 @@ stderr; the rest is processed), or malformed lines with --strict.";
 
 #[derive(Args)]
 pub(crate) struct SqlArgs {
-    /// The query; the inputs are the table `logs`.
-    #[arg(value_name = "QUERY", allow_hyphen_values = true)]
+    /// The query; the inputs are the table `logs`. One that starts with `-`
+    /// (a `--` comment) goes after `--`: wf sql -- "$(cat q.sql)" access.log
+    #[arg(value_name = "QUERY")]
     query: String,
     #[command(flatten)]
     scan: ScanArgs,
@@ -282,7 +283,7 @@ pub(crate) fn run(q: &SqlArgs) -> ExitCode {
         }
     };
     errors.extend(wf_sql::errors(&runs));
-    errors.extend(runs.iter().filter_map(wf_sql::unread));
+    errors.extend(runs.iter().flat_map(wf_sql::unread));
     for e in &errors {
         wf_core::warn!("wf: {e}");
     }
