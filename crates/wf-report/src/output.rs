@@ -10,6 +10,8 @@ use serde_json::json;
 use std::fmt::Write;
 use std::time::Duration;
 
+use wf_core::report::visible::visible;
+
 use crate::html::{Chart, ChartKind, Column, Page, Panel as HtmlPanel, Series};
 use crate::report::{Panel, PanelRow, Report};
 
@@ -78,7 +80,7 @@ pub fn overview(r: &Report, took: Option<Duration>) -> Vec<(&'static str, String
 pub fn text(r: &Report, top: usize, took: Option<Duration>) -> String {
     let mut out = String::new();
     for (label, value) in overview(r, took) {
-        let _ = writeln!(out, "{label:>26}  {value}");
+        let _ = writeln!(out, "{label:>26}  {}", visible(&value));
     }
     for (_, title, p) in panels(r) {
         let rows = p.metadata.data.total.value;
@@ -107,12 +109,16 @@ fn text_row(out: &mut String, r: &PanelRow, indent: &str) {
 
 /// A row's key as shown: the request's method and protocol around its URL;
 /// a host's name after its address (`--resolve`).
+/// Control characters are shown as escapes (`wf_core::report::visible`): a
+/// URL or agent is the sender's text, and an escape sequence in it would act
+/// on the reader's terminal.
 fn label(r: &PanelRow) -> String {
-    match (&r.method, &r.protocol, &r.hostname) {
+    let label = match (&r.method, &r.protocol, &r.hostname) {
         (Some(m), Some(p), _) => format!("{m} {} {p}", r.data),
         (_, _, Some(h)) if !h.is_empty() => format!("{} ({h})", r.data),
         _ => r.data.clone(),
-    }
+    };
+    visible(&label).into_owned()
 }
 
 fn col(name: &str, numeric: bool) -> Column {

@@ -864,6 +864,27 @@ fn a_file_that_is_no_web_log_is_refused_saying_why() {
     );
 }
 
+/// A URL or agent with an escape sequence in it (the sender's text) is shown
+/// with its control characters as `\xHH` in the terminal report, never
+/// printed raw to act on the terminal; `--json` keeps it as it is.
+#[test]
+fn control_characters_are_shown_as_escapes_in_the_terminal_report() {
+    let d = dir();
+    let log = d.path().join("esc.log");
+    let line = "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a\x1b[2JRED HTTP/1.0\" 200 2 \
+                \"-\" \"ag\x1b]0;pwned\x07ent\"\n";
+    std::fs::write(&log, line).unwrap();
+    let mut c = wf();
+    c.args(["report", "--top", "50"]).arg(&log);
+    let o = run(c, None);
+    assert!(o.status.success(), "{o:?}");
+    assert!(!o.stdout.iter().any(|&b| b == 0x1b || b == 0x07), "raw escapes printed");
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains(r"GET /a\x1b[2JRED HTTP/1.0"), "{text}");
+    let j = report_json(&[], &[&log]);
+    assert_eq!(j["requests"]["data"][0]["data"], "/a\x1b[2JRED");
+}
+
 /// Sizes near 2^63 (corrupt ones) add up to at most `u64::MAX`, never round
 /// to a small sum (three of them were 2^63 - 3 bytes in all, one row at
 /// 200%), and stderr says so.

@@ -6,5 +6,6 @@
 pub mod count;
 pub mod pangram;
 pub mod stats;
+pub mod visible;
 pub mod warn;
 pub mod wf2;

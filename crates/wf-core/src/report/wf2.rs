@@ -3,7 +3,9 @@
 //! [`text`] returns the whole report, ending with the blank line after the last
 //! section; [`json`] returns one line without its newline. Keys are bytes: the
 //! text prints them raw, as the 2008 reference did (a key cut at 60 bytes may end
-//! inside a UTF-8 sequence, as it did there); JSON shows invalid UTF-8 as U+FFFD.
+//! inside a UTF-8 sequence, as it did there), but for a terminal, where their
+//! control bytes are shown as escapes (`visible`: a URL with an escape
+//! sequence in it would act on the terminal); JSON shows invalid UTF-8 as U+FFFD.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -28,8 +30,13 @@ const TEXT_KEY_MAX: usize = 60;
 /// The reference report: `N resources, M 404s, K clients`, a blank line, then five
 /// sections, each entry `printf(" %10d: %s")` (bytes: `" %9.1fM: %s"` in MiB), keys
 /// over 60 bytes cut to 60 plus `...`, a blank line after each section (so the
-/// result ends with `"\n\n"`; print it as is). Keys are written as raw bytes.
-pub fn text(r: &Wf2Report) -> Vec<u8> {
+/// result ends with `"\n\n"`; print it as is). Keys are written as raw bytes,
+/// or (`terminal`) with their control bytes as `\xHH`.
+pub fn text(r: &Wf2Report, terminal: bool) -> Vec<u8> {
+    let key = |s: &mut Vec<u8>, k: &[u8]| match terminal {
+        true => super::visible::visible_bytes(k, s),
+        false => s.extend_from_slice(k),
+    };
     let mut s: Vec<u8> = Vec::with_capacity(4096);
     let _ = write!(
         s,
@@ -46,10 +53,10 @@ pub fn text(r: &Wf2Report) -> Vec<u8> {
                 let _ = write!(s, " {:>10}: ", v);
             }
             if k.len() > TEXT_KEY_MAX {
-                s.extend_from_slice(&k[..TEXT_KEY_MAX]);
+                key(&mut s, &k[..TEXT_KEY_MAX]);
                 s.extend_from_slice(b"...");
             } else {
-                s.extend_from_slice(k);
+                key(&mut s, k);
             }
             s.push(b'\n');
         }
@@ -132,7 +139,10 @@ mod tests {
                 .to_vec(),
         ]
         .concat();
-        assert_eq!(text(&report()), want);
+        assert_eq!(text(&report(), false), want);
+        // On a terminal the 404's \x01 and tab are shown as escapes.
+        let shown = String::from_utf8_lossy(&text(&report(), true)).into_owned();
+        assert!(shown.contains("1: /n\"\\\\x01\\x09\n"), "{shown}");
     }
 
     #[test]

@@ -1,3 +1,4 @@
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -42,7 +43,7 @@ impl Wf2Args {
             if json {
                 (report::wf2::json(&r) + "\n").into_bytes()
             } else {
-                report::wf2::text(&r)
+                report::wf2::text(&r, std::io::stdout().is_terminal())
             }
         };
         let state = self.state.on();
@@ -70,7 +71,7 @@ impl JobCmd for Wf2Args {
         let output = if self.scan.json {
             (report::wf2::json(&r) + "\n").into_bytes()
         } else {
-            report::wf2::text(&r)
+            report::wf2::text(&r, std::io::stdout().is_terminal())
         };
         JobRun {
             output,
