@@ -51,13 +51,14 @@ fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// Scan options: all cores unless `threads` says otherwise (0 is 1 here, a
-/// chunk size of 0 is 1 byte), through the settings' front door, which
-/// checks their bounds as for the CLI.
+/// Scan options: all cores unless `threads` says otherwise, through the
+/// settings' front door, which reads and checks them as for the CLI: 0
+/// threads is every core, as `-j 0` is (it was 1 here), and a chunk size of
+/// 0 a `ValueError`, as `--chunk-size 0` is refused (it was 1 byte here).
 fn scan_options(threads: Option<usize>, chunk_size: Option<u64>) -> PyResult<ScanOptions> {
     let settings = ScanSettings {
-        threads: threads.map(|t| t.max(1)),
-        chunk_size: chunk_size.map(|c| c.max(1)),
+        threads,
+        chunk_size,
         ..ScanSettings::default()
     };
     settings.options().map_err(value_error)

@@ -57,6 +57,18 @@ def test_generated_logs_equal_cli(wf, gen_dir, gen_logs):
     assert widefinder.count(str(gen_dir)) == wf.json("count", "--json", gen_dir)
 
 
+def test_scan_settings_are_read_as_the_cli_reads_them(wf, gen_logs):
+    """threads=0 is every core, as ``-j 0`` (it was 1 thread here); a chunk
+    size of 0 is refused, as ``--chunk-size 0`` is (it was 1 byte here)."""
+    path = strs([gen_logs[0]])
+    assert widefinder.count(path, threads=0) == wf.json("count", "--json", "-j", "0", *path)
+    assert widefinder.wf2(path, threads=0) == widefinder.wf2(path)
+    with pytest.raises(ValueError, match="at least 1 byte"):
+        widefinder.count(path, chunk_size=0)
+    with pytest.raises(ValueError, match="at most 1024 threads"):
+        widefinder.report(path, threads=1025)
+
+
 def test_shared_logs_equal_cli(wf, shared_logs):
     for p in shared_logs.values():
         check_count_wf2(wf, [p])

@@ -878,7 +878,10 @@ fn control_characters_are_shown_as_escapes_in_the_terminal_report() {
     c.args(["report", "--top", "50"]).arg(&log);
     let o = run(c, None);
     assert!(o.status.success(), "{o:?}");
-    assert!(!o.stdout.iter().any(|&b| b == 0x1b || b == 0x07), "raw escapes printed");
+    assert!(
+        !o.stdout.iter().any(|&b| b == 0x1b || b == 0x07),
+        "raw escapes printed"
+    );
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains(r"GET /a\x1b[2JRED HTTP/1.0"), "{text}");
     let j = report_json(&[], &[&log]);

@@ -250,6 +250,9 @@ impl ScanSettings {
             o.threads = check_threads(j, &j.to_string())?;
         }
         if let Some(c) = self.chunk_size {
+            if c == 0 {
+                return Err(SettingError::ChunkSize(c.to_string()));
+            }
             o.chunk_size = check_span(c, &c.to_string())?;
         }
         if let Some(n) = self.io {
@@ -286,6 +289,8 @@ pub enum SettingError {
     Size(#[from] super::inputs::SizeError),
     #[error("'{0}': must be at most 1T ({MAX_SPAN} bytes)")]
     Span(String),
+    #[error("chunk size '{0}': must be at least 1 byte")]
+    ChunkSize(String),
     #[error("'{0}': expected auto, keep or drop")]
     PageCache(String),
 }
@@ -410,6 +415,11 @@ mod tests {
             chunk_size: Some(MAX_SPAN + 1),
             ..ScanSettings::default()
         };
+        let none = ScanSettings {
+            chunk_size: Some(0),
+            ..ScanSettings::default()
+        };
+        assert_eq!(err(none), "chunk size '0': must be at least 1 byte");
         assert_eq!(
             err(chunk),
             "'1099511627777': must be at most 1T (1099511627776 bytes)"
