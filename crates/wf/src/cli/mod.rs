@@ -191,10 +191,33 @@ impl Cmd {
     }
 }
 
+/// The command line with each argument of `wf sql` that starts with an SQL
+/// line comment (`--` and a space or line break: no option is so named)
+/// written after a line break, which the query's parser skips. Clap takes
+/// an argument that starts with `-` for an option, and a QUERY that took
+/// such values also took `-j1` for the query (`wf sql -j1 "SELECT ..."`);
+/// a query read from a file (`"$(cat q.sql)"`, as `examples/sql/wf2.sql` is
+/// run) often starts with a comment.
+fn commented_queries(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = args.collect();
+    if args.get(1).is_none_or(|a| a != "sql") {
+        return args;
+    }
+    for a in &mut args[2..] {
+        let b = a.as_encoded_bytes();
+        if b.starts_with(b"--") && b.get(2).is_some_and(u8::is_ascii_whitespace) {
+            let mut q = std::ffi::OsString::from("\n");
+            q.push(&*a);
+            *a = q;
+        }
+    }
+    args
+}
+
 /// Parse the command line and run the command; usage errors exit 2, `--help`
 /// and `--version` 0.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(commented_queries(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

@@ -99,8 +99,9 @@ stderr; the rest is processed), or malformed lines with --strict.";
 
 #[derive(Args)]
 pub(crate) struct SqlArgs {
-    /// The query; the inputs are the table `logs`. One that starts with `-`
-    /// (a `--` comment) goes after `--`: wf sql -- "$(cat q.sql)" access.log
+    /// The query; the inputs are the table `logs`. One that starts with a
+    /// `--` comment (`"$(cat q.sql)"`) is read as the query too
+    /// (`cli::commented_queries`).
     #[arg(value_name = "QUERY")]
     query: String,
     #[command(flatten)]
