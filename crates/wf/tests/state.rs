@@ -182,6 +182,26 @@ fn other_settings_are_refused() {
     assert!(ok, "{err}");
     assert_eq!(got, wf_run("wf2", &["--top", "20"], &dir).0);
     refused("wf2", &["--until", "2030-01-01"], &dir, &w, "--until");
+    // A window relative to now moves from run to run (every run after the
+    // first failed, "made with other settings"): refused before a state is
+    // read or made, by every job; an absolute window is kept.
+    let new = tmp.path().join("new.state");
+    for job in ["count", "wf2", "report"] {
+        for rel in [
+            ["--since", "-1h"],
+            ["--until", "today"],
+            ["--since", "yesterday"],
+        ] {
+            refused(job, &rel, &dir, &new, "relative to now");
+            refused(job, &rel, &dir, &state, "relative to now");
+        }
+    }
+    let ns = new.to_str().unwrap();
+    let absolute = ["--state", ns, "--since", "2000-01-01T00:00Z"];
+    for _ in 0..2 {
+        let (_, err, ok) = wf_run("count", &absolute, &dir);
+        assert!(ok, "{err}");
+    }
 }
 
 #[test]

@@ -38,7 +38,8 @@ pub(crate) struct StateArg {
     /// its start (said on stderr), and a file gone stays counted. A last line
     /// without its newline is in the report but read again by the next run.
     /// FILE must be used with the same job and settings (--since, --until,
-    /// --format, ...); --top may change. E.g. every hour: `wf wf2 --state
+    /// --format, ...; a --since or --until relative to now, `-1h`, `today`,
+    /// is refused); --top may change. E.g. every hour: `wf wf2 --state
     /// /var/lib/wf/access.state /var/log/nginx/access.log*`.
     #[arg(long, value_name = "FILE")]
     pub(crate) state: Option<PathBuf>,
@@ -89,6 +90,16 @@ impl StateArg {
         let Some(path) = &self.state else {
             return Ok(r.time.scan(job, r.format, r.args, r.opts, r.progress));
         };
+        if let Some(rel) = r.time.relative() {
+            // Refused before the state is read or written: each run would
+            // count another window into the one count (it failed every run
+            // after the first as "made with other settings").
+            let why = format!(
+                "a --since/--until relative to now ('{rel}') moves from run to run, and a \
+                 state counts every run's new records once: give a time (2026-11-27T10:00)"
+            );
+            return Err(InputError::new(path.display().to_string(), why));
+        }
         let run = StateRun {
             path,
             time: r.time,

@@ -42,13 +42,13 @@ pub(crate) struct TimeArgs {
     /// to --max-record) to read their time. E.g. `wf count --since -1h
     /// access.log`.
     #[arg(long, value_name = "TIME", value_parser = parse_when, allow_hyphen_values = true)]
-    since: Option<i64>,
+    since: Option<When>,
     /// Only records before TIME (as --since); reading stops at the first record
     /// past TIME + --disorder. E.g. `wf wf2 --since yesterday --until today
     /// access.log`, `wf count --since 2026-11-27T10:00 --until
     /// 2026-11-27T11:00Z access.log`.
     #[arg(long, value_name = "TIME", value_parser = parse_when, allow_hyphen_values = true)]
-    until: Option<i64>,
+    until: Option<When>,
     /// How much earlier than a record before it a record may be (logs are
     /// written when requests end): the search for --since/--until reads this
     /// much more on each side. A file found more out of order than this is
@@ -165,8 +165,20 @@ fn now_us() -> i64 {
     d.as_micros() as i64
 }
 
-fn parse_when(s: &str) -> Result<i64, String> {
-    when(s, now_us())
+/// A `--since`/`--until` as given: its time, and the text of one relative
+/// to now (`-1h`, `today`), which a `--state` cannot be made with.
+#[derive(Debug, Clone)]
+pub(crate) struct When {
+    us: i64,
+    relative: Option<String>,
+}
+
+fn parse_when(s: &str) -> Result<When, String> {
+    let us = when(s, now_us())?;
+    let t = s.trim();
+    let absolute = iso_prefix(t.as_bytes()).is_some_and(|(_, n)| n == t.len());
+    let relative = (!absolute).then(|| t.to_string());
+    Ok(When { us, relative })
 }
 
 /// A point in time (see [`TimeArgs::since`]), relative ones against `now`.
@@ -241,10 +253,27 @@ impl TimeArgs {
     pub(crate) fn settings(&self) -> Vec<(String, String)> {
         let show = |t: Option<i64>| t.map_or("none".into(), |t| format!("{t} us"));
         vec![
-            ("--since".into(), show(self.since)),
-            ("--until".into(), show(self.until)),
+            ("--since".into(), show(self.since())),
+            ("--until".into(), show(self.until())),
             ("--disorder".into(), format!("{} us", self.disorder)),
         ]
+    }
+
+    fn since(&self) -> Option<i64> {
+        self.since.as_ref().map(|w| w.us)
+    }
+
+    fn until(&self) -> Option<i64> {
+        self.until.as_ref().map(|w| w.us)
+    }
+
+    /// A `--since` or `--until` relative to now, as written (`-1h`,
+    /// `today`): a window that moves from run to run, which a `--state`,
+    /// one count of every run, cannot be kept over.
+    pub(crate) fn relative(&self) -> Option<&str> {
+        [&self.since, &self.until]
+            .into_iter()
+            .find_map(|w| w.as_ref()?.relative.as_deref())
     }
 
     pub(crate) fn window(&self) -> Option<seek::Window> {
@@ -252,8 +281,8 @@ impl TimeArgs {
             return None;
         }
         Some(seek::Window {
-            since: self.since.unwrap_or(i64::MIN),
-            until: self.until.unwrap_or(i64::MAX),
+            since: self.since().unwrap_or(i64::MIN),
+            until: self.until().unwrap_or(i64::MAX),
             disorder: self.disorder,
         })
     }
