@@ -3,9 +3,10 @@
 //! breaks (LF or CRLF, kept as written). A quote inside an unquoted field is
 //! data (`1,x"y,3`), as Python's `csv` and DuckDB read it; see [`Quoting`] for
 //! a quote that opens a field and never closes it. An unquoted empty field is
-//! NULL, a quoted empty one is the empty string in a text column (as DuckDB
-//! reads them) and NULL in any other (DuckDB's default), never a value that
-//! does not fit its type.
+//! NULL, a quoted empty one is the empty string in a text column (as polars
+//! reads them, and DuckDB with `allow_quoted_nulls=false`: its default makes
+//! it NULL, checked with DuckDB 2.0) and NULL in any other, never a value
+//! that does not fit its type.
 //!
 //! Columns: from the header line (the first line of every file; files whose
 //! headers differ are matched by name, [`Csv::by_name`]), or `c1..cN` with

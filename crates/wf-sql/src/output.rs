@@ -97,9 +97,7 @@ pub fn sink(
             rows: 0,
         }),
         Output::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(stdout))),
-        Output::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
-            stdout,
-        ))),
+        Output::Json => Box::new(JsonSink(json_lines(stdout))),
         Output::File(p) => Atomic::open(p, schema)?,
     })
 }
@@ -162,9 +160,7 @@ fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, 
         Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
             std::io::BufWriter::new(f),
         )))),
-        Kind::Json => Box::new(JsonSink(datafusion::arrow::json::LineDelimitedWriter::new(
-            Box::new(std::io::BufWriter::new(f)),
-        ))),
+        Kind::Json => Box::new(JsonSink(json_lines(Box::new(std::io::BufWriter::new(f))))),
     })
 }
 
@@ -359,6 +355,16 @@ impl<W: Write> Sink for CsvSink<W> {
 }
 
 struct JsonSink<W: Write>(datafusion::arrow::json::LineDelimitedWriter<W>);
+
+/// JSON lines with every column in every row, a NULL as `null` (as DuckDB
+/// writes them): Arrow's writer leaves a NULL's key out by default, so a
+/// row's keys changed with its values and a column of NULLs was nowhere.
+fn json_lines<W: Write>(w: W) -> datafusion::arrow::json::LineDelimitedWriter<W> {
+    use datafusion::arrow::json::{writer::LineDelimited, WriterBuilder};
+    WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, LineDelimited>(w)
+}
 
 impl<W: Write> Sink for JsonSink<W> {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {

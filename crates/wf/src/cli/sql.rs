@@ -41,7 +41,9 @@ read as httpd.conf and nginx.conf read them, so a format copied from either work
 $upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
   csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); a quote \
 inside an unquoted field is data, as DuckDB and Python's csv read it (1,x\"y,3 is 1, x\"y, 3); \
-a quote that opens a field and never closes it makes its line one malformed record. Columns \
+a quote that opens a field and never closes it makes its line one malformed record. An empty \
+field is NULL, but \"\" in a text column is the empty string (as polars reads it; DuckDB's \
+default makes it NULL, allow_quoted_nulls=false the empty string). Columns \
 from the header line (files with other headers are matched by name, NULL where a file lacks \
 a column, as DuckDB's union_by_name), or c1..cN with --no-header; a name used twice becomes \
 a, a_1. Types inferred from the first 1000 records (int, float, timestamp, bool, string): a \
