@@ -397,9 +397,9 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
         }
         any
     };
-    if all(&|v| columns::parse_int(v).is_some()) {
+    if all(&|v| written_as_number(v) && columns::parse_int(v).is_some()) {
         Kind::Int
-    } else if all(&|v| decimal(v).is_some()) {
+    } else if all(&|v| written_as_number(v) && decimal(v).is_some()) {
         Kind::Float
     } else if all(&|v| time::parse_iso(v).is_some()) {
         Kind::Time
@@ -412,6 +412,20 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
         Kind::Bool
     } else {
         Kind::Str
+    }
+}
+
+/// A value a number column may have been written from: not `+7`, nor a
+/// zero-padded `007` or `-01.5` (a zip code, an id, a time of day), which a
+/// number would not give back as written; DuckDB's sniffer reads such a
+/// column as text too (checked with DuckDB 2.0). `0`, `0.5` and `-0` are
+/// numbers.
+fn written_as_number(v: &[u8]) -> bool {
+    let digits = v.strip_prefix(b"-").unwrap_or(v);
+    match digits {
+        [b'+', ..] => false,
+        [b'0', d, ..] => !d.is_ascii_digit(),
+        _ => true,
     }
 }
 
@@ -1064,5 +1078,15 @@ mod tests {
         .unwrap();
         let kinds: Vec<Kind> = c.fields().iter().map(|f| f.kind).collect();
         assert_eq!(kinds, [Kind::Int, Kind::Float, Kind::Str, Kind::Time]);
+        // Zero-padded or signed numbers are text, as written (DuckDB's
+        // sniffer agrees); 0, 0.5 and -0 are numbers.
+        let kinds = |sample: &[u8]| -> Vec<Kind> {
+            let c = Csv::new(b',', &FormatOptions::default(), sample).unwrap();
+            c.fields().iter().map(|f| f.kind).collect()
+        };
+        let padded = b"zip,id,t,plus\n02134,1,-01.5,+7\n10001,007,2.5,8\n";
+        assert_eq!(kinds(padded), [Kind::Str; 4]);
+        let zeros = b"a,b,c\n0,0.5,-0\n10,-0.25,3\n";
+        assert_eq!(kinds(zeros), [Kind::Int, Kind::Float, Kind::Int]);
     }
 }
