@@ -97,7 +97,7 @@ pub fn sink(
             rows: 0,
         }),
         Output::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(stdout))),
-        Output::Json => Box::new(JsonSink(json_lines(stdout))),
+        Output::Json => Box::new(JsonSink(json_lines(stdout), 0)),
         Output::File(p) => Atomic::open(p, schema)?,
     })
 }
@@ -160,7 +160,10 @@ fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, 
         Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
             std::io::BufWriter::new(f),
         )))),
-        Kind::Json => Box::new(JsonSink(json_lines(Box::new(std::io::BufWriter::new(f))))),
+        Kind::Json => Box::new(JsonSink(
+            json_lines(Box::new(std::io::BufWriter::new(f))),
+            0,
+        )),
     })
 }
 
@@ -354,7 +357,36 @@ impl<W: Write> Sink for CsvSink<W> {
     }
 }
 
-struct JsonSink<W: Write>(datafusion::arrow::json::LineDelimitedWriter<W>);
+/// JSON lines, and the floats written so far that JSON has no number for
+/// (inf, -inf, NaN): Arrow writes them as `null`, which stderr then says,
+/// where DuckDB writes `Infinity`, which is not JSON (jq refuses it).
+struct JsonSink<W: Write>(datafusion::arrow::json::LineDelimitedWriter<W>, u64);
+
+/// The non-null values of `batch`'s float columns that are not finite.
+fn non_finite(batch: &RecordBatch) -> u64 {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::{DataType, Float32Type, Float64Type};
+    let count = |c: &dyn Array| match c.data_type() {
+        DataType::Float64 => c
+            .as_primitive::<Float64Type>()
+            .iter()
+            .flatten()
+            .filter(|v| !v.is_finite())
+            .count(),
+        DataType::Float32 => c
+            .as_primitive::<Float32Type>()
+            .iter()
+            .flatten()
+            .filter(|v| !v.is_finite())
+            .count(),
+        _ => 0,
+    };
+    batch
+        .columns()
+        .iter()
+        .map(|c| count(c.as_ref()) as u64)
+        .sum()
+}
 
 /// JSON lines with every column in every row, a NULL as `null` (as DuckDB
 /// writes them): Arrow's writer leaves a NULL's key out by default, so a
@@ -368,10 +400,18 @@ fn json_lines<W: Write>(w: W) -> datafusion::arrow::json::LineDelimitedWriter<W>
 
 impl<W: Write> Sink for JsonSink<W> {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        self.1 += non_finite(batch);
         self.0.write(batch).map_err(OutputError::from)
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), OutputError> {
+        if self.1 > 0 {
+            wf_core::warn!(
+                "wf sql: {} float values (inf, -inf or NaN) written as null: JSON has no \
+                 number for them (--csv or the table show them)",
+                self.1
+            );
+        }
         self.0.finish().map_err(OutputError::from)?;
         self.0.into_inner().flush().map_err(OutputError::from)
     }

@@ -2812,6 +2812,20 @@ fn json_lines_write_nulls() {
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+    // JSON has no inf or NaN: null, and stderr says so (DuckDB writes
+    // `Infinity`, which no JSON reader takes).
+    let q = "SELECT sum(x) AS s, 1.5 AS ok FROM (VALUES (1.7976931348623157e308), (1e308)) t(x)";
+    let r = wf_sql(&["--json"], q, std::slice::from_ref(&csv));
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "{\"s\":null,\"ok\":1.5}\n"
+    );
+    assert!(
+        r.stderr
+            .contains("1 float values (inf, -inf or NaN) written as null"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Options before the query as `make` and `cargo` take them (`-j1`, once read
