@@ -1583,7 +1583,7 @@ fn vcommon_logs_equal_goaccess() {
     };
     let d = dir();
     let nasa = std::fs::read_to_string(logs.join("nasa-aug95-20k.log")).unwrap();
-    let port = |i: usize| if i % 2 == 0 { 80 } else { 443 };
+    let port = |i: usize| if i.is_multiple_of(2) { 80 } else { 443 };
     let lines = nasa.lines().enumerate();
     let text: String = lines
         .map(|(i, l)| format!("www.x{}.org:{} {l}\n", i % 3, port(i)))
