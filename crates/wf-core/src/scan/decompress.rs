@@ -410,10 +410,24 @@ impl Drop for Located {
     }
 }
 
+/// The most decoded bytes one read of a [`Located`] asks of a zstd, xz,
+/// lzma or bzip2 decoder: one that fails part way through a read hands out
+/// none of what it decoded in it, and these fill the whole buffer from one
+/// call (a 1.5 MB zstd file with a damaged block at its middle was "0
+/// decoded bytes" into an 8 MiB chunk, where gzip's decoder gave the 0.8 MB
+/// before the damage). 32 KiB: as fast as 8 MiB reads for zstd on the 1 GiB
+/// log (0.817 s against 0.831 s, medians of 5); gzip's decoder returns at its
+/// own steps and is not capped (32 KiB reads cost it 10%).
+const PIECE: usize = 32 << 10;
+
 impl Read for Located {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let t = self.meter.as_ref().map(|_| Instant::now());
-        let r = self.inner.read(buf);
+        let n = match self.codec {
+            Codec::Gzip => buf.len(),
+            _ => buf.len().min(PIECE),
+        };
+        let r = self.inner.read(&mut buf[..n]);
         if let (Some(m), Some(t)) = (&self.meter, t) {
             m.nanos
                 .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -477,7 +491,18 @@ impl fmt::Display for DecodeError {
             "{} data {what} (decoding failed at about compressed byte {}, after {} decoded \
              bytes): {}",
             self.codec, self.at, self.after, self.message
-        )
+        )?;
+        // A check is made at the end of what it covers (a gzip member, a
+        // zstd frame, an xz or bzip2 block): the bytes decoded before a
+        // damage was found were read, and some may be wrong (a damaged gzip
+        // file gave 7,117 lines of a 7,000-line log, some of them garbage).
+        if !self.truncated {
+            write!(
+                f,
+                "; the bytes decoded before it were read, and some may not be the data's"
+            )?;
+        }
+        Ok(())
     }
 }
 
