@@ -142,6 +142,26 @@ fn directory_files_from_and_stdin_agree_with_named_files() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v, named);
 
+    // NUL-ended names (`find -print0`), one with a line break in it: the
+    // list was split at the NULs' line breaks, "a NUL byte" in a name.
+    let odd = t.path().join("d/line\nbreak.log");
+    std::fs::write(&odd, b"x\ny\n").unwrap();
+    let mut with_odd = all.clone();
+    with_odd.push(odd);
+    let want = count_json(&[], &with_odd);
+    let mut nul = Vec::new();
+    for p in &with_odd {
+        nul.extend_from_slice(p.as_os_str().as_encoded_bytes());
+        nul.push(0);
+    }
+    let mut c = wf();
+    c.args(["count", "--json", "--files-from", "-"]);
+    let o = run(c, Some(&nul));
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v, want);
+    std::fs::remove_file(t.path().join("d/line\nbreak.log")).unwrap();
+
     // Standard input, with no path and with `-`.
     let mut cat = Vec::new();
     for f in &all {

@@ -6,7 +6,7 @@
 //! last thread is not left alone with a big file at the end.
 
 use std::fs;
-use std::io::{self, BufRead};
+use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -402,23 +402,23 @@ fn pseudo_file(p: &Path, md: &fs::Metadata) -> bool {
     )
 }
 
-/// Read a `--files-from` list: one path a line, `-` for standard input. Empty
-/// lines are ignored; a trailing `\r` is kept (it may be part of a name).
+/// Read a `--files-from` list: one path a line, `-` for standard input, or
+/// one path per NUL-ended name if the list has a NUL byte (`find -print0`,
+/// as `wc --files0-from` reads; no name holds a NUL, so the two never mix
+/// up, and a name with a line break in it is read whole). Empty names are
+/// ignored; a trailing `\r` is kept (it may be part of a name).
 fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
     use std::os::unix::ffi::OsStringExt;
-    let reader: Box<dyn BufRead> = if list.as_os_str() == "-" {
-        Box::new(io::BufReader::new(io::stdin()))
+    let mut bytes = Vec::new();
+    if list.as_os_str() == "-" {
+        io::stdin().lock().read_to_end(&mut bytes)?;
     } else {
-        Box::new(io::BufReader::new(fs::File::open(list)?))
-    };
-    let mut out = Vec::new();
-    for line in reader.split(b'\n') {
-        let line = line?;
-        if !line.is_empty() {
-            out.push(PathBuf::from(std::ffi::OsString::from_vec(line)));
-        }
+        fs::File::open(list)?.read_to_end(&mut bytes)?;
     }
-    Ok(out)
+    let sep = if bytes.contains(&0) { 0 } else { b'\n' };
+    let names = bytes.split(|&b| b == sep).filter(|n| !n.is_empty());
+    let path = |n: &[u8]| PathBuf::from(std::ffi::OsString::from_vec(n.to_vec()));
+    Ok(names.map(path).collect())
 }
 
 /// The largest size (`u64::MAX` bytes, one byte short of 16 EiB).

@@ -13,7 +13,9 @@ pub(crate) struct InputArgs {
     /// Files and directories (walked recursively); `-` or nothing for stdin.
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Read more paths from FILE, one per line (`-` for stdin).
+    /// Read more paths from FILE, one per line (`-` for stdin), or NUL-ended
+    /// if FILE has a NUL byte: `find logs -name '*.log' -print0 | wf count
+    /// --files-from -`.
     #[arg(long, value_name = "FILE")]
     files_from: Option<PathBuf>,
     /// Follow symbolic links while walking directories (`--follow` is
