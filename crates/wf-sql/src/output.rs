@@ -16,7 +16,8 @@ use std::io::{Seek, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::FormatOptions;
@@ -364,21 +365,10 @@ struct JsonSink<W: Write>(datafusion::arrow::json::LineDelimitedWriter<W>, u64);
 
 /// The non-null values of `batch`'s float columns that are not finite.
 fn non_finite(batch: &RecordBatch) -> u64 {
-    use datafusion::arrow::array::{Array, AsArray};
     use datafusion::arrow::datatypes::{DataType, Float32Type, Float64Type};
     let count = |c: &dyn Array| match c.data_type() {
-        DataType::Float64 => c
-            .as_primitive::<Float64Type>()
-            .iter()
-            .flatten()
-            .filter(|v| !v.is_finite())
-            .count(),
-        DataType::Float32 => c
-            .as_primitive::<Float32Type>()
-            .iter()
-            .flatten()
-            .filter(|v| !v.is_finite())
-            .count(),
+        DataType::Float64 => non_finite_of::<Float64Type>(c),
+        DataType::Float32 => non_finite_of::<Float32Type>(c),
         _ => 0,
     };
     batch
@@ -386,6 +376,14 @@ fn non_finite(batch: &RecordBatch) -> u64 {
         .iter()
         .map(|c| count(c.as_ref()) as u64)
         .sum()
+}
+
+fn non_finite_of<T: ArrowPrimitiveType>(c: &dyn Array) -> usize
+where
+    T::Native: Into<f64>,
+{
+    let values = c.as_primitive::<T>().iter().flatten();
+    values.filter(|&v| !v.into().is_finite()).count()
 }
 
 /// JSON lines with every column in every row, a NULL as `null` (as DuckDB
