@@ -133,14 +133,20 @@ const SAMPLE: u64 = 64 << 10;
 
 /// The report's job for `settings` over `inputs`.
 pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupError> {
-    let sample = inputs.first().and_then(sample);
-    let spec = match (settings.format.as_str(), &sample) {
-        // No input, or an empty one, says nothing: auto is combined there.
+    // The first input with something in it: a log just rotated is empty
+    // (`wf report /var/log/apache2/` read every vhost's lines as combined
+    // after an empty access.log, and failed them all).
+    let mut heads = inputs.iter().map(|i| (i, sample(i)));
+    let sampled = heads.find_map(|(i, s)| s.filter(|s| !s.is_empty()).map(|s| (i, s)));
+    let spec = match (settings.format.as_str(), &sampled) {
+        // No input, or only empty ones, says nothing: auto is combined there.
         ("auto", None) => "combined",
-        ("auto", Some(s)) if s.is_empty() => "combined",
         (s, _) => s,
     };
-    let sample = sample.unwrap_or_default();
+    let (first, sample) = match sampled {
+        Some((i, s)) => (i.name.clone(), s),
+        None => (String::new(), Vec::new()),
+    };
     let format: Arc<dyn wf_formats::Format> = match spec {
         // A JSON mapping that reads the sample; else the named web log that
         // reads the most lines as the report counts them (`detect::web_log`:
@@ -152,10 +158,12 @@ pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupErro
                 Some(f) => Arc::new(f),
                 None => {
                     let f = crate::format(spec, &sample)?;
-                    let input = inputs[0].name.clone();
                     return ReportJob::new(f.clone(), settings.bots).map_err(|_| {
                         let format = f.name();
-                        SetupError::NoWebLog { input, format }
+                        SetupError::NoWebLog {
+                            input: first,
+                            format,
+                        }
                     });
                 }
             },

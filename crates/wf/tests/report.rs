@@ -834,6 +834,27 @@ fn a_log_read_in_a_format_not_its_own_fails_its_lines_and_says_so() {
     }
 }
 
+/// `auto` reads the first input with something in it: a log just rotated
+/// is empty (`wf report /var/log/apache2/`: an empty access.log first made
+/// every vhost line of the next file a failed combined line).
+#[test]
+fn auto_looks_past_an_empty_first_log() {
+    let d = dir();
+    let logs = d.path().join("apache2");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("access.log"), "").unwrap();
+    let text = std::fs::read_to_string(generated_log(d.path(), "50K", "0", 4)).unwrap();
+    let vhosts: String = text
+        .lines()
+        .map(|l| format!("www.x.org:443 {l}\n"))
+        .collect();
+    std::fs::write(logs.join("other_vhosts_access.log"), vhosts).unwrap();
+    let j = report_json(&[], &[&logs]);
+    assert_eq!(j["general"]["failed_requests"], 0);
+    assert_eq!(j["general"]["valid_requests"], text.lines().count());
+    assert_eq!(j["vhosts"]["data"][0]["data"], "www.x.org");
+}
+
 /// A file whose start is no web log (a CSV, a W3C log) under `auto` is
 /// refused naming it and what it reads as (it was "format csv has no
 /// 'client' column", of a format the user never gave), exit 2; a GoAccess
