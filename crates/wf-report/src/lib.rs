@@ -61,10 +61,11 @@ pub fn format(spec: &str, sample: &[u8]) -> Result<Arc<dyn wf_formats::Format>, 
 }
 
 /// GoAccess's predefined log formats written out as its `goaccess.conf`
-/// writes them, with the format wf reads them as: a user's `--log-format` copied from GoAccess's settings.
-/// Its other specifiers (`%^`, `%d:%t` with `--date-format`) are not read:
-/// another GoAccess format string is an unknown format, whose message says
-/// how to write it ([`SetupError::Unknown`]).
+/// writes them, with the format wf reads them as: a user's `--log-format`
+/// copied from GoAccess's settings. Its other specifiers (`%^`, `%d:%t`
+/// with `--date-format`) are not read: another GoAccess format string is an
+/// unknown format, whose message says how to write it
+/// ([`SetupError::Unknown`]).
 const GOACCESS: [(&str, &str); 4] = [
     (r#"%h %^[%d:%t %^] "%r" %s %b "%R" "%u""#, "combined"),
     (r#"%v:%^ %h %^[%d:%t %^] "%r" %s %b "%R" "%u""#, "vcombined"),
