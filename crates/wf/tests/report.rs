@@ -2001,16 +2001,69 @@ fn since_until_equal_the_report_of_the_lines_in_range_and_skip_the_rest() {
     assert!(read["general"]["log_size"].as_u64().unwrap() < data.len() as u64 * 3 / 4);
 }
 
+/// Caddy's times, seconds since the epoch, are read by `--since`/`--until`
+/// as the report reads them (they were refused: the window knew only ISO
+/// 8601 and `[dd/Mon/yyyy:...]` times): the report of a window is the
+/// report of the lines a plain filter of their `ts` keeps, at -j 1 and 2.
 #[test]
-fn since_is_refused_for_caddy_epoch_times() {
+fn since_reads_caddy_epoch_times() {
     let d = dir();
     let p = d.path().join("caddy.log");
-    let r = &json_requests()[0];
-    std::fs::write(&p, caddy_line(r) + "\n").unwrap();
-    let mut c = wf();
-    c.args(["report", "--json", "--since", "2020-01-01"])
-        .arg(&p);
-    let o = run(c, None);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("Caddy"));
+    let reqs = json_requests();
+    let mut lines: Vec<(i64, String)> = Vec::new();
+    for k in 0..400i64 {
+        for r in &reqs {
+            lines.push((
+                r.utc + k * 600,
+                caddy_line(&JsonReq {
+                    utc: r.utc + k * 600,
+                    ..*r
+                }),
+            ));
+        }
+    }
+    let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    std::fs::write(&p, text).unwrap();
+    // 2024-03-01T11:00:00Z, and 100 and 250 steps of 10 minutes after it.
+    let t0 = reqs[0].utc;
+    assert_eq!(t0, 1_709_290_800);
+    let (since, until) = (t0 + 100 * 600, t0 + 250 * 600);
+    let (since_iso, until_iso) = ("2024-03-02T03:40:00Z", "2024-03-03T04:40:00Z");
+    let cut = d.path().join("cut.log");
+    let kept = lines.iter().filter(|(t, _)| (since..until).contains(t));
+    let kept: String = kept.map(|(_, l)| format!("{l}\n")).collect();
+    std::fs::write(&cut, kept).unwrap();
+    let want = report_json(&["--format", "caddy"], &[&cut]);
+    assert!(want["general"]["total_requests"].as_u64().unwrap() > 100);
+    for j in ["1", "2"] {
+        let window = [
+            "--since",
+            since_iso,
+            "--until",
+            until_iso,
+            "-j",
+            j,
+            "--chunk-size",
+            "4K",
+        ];
+        let got = report_json(&window, &[&p]);
+        for panel in PANELS.iter().chain(&["general"]) {
+            if *panel == "general" {
+                for k in [
+                    "total_requests",
+                    "unique_visitors",
+                    "bandwidth",
+                    "start_date",
+                ] {
+                    assert_eq!(got["general"][k], want["general"][k], "-j {j}: {k}");
+                }
+            } else {
+                assert_eq!(
+                    rows_of(&got[*panel]),
+                    rows_of(&want[*panel]),
+                    "-j {j}: {panel}"
+                );
+            }
+        }
+    }
 }

@@ -143,10 +143,7 @@ impl ReportArgs {
             }
         };
         drop(collected);
-        let Some(format) = self.time_format(&job) else {
-            wf_core::warn!("wf: --format: --since/--until need a time Caddy's log does not have");
-            return ExitCode::from(2);
-        };
+        let format = self.time_format(&job);
         wf_report::run::prepare(&job);
         let failed = Cell::new(false);
         let resolver = RefCell::new(Resolver::default());
@@ -211,11 +208,7 @@ impl JobCmd for ReportArgs {
                 None,
             ),
         };
-        let Some(format) = self.time_format(&job) else {
-            let why = "--since/--until need a time in ISO 8601 or [dd/Mon/yyyy:HH:MM:SS +zzzz]; \
-                       Caddy's is seconds since the epoch";
-            return failed(Vec::new(), "--format", why.into());
-        };
+        let format = self.time_format(&job);
         wf_report::run::prepare(&job);
         if job.spill().is_some() {
             // The spill directory goes with wf on SIGINT, SIGTERM or SIGHUP.
@@ -325,22 +318,14 @@ impl ReportArgs {
     /// Where `--since`/`--until` find a record's time: the first `[...]` of
     /// the named formats (their `%t`, `$time_local`), else the format's own
     /// parser (a `LogFormat` may have another `[...]` before `%t`, a JSON
-    /// mapping its own time key); `None` for Caddy's epoch seconds under a
-    /// window (every record would be left out).
-    fn time_format(&self, job: &ReportJob) -> Option<TimeFormat> {
-        let name = job.format_name();
-        if job.named_format() {
-            return Some(TimeFormat::Clf);
-        }
-        if self.time.window().is_none() {
-            return Some(TimeFormat::Clf);
-        }
-        if name.starts_with("caddy:") {
-            return None;
+    /// mapping its own time key, Caddy's seconds since the epoch).
+    fn time_format(&self, job: &ReportJob) -> TimeFormat {
+        if job.named_format() || self.time.window().is_none() {
+            return TimeFormat::Clf;
         }
         // A format without a time: every record is untimed, as before.
         let time = job.time_reader().unwrap_or_else(|| Box::new(|_| None));
-        Some(TimeFormat::Reader(Reader::new(name, time)))
+        TimeFormat::Reader(Reader::new(job.format_name(), time))
     }
 
     /// Whether `-o FILE` may be written: it ends in .html, .htm or .json
