@@ -249,6 +249,28 @@ fn json_and_iso_lines() {
     let (_, err) = count(&args, &pj, None);
     let untimed = stat(&err, "records without a time");
     assert!(untimed > 0 && untimed < 10, "{err}");
+
+    // Numbers since the epoch: zap's (Caddy's) seconds with a fraction and
+    // pino's milliseconds, in JSON, and seconds in logfmt (they were no
+    // time: 0 records, exit 0).
+    let lines = |line: &dyn Fn(i64) -> String| -> String {
+        (0..5000).map(|i| line(t0 + i * 9) + "\n").collect()
+    };
+    let zap = lines(&|t| format!("{{\"level\":\"info\",\"ts\":{t}.25,\"msg\":\"x\"}}"));
+    let pino = lines(&|t| format!("{{\"level\":30,\"time\":{}123,\"msg\":\"x\"}}", t));
+    let logfmt = lines(&|t| format!("ts={t}.5 level=info msg=x"));
+    for (name, text, fmt) in [
+        ("zap", zap, "json"),
+        ("pino", pino, "auto"),
+        ("logfmt", logfmt, "logfmt"),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let mut a = args.to_vec();
+        a.extend(["--format", fmt, "--chunk-size", "4K", "-j", "2"]);
+        let (v, err) = count(&a, &p, None);
+        assert_eq!(v["records"], want, "{name}: {err}");
+    }
 }
 
 /// logfmt lines, and CSV/TSV lines with their time in a column named by

@@ -86,14 +86,14 @@ impl TimeFormat {
             TimeFormat::Clf => clf_field(rec),
             TimeFormat::Json => json_time(rec),
             TimeFormat::Iso => iso_prefix(rec).map(|(t, _)| t),
-            TimeFormat::Logfmt => parse_iso(logfmt_time_text(rec)?),
+            TimeFormat::Logfmt => iso_or_epoch(logfmt_time_text(rec)?),
             TimeFormat::Field { index, sep } => parse_iso(field_text(rec, index, sep)?),
             TimeFormat::Auto => match rec.first()? {
                 b'{' => json_time(rec),
                 _ => iso_prefix(rec)
                     .map(|(t, _)| t)
                     .or_else(|| clf_field(rec))
-                    .or_else(|| parse_iso(logfmt_time_text(rec)?)),
+                    .or_else(|| iso_or_epoch(logfmt_time_text(rec)?)),
             },
             TimeFormat::Reader(r) => (r.time)(rec),
         }
@@ -255,11 +255,77 @@ fn json_time(rec: &[u8]) -> Option<i64> {
     const KEYS: [&[u8]; 4] = [b"\"time\"", b"\"timestamp\"", b"\"@timestamp\"", b"\"ts\""];
     KEYS.iter().find_map(|k| {
         let at = memchr::memmem::find(rec, k)? + k.len();
-        let rest = skip_ws(&rec[at..]).strip_prefix(b":")?;
-        let rest = skip_ws(rest).strip_prefix(b"\"")?;
+        let rest = skip_ws(skip_ws(&rec[at..]).strip_prefix(b":")?);
+        let Some(rest) = rest.strip_prefix(b"\"") else {
+            let (t, n) = epoch_prefix(rest)?;
+            return matches!(
+                rest.get(n),
+                None | Some(b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n')
+            )
+            .then_some(t);
+        };
         let (t, n) = iso_prefix(rest)?;
         (rest.get(n) == Some(&b'"')).then_some(t)
     })
+}
+
+/// An ISO 8601 time, or a number since the epoch ([`epoch_prefix`]), whole.
+fn iso_or_epoch(v: &[u8]) -> Option<i64> {
+    parse_iso(v).or_else(|| {
+        epoch_prefix(v)
+            .filter(|&(_, n)| n == v.len())
+            .map(|(t, _)| t)
+    })
+}
+
+/// A number at the start of `v` as a time since the epoch, in microseconds,
+/// and its length: seconds, milliseconds, microseconds or nanoseconds, told
+/// apart by size (under 10^11 seconds is before the year 5138), as zap's
+/// `"ts":1767225600.5` (Caddy's) and pino's `"time":1767225600500` are
+/// written. A record of these was no time at all: `wf count --since` on a
+/// Caddy log counted 0 of its 20,000 records, exit 0. An exponent (`1e9`)
+/// is no time.
+fn epoch_prefix(v: &[u8]) -> Option<(i64, usize)> {
+    let neg = v.first() == Some(&b'-');
+    let digits = |b: &[u8]| b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let start = neg as usize;
+    let n_int = digits(&v[start..]);
+    if n_int == 0 || n_int > 19 {
+        return None;
+    }
+    let int: i64 = std::str::from_utf8(&v[start..start + n_int])
+        .ok()?
+        .parse()
+        .ok()?;
+    let mut end = start + n_int;
+    let mut frac: &[u8] = b"";
+    if v.get(end) == Some(&b'.') {
+        let n = digits(&v[end + 1..]);
+        frac = &v[end + 1..end + 1 + n];
+        end += 1 + n;
+    }
+    if matches!(v.get(end), Some(b'e' | b'E')) {
+        return None;
+    }
+    // Digits of a microsecond in the unit: 6 for seconds, 3, 0, and -3 for
+    // nanoseconds (whose last three are dropped).
+    let places: i32 = match int {
+        i if i < 100_000_000_000 => 6,
+        i if i < 100_000_000_000_000 => 3,
+        i if i < 100_000_000_000_000_000 => 0,
+        _ => -3,
+    };
+    let us = if places >= 0 {
+        let p = places as usize;
+        let f: i64 = frac
+            .iter()
+            .take(p)
+            .fold(0, |a, &c| a * 10 + (c - b'0') as i64);
+        int * 10i64.pow(places as u32) + f * 10i64.pow((p - frac.len().min(p)) as u32)
+    } else {
+        int / 1000
+    };
+    Some((if neg { -us } else { us }, end))
 }
 
 fn skip_ws(b: &[u8]) -> &[u8] {
@@ -285,6 +351,40 @@ mod tests {
             None
         );
         assert_eq!(TimeFormat::Clf.time(b"no time here\n"), None);
+    }
+
+    /// Numbers since the epoch under a JSON or logfmt time key, in the unit
+    /// their size says (zap's seconds, pino's milliseconds, ...).
+    #[test]
+    fn epoch_numbers_by_their_size() {
+        let s = 1_767_225_600; // 2026-01-01T00:00:00Z
+        let us = s * 1_000_000;
+        let half = us + 500_000;
+        for (v, want) in [
+            ("1767225600", us),
+            ("1767225600.5", half),
+            ("1767225600.123456789", us + 123_456),
+            ("1767225600500", half),
+            ("1767225600500000", half),
+            ("1767225600500000123", half),
+            ("-1.5", -1_500_000),
+            ("0", 0),
+        ] {
+            assert_eq!(epoch_prefix(v.as_bytes()), Some((want, v.len())), "{v}");
+        }
+        assert_eq!(
+            json_time(br#"{"level":"info","ts":1767225600.5,"msg":"x"}"#),
+            Some(half)
+        );
+        assert_eq!(json_time(br#"{"time": 1767225600500}"#), Some(half));
+        assert_eq!(json_time(br#"{"ts":1e9}"#), None);
+        assert_eq!(json_time(br#"{"ts":17672x}"#), None);
+        assert_eq!(
+            TimeFormat::Logfmt.time(b"ts=1767225600.5 msg=x"),
+            Some(half)
+        );
+        assert_eq!(TimeFormat::Auto.time(br#"{"ts":1767225600.5}"#), Some(half));
+        assert_eq!(TimeFormat::Logfmt.time(b"ts=1767225600x msg=x"), None);
     }
 
     /// A day its month does not have is no time (it was the next month's).
@@ -325,7 +425,9 @@ mod tests {
         assert_eq!(TimeFormat::Auto.time(j), Some(T));
         let ts = br#"{"@timestamp":"2000-10-10T20:55:36.000Z"}"#;
         assert_eq!(TimeFormat::Json.time(ts), Some(T));
-        assert_eq!(TimeFormat::Json.time(br#"{"time":12}"#), None);
+        // A number is seconds since the epoch (`epoch_numbers_by_their_size`).
+        assert_eq!(TimeFormat::Json.time(br#"{"time":12}"#), Some(12_000_000));
+        assert_eq!(TimeFormat::Json.time(br#"{"time":true}"#), None);
         let l = b"2000-10-10T20:55:36Z GET /x\n";
         assert_eq!(TimeFormat::Iso.time(l), Some(T));
         assert_eq!(TimeFormat::Auto.time(l), Some(T));
