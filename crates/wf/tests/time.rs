@@ -271,6 +271,22 @@ fn json_and_iso_lines() {
         let (v, err) = count(&a, &p, None);
         assert_eq!(v["records"], want, "{name}: {err}");
     }
+
+    // No record with a time wf reads (the key is `date`): an error naming
+    // --format, exit 2, for count and feed alike (it was 0 records, exit 0).
+    let p = dir.path().join("dated.jsonl");
+    std::fs::write(&p, "{\"date\":\"2026-11-27T10:00:00Z\"}\n".repeat(20)).unwrap();
+    for job in [&["count"][..], &["feed", "--", "cat"]] {
+        let mut c = wf();
+        c.arg(job[0]).args(args).arg(&p).args(&job[1..]);
+        let o = run(c, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{job:?}: {err}");
+        assert!(
+            err.contains("none of the 20 records read has a time"),
+            "{job:?}: {err}"
+        );
+    }
 }
 
 /// logfmt lines, and CSV/TSV lines with their time in a column named by

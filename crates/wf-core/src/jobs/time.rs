@@ -18,13 +18,15 @@ pub enum TimeFormat {
     /// Apache/nginx `%t`: the first `[dd/Mon/yyyy:HH:MM:SS +zzzz]` of the
     /// line (combined, common, vcombined).
     Clf,
-    /// JSON lines: the ISO 8601 string of the first key named `time`,
-    /// `timestamp`, `@timestamp` or `ts`.
+    /// JSON lines: the ISO 8601 string, or number since the epoch
+    /// ([`epoch_prefix`]), of the first key named `time`, `timestamp`,
+    /// `@timestamp` or `ts`.
     Json,
     /// An ISO 8601 time at the start of the line (`2026-11-27T10:00:00Z ...`).
     Iso,
-    /// logfmt: the ISO 8601 value of the first key `time`, `ts`,
-    /// `timestamp`, `@timestamp` or `t` (`time=2026-11-27T10:00:00Z`).
+    /// logfmt: the ISO 8601 value (or number since the epoch) of the first
+    /// key `time`, `ts`, `timestamp`, `@timestamp` or `t`
+    /// (`time=2026-11-27T10:00:00Z`).
     Logfmt,
     /// CSV or TSV: the ISO 8601 value of column `index` (from 0), fields
     /// separated by `sep`, a quoted field read without its quotes.

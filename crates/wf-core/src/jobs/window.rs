@@ -48,6 +48,8 @@ pub fn judge(t: Option<i64>, window: (i64, i64), outside: &mut u64, untimed: &mu
 #[derive(Debug, Default, Clone)]
 pub struct WindowState<S> {
     pub inner: S,
+    /// Records with a time in `[since, until)`, given to the inner job.
+    pub inside: u64,
     /// Records with a time outside `[since, until)`.
     pub outside: u64,
     /// Records without a parsable time (in no range).
@@ -57,7 +59,9 @@ pub struct WindowState<S> {
 impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Window<J, F> {
     fn keep(&self, st: &mut WindowState<J::State>, rec: &[u8]) -> bool {
         let window = (self.since, self.until);
-        judge((self.time)(rec), window, &mut st.outside, &mut st.untimed)
+        let kept = judge((self.time)(rec), window, &mut st.outside, &mut st.untimed);
+        st.inside += kept as u64;
+        kept
     }
 
     /// Hand `data[from..to]` (whole records) to the inner job.
@@ -79,6 +83,7 @@ impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
     fn new_state(&self) -> Self::State {
         WindowState {
             inner: self.inner.new_state(),
+            inside: 0,
             outside: 0,
             untimed: 0,
         }
@@ -101,6 +106,7 @@ impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
 
     fn merge(&self, into: &mut Self::State, other: Self::State) {
         self.inner.merge(&mut into.inner, other.inner);
+        into.inside += other.inside;
         into.outside += other.outside;
         into.untimed += other.untimed;
     }

@@ -146,7 +146,20 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
             for e in &r.input_errors {
                 wf_core::warn!("wf: {e}");
             }
-            if collected.errors.is_empty() && r.input_errors.is_empty() && r.failures.is_empty() {
+            // A window none of whose records had a time: an error, as for
+            // the other jobs (the workers were handed nothing, exit 0).
+            let none = match (r.window, opts.window.as_ref()) {
+                (Some(w), Some(f)) if w.untimed > 0 && w.kept + w.outside == 0 => {
+                    wf_core::warn!("wf: {}", super::time::untimed(w.untimed, f.format));
+                    true
+                }
+                _ => false,
+            };
+            if !none
+                && collected.errors.is_empty()
+                && r.input_errors.is_empty()
+                && r.failures.is_empty()
+            {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(2)

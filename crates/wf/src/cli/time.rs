@@ -360,6 +360,9 @@ impl TimeArgs {
             .map(|i| out.decoded_end(i))
             .collect();
         let st = out.state;
+        if st.untimed > 0 && st.inside + st.outside == 0 {
+            errors.push(untimed(st.untimed, format));
+        }
         let mut extra_all = vec![
             ("records outside the time range".into(), st.outside),
             ("records without a time".into(), st.untimed),
@@ -377,6 +380,22 @@ impl TimeArgs {
             pending: None,
         }
     }
+}
+
+/// The error of a window none of whose `n` records read had a time `format`
+/// reads: all were left out, and the answer is of nothing (it was 0 records,
+/// exit 0, for a log whose times were written in another way).
+pub(crate) fn untimed(n: u64, format: TimeFormat) -> InputError {
+    let how = match format {
+        TimeFormat::Clf => "as [dd/Mon/yyyy:HH:MM:SS +zzzz]".to_string(),
+        TimeFormat::Reader(r) => format!("as {} writes it", r.name),
+        f => format!("in --format {f:?}").to_lowercase(),
+    };
+    let why = format!(
+        "none of the {n} records read has a time {how}: all are left out (--format names \
+         where the time is: json, logfmt, iso, csv --time-column, ...)"
+    );
+    InputError::new("--since/--until", why)
 }
 
 /// Say on stderr which files are read whole because they are not in order (or
