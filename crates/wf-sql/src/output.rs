@@ -329,8 +329,8 @@ impl Sink for TableSink {
                 .push(RecordBatch::new_empty(self.schema.clone()));
         }
         let opts = FormatOptions::default().with_null("NULL");
-        let t =
-            pretty_format_batches_with_options(&self.batches, &opts).map_err(OutputError::from)?;
+        let shown: Vec<RecordBatch> = self.batches.iter().map(shown).collect::<Result<_, _>>()?;
+        let t = pretty_format_batches_with_options(&shown, &opts).map_err(OutputError::from)?;
         let (rows, kept) = (self.rows, self.kept);
         let s = if rows == 1 { "" } else { "s" };
         if kept < rows {
@@ -344,6 +344,39 @@ impl Sink for TableSink {
         .map_err(OutputError::from)?;
         self.out.flush().map_err(OutputError::from)
     }
+}
+
+/// `batch` with the control characters of its text shown as `\xHH`
+/// (`wf_core::report::visible`): the table is read on a terminal, where a
+/// log's value with an escape sequence in it would act, and a line break in
+/// a value broke the table's rows; CSV and JSON keep the bytes.
+fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
+    use datafusion::arrow::array::{ArrayRef, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use wf_core::report::visible::visible;
+    let control = |v: &str| v.chars().any(char::is_control);
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        let text = matches!(
+            c.data_type(),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        );
+        if text {
+            let utf8 = datafusion::arrow::compute::cast(c, &DataType::Utf8)?;
+            let values = utf8.as_string::<i32>();
+            if values.iter().flatten().any(control) {
+                let v: StringArray = values.iter().map(|v| v.map(|v| visible(v))).collect();
+                fields.push(Field::new(f.name(), DataType::Utf8, true));
+                columns.push(std::sync::Arc::new(v) as ArrayRef);
+                continue;
+            }
+        }
+        fields.push(f.as_ref().clone());
+        columns.push(c.clone());
+    }
+    let schema = std::sync::Arc::new(Schema::new(fields));
+    Ok(RecordBatch::try_new(schema, columns)?)
 }
 
 struct CsvSink<W: Write>(datafusion::arrow::csv::Writer<W>);

@@ -2828,6 +2828,23 @@ fn json_lines_write_nulls() {
     );
 }
 
+/// The table (for a terminal) shows a value's control characters as
+/// `\xHH`: an escape sequence from a log acted on the terminal, and a
+/// quoted line break broke the table's rows; `--csv` keeps the bytes.
+#[test]
+fn the_table_shows_control_characters_as_escapes() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("c.csv");
+    std::fs::write(&csv, "a,b\n1,\"x\ny\"\n2,\"\x1b]0;t\x07\"\n").unwrap();
+    let q = "SELECT a, b FROM logs ORDER BY a";
+    let r = wf_sql(&["--format", "csv"], q, std::slice::from_ref(&csv));
+    let out = String::from_utf8(r.stdout).unwrap();
+    assert!(out.contains(r"| 1 | x\x0ay       |"), "{out}");
+    assert!(out.contains(r"| 2 | \x1b]0;t\x07 |"), "{out}");
+    let r = wf_sql(&["--format", "csv", "--csv"], q, std::slice::from_ref(&csv));
+    assert_eq!(r.stdout, b"a,b\n1,\"x\ny\"\n2,\x1b]0;t\x07\n");
+}
+
 /// Options before the query as `make` and `cargo` take them (`-j1`, once read
 /// as the query itself), and a query that starts with a `--` comment, before
 /// or after `--`.
