@@ -357,6 +357,7 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
     let control = |v: &str| v.chars().any(char::is_control);
     let mut fields = Vec::new();
     let mut columns = Vec::new();
+    let mut changed = false;
     for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
         let text = matches!(
             c.data_type(),
@@ -369,11 +370,16 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
                 let v: StringArray = values.iter().map(|v| v.map(|v| visible(v))).collect();
                 fields.push(Field::new(f.name(), DataType::Utf8, true));
                 columns.push(std::sync::Arc::new(v) as ArrayRef);
+                changed = true;
                 continue;
             }
         }
         fields.push(f.as_ref().clone());
         columns.push(c.clone());
+    }
+    if !changed {
+        // As it is (a statement's answer may have no column at all).
+        return Ok(batch.clone());
     }
     let schema = std::sync::Arc::new(Schema::new(fields));
     Ok(RecordBatch::try_new(schema, columns)?)
