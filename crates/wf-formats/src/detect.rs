@@ -97,10 +97,38 @@ fn looks_logfmt(l: &[u8]) -> bool {
 }
 
 fn csv_delimiter(lines: &[&[u8]]) -> Option<u8> {
+    let records = quoted_records(lines);
+    let first = records.first()?;
     [b',', b'\t', b';', b'|'].into_iter().find(|&d| {
-        let n = count_outside_quotes(lines[0], d);
-        n > 0 && lines.iter().all(|l| count_outside_quotes(l, d) == n)
+        let n = count_outside_quotes(first, d);
+        n > 0 && records.iter().all(|l| count_outside_quotes(l, d) == n)
     })
+}
+
+/// The sampled lines as CSV records: a line that leaves a quote open goes
+/// on with the next (a quoted line break), and an unclosed last record is
+/// left out. A CSV whose first records held a quoted line break was taken
+/// for `fields`, its lines of other field counts (the query then failed
+/// on its columns).
+fn quoted_records(lines: &[&[u8]]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut open: Option<Vec<u8>> = None;
+    for l in lines {
+        let mut rec = match open.take() {
+            Some(mut r) => {
+                r.push(b'\n');
+                r.extend_from_slice(l);
+                r
+            }
+            None => l.to_vec(),
+        };
+        if rec.iter().filter(|&&c| c == b'"').count() % 2 == 1 {
+            open = Some(std::mem::take(&mut rec));
+        } else {
+            out.push(rec);
+        }
+    }
+    out
 }
 
 fn count_outside_quotes(l: &[u8], d: u8) -> usize {
@@ -170,6 +198,18 @@ mod tests {
         assert_eq!(web_log(sample.as_bytes()).unwrap().name(), "combined");
         let opts = FormatOptions::default();
         assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "common");
+    }
+
+    /// A CSV file whose records hold quoted line breaks is detected as CSV
+    /// (its lines alone have other field counts).
+    #[test]
+    fn csv_with_quoted_line_breaks() {
+        let opts = FormatOptions::default();
+        let sample = b"a,b,c\n1,\"x\ny\",3\n2,plain,4\n3,\"p\nq\nr\",5\n4,\"open";
+        let f = detect(sample, &opts).unwrap();
+        assert_eq!(f.name(), "csv");
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
     }
 
     /// A vhost's common lines are vcommon (GoAccess's VCOMMON), its combined
