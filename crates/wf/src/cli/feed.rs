@@ -149,13 +149,15 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
             // A window none of whose records had a time: an error, as for
             // the other jobs (the workers were handed nothing, exit 0).
             let none = match (r.window, opts.window.as_ref()) {
-                (Some(w), Some(f)) if w.untimed > 0 && w.kept + w.outside == 0 => {
-                    wf_core::warn!("wf: {}", super::time::untimed(w.untimed, f.format));
-                    true
+                (Some(w), Some(f)) => {
+                    super::time::none_timed(w.kept + w.outside, w.untimed, f.format)
                 }
-                _ => false,
+                _ => None,
             };
-            if !none
+            if let Some(e) = &none {
+                wf_core::warn!("wf: {e}");
+            }
+            if none.is_none()
                 && collected.errors.is_empty()
                 && r.input_errors.is_empty()
                 && r.failures.is_empty()

@@ -360,9 +360,7 @@ impl TimeArgs {
             .map(|i| out.decoded_end(i))
             .collect();
         let st = out.state;
-        if st.untimed > 0 && st.inside + st.outside == 0 {
-            errors.push(untimed(st.untimed, format));
-        }
+        errors.extend(none_timed(st.inside + st.outside, st.untimed, format));
         let mut extra_all = vec![
             ("records outside the time range".into(), st.outside),
             ("records without a time".into(), st.untimed),
@@ -382,20 +380,26 @@ impl TimeArgs {
     }
 }
 
-/// The error of a window none of whose `n` records read had a time `format`
-/// reads: all were left out, and the answer is of nothing (it was 0 records,
-/// exit 0, for a log whose times were written in another way).
-pub(crate) fn untimed(n: u64, format: TimeFormat) -> InputError {
+/// The error of a window none of whose records read had a time `format`
+/// reads (`timed` of them had one, `untimed` not): all were left out, and
+/// the answer is of nothing (it was 0 records, exit 0, for a log whose
+/// times were written in another way). The one rule of every job's window,
+/// `feed`'s too.
+pub(crate) fn none_timed(timed: u64, untimed: u64, format: TimeFormat) -> Option<InputError> {
+    if timed > 0 || untimed == 0 {
+        return None;
+    }
     let how = match format {
         TimeFormat::Clf => "as [dd/Mon/yyyy:HH:MM:SS +zzzz]".to_string(),
         TimeFormat::Reader(r) => format!("as {} writes it", r.name),
+        TimeFormat::Field { index, .. } => format!("in column {}", index as u32 + 1),
         f => format!("in --format {f:?}").to_lowercase(),
     };
     let why = format!(
-        "none of the {n} records read has a time {how}: all are left out (--format names \
-         where the time is: json, logfmt, iso, csv --time-column, ...)"
+        "none of the {untimed} records read has a time {how}: all are left out (--format \
+         names where the time is: json, logfmt, iso, csv --time-column, ...)"
     );
-    InputError::new("--since/--until", why)
+    Some(InputError::new("--since/--until", why))
 }
 
 /// Say on stderr which files are read whole because they are not in order (or
