@@ -504,25 +504,43 @@ fn agents(agents: &Keyed<acc::AgentHits>, visitors: &[u64]) -> Agents {
     let n = agents.values.len();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get().min(8));
     let parts = if n < 4096 { 1 } else { cores };
-    let per = n.div_ceil(parts.max(1)).max(1);
+    let per = n.div_ceil(parts).max(1);
     let part = |p: usize| agents_in(agents, visitors, p * per..n.min((p + 1) * per));
-    let mut done: Vec<Agents> = std::thread::scope(|s| {
+    let (rows, bot) = std::thread::scope(|s| {
         let others: Vec<_> = (1..parts).map(|p| s.spawn(move || part(p))).collect();
-        let first = part(0);
-        let rest = others
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        std::iter::once(first).chain(rest).collect()
+        let mut all = part(0);
+        for h in others {
+            let (rows, bot) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            for (mine, theirs) in all.0.iter_mut().zip(rows) {
+                for (k, (hb, v)) in theirs {
+                    let e = mine.entry(k).or_default();
+                    e.0.plus(hb);
+                    e.1 += v;
+                }
+            }
+            all.1 += bot;
+        }
+        all
     });
-    let mut all = done.remove(0);
-    for a in done {
-        all.plus(a);
+    let [os, browsers, bots] = rows.map(|m| {
+        m.into_iter()
+            .map(|(key, (hb, visitors))| Tally { key, hb, visitors })
+            .collect()
+    });
+    Agents {
+        os,
+        browsers,
+        bots,
+        bot,
     }
-    all
 }
 
+/// The rows of OS, browsers and bots (key -> hits and bytes, visitors) of
+/// the agents of ids `ids`, and their bots' requests.
+type AgentRowsOf = ([BTreeMap<Pair, (Hb, u64)>; 3], u64);
+
 /// [`agents`] of the agents of ids `ids`.
-fn agents_in(agents: &Keyed<acc::AgentHits>, visitors: &[u64], ids: Range<usize>) -> Agents {
+fn agents_in(agents: &Keyed<acc::AgentHits>, visitors: &[u64], ids: Range<usize>) -> AgentRowsOf {
     let mut cache = AgentCache::new();
     let mut rows: [BTreeMap<Pair, (Hb, u64)>; 3] = Default::default();
     let mut bot = 0;
@@ -547,42 +565,7 @@ fn agents_in(agents: &Keyed<acc::AgentHits>, visitors: &[u64], ids: Range<usize>
             }
         }
     }
-    let [os, browsers, bots] = rows.map(|m| {
-        m.into_iter()
-            .map(|(key, (hb, visitors))| Tally { key, hb, visitors })
-            .collect()
-    });
-    Agents {
-        os,
-        browsers,
-        bots,
-        bot,
-    }
-}
-
-impl Agents {
-    /// `o`'s rows added to these, each panel still in key order.
-    fn plus(&mut self, o: Agents) {
-        let add = |mine: &mut Vec<Tally<Pair>>, theirs: Vec<Tally<Pair>>| {
-            let mut m: BTreeMap<Pair, (Hb, u64)> = mine
-                .drain(..)
-                .map(|t| (t.key, (t.hb, t.visitors)))
-                .collect();
-            for t in theirs {
-                let e = m.entry(t.key).or_default();
-                e.0.plus(t.hb);
-                e.1 += t.visitors;
-            }
-            *mine = m
-                .into_iter()
-                .map(|(key, (hb, visitors))| Tally { key, hb, visitors })
-                .collect();
-        };
-        add(&mut self.os, o.os);
-        add(&mut self.browsers, o.browsers);
-        add(&mut self.bots, o.bots);
-        self.bot += o.bot;
-    }
+    (rows, bot)
 }
 
 /// Status codes, and distinct visitors per status group: a visitor's codes
@@ -702,7 +685,7 @@ mod tests {
         }
         let visitors: Vec<u64> = (0..n as u64).map(|i| i % 4).collect();
         let parts = agents(&keyed, &visitors);
-        let one = agents_in(&keyed, &visitors, 0..n);
+        let (serial, bot) = agents_in(&keyed, &visitors, 0..n);
         let rows = |a: &Agents| {
             [&a.os, &a.browsers, &a.bots].map(|p| {
                 p.iter()
@@ -710,8 +693,13 @@ mod tests {
                     .collect::<Vec<_>>()
             })
         };
-        assert_eq!(rows(&parts), rows(&one));
-        assert_eq!(parts.bot, one.bot);
-        assert!(one.bots.len() >= 2 && one.bot > 0, "{:?}", rows(&one)[2]);
+        let serial = serial.map(|m| {
+            m.into_iter()
+                .map(|(k, (hb, v))| (k, hb, v))
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(rows(&parts), serial);
+        assert_eq!(parts.bot, bot);
+        assert!(serial[2].len() >= 2 && bot > 0, "{:?}", serial[2]);
     }
 }
