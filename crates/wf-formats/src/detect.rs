@@ -2,8 +2,9 @@
 //! first format that reads them all (at most one odd line in twenty), in this
 //! order: the named web logs (nginx-main, combinedio, combined, vcombined, common), JSON lines, logfmt,
 //! CSV/TSV (a delimiter among `,` tab `;` `|` that splits every line into the
-//! same number of fields, more than one), and else `fields`. The choice is said
-//! on stderr by the caller, so a surprise is visible.
+//! same number of fields, more than one), and else `fields`, but for a file
+//! named `.csv` or `.tsv`, which is CSV then too ([`detect_named`]). The
+//! choice is said on stderr by the caller, so a surprise is visible.
 
 use std::sync::Arc;
 
@@ -40,6 +41,47 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
         return Ok(Arc::new(csv::Csv::new(d, &o, sample)?));
     }
     Ok(Arc::new(super::fields::Fields::new(opts, sample)?))
+}
+
+/// [`detect`] for a file named `name` (its first input with data): a
+/// `.csv` or `.tsv` file (compressed or not) that no delimiter splits into
+/// the same number of fields in every sampled line, which [`detect`] reads
+/// as `fields`, is read as CSV (TSV) all the same. A one-column CSV
+/// (`id\n1\n2`) was `fields`: its header a row, `count(*)` one more than
+/// DuckDB's, exit 0. Its header is decided as for any detected CSV (one of
+/// `1\n2\n3` is data, as DuckDB reads it); a ragged CSV's odd lines are
+/// then malformed records, counted and said, not lines of one text column.
+pub fn detect_named(
+    sample: &[u8],
+    opts: &FormatOptions,
+    name: &str,
+) -> Result<Arc<dyn Format>, FormatError> {
+    let found = detect(sample, opts)?;
+    let Some(d) = named_delimiter(name).filter(|_| found.name() == "fields") else {
+        return Ok(found);
+    };
+    let d = opts.delimiter.unwrap_or(d);
+    let mut o = opts.clone();
+    o.delimiter = Some(d);
+    if !opts.no_header && !csv_has_header(sample, d) {
+        o.no_header = true;
+    }
+    Ok(Arc::new(csv::Csv::new(d, &o, sample)?))
+}
+
+/// The delimiter a file's name promises: `,` for `.csv`, tab for `.tsv`,
+/// after a compression suffix (`x.csv.gz`); any case.
+fn named_delimiter(name: &str) -> Option<u8> {
+    let lower = name.to_ascii_lowercase();
+    let mut stem = lower.as_str();
+    for z in [".gz", ".zst", ".zstd", ".bz2", ".xz", ".lzma"] {
+        stem = stem.strip_suffix(z).unwrap_or(stem);
+    }
+    match std::path::Path::new(stem).extension()?.to_str()? {
+        "csv" => Some(b','),
+        "tsv" => Some(b'\t'),
+        _ => None,
+    }
 }
 
 /// The named web log format (in [`NAMED`]'s order when they tie) that
@@ -210,6 +252,35 @@ mod tests {
         assert_eq!(f.name(), "csv");
         let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
+    }
+
+    /// A `.csv` (`.tsv`) file of one column is CSV by its name, its header
+    /// decided as DuckDB's sniffer decides it (`n` over numbers and `a` over
+    /// text are headers, a first number over numbers is data); another name
+    /// leaves it `fields`.
+    #[test]
+    fn one_column_csv_by_its_name() {
+        let opts = FormatOptions::default();
+        let cols = |f: &Arc<dyn Format>| -> Vec<String> {
+            f.fields().iter().map(|x| x.name.clone()).collect()
+        };
+        for (name, sample, format, header) in [
+            ("ids.csv", &b"n\n1\n2\n"[..], "csv", "n"),
+            ("dir.x/words.CSV.gz", b"a\nb\nc\n", "csv", "a"),
+            ("nums.tsv", b"1\n2\n3\n", "tsv", "c1"),
+        ] {
+            let f = detect_named(sample, &opts, name).unwrap();
+            let want = (format.to_string(), vec![header.to_string()]);
+            assert_eq!((f.name(), cols(&f)), want, "{name}");
+        }
+        let tsv = detect_named(b"a b\tc\nd e\tf\tg\n", &opts, "x.tsv").unwrap();
+        assert_eq!(cols(&tsv), ["a b", "c"]);
+        for name in ["ids.txt", "-", "csv", "x.csv.d/ids"] {
+            let f = detect_named(b"n\n1\n2\n", &opts, name).unwrap();
+            assert_eq!(f.name(), "fields", "{name}");
+        }
+        let f = detect_named(b"{\"a\": 1}\n", &opts, "x.csv").unwrap();
+        assert_eq!(f.name(), "jsonl");
     }
 
     /// A vhost's common lines are vcommon (GoAccess's VCOMMON), its combined

@@ -317,6 +317,39 @@ fn integer_sums_do_not_wrap() {
     }
 }
 
+/// A one-column `.csv` file is CSV, its header sniffed as DuckDB sniffs it
+/// (before: `fields`, its header a row, `count(*)` one more, exit 0).
+#[test]
+fn one_column_csv_files_read_as_duckdb_reads_them() {
+    let d = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "ids.csv",
+            "n\n1\n2\n3\n",
+            "SELECT count(*), sum(n) FROM logs",
+            "3,6\n",
+        ),
+        (
+            "words.csv",
+            "a\nb\nc\n",
+            "SELECT count(*), min(a) FROM logs",
+            "2,b\n",
+        ),
+        ("nums.csv", "1\n2\n3\n", "SELECT count(*) FROM logs", "3\n"),
+    ];
+    let duck = duckdb_python();
+    for (name, text, q, want) in cases {
+        let csv = write(&d.path().join(name), text);
+        let mut c = sql(&[q, "--csv"]);
+        c.arg(&csv);
+        let out = ok(c);
+        assert_eq!(out.split_once('\n').unwrap().1, want, "{name}");
+        if let Some(py) = &duck {
+            assert_eq!(duckdb_csv(py, &csv, q), want, "DuckDB on {name}");
+        }
+    }
+}
+
 // ----------------------------------------------------------- item 5: stdin twice
 
 #[test]

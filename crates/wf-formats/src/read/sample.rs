@@ -44,14 +44,17 @@ pub fn format_of(
         }
     };
     // The first input with data: an empty first file says nothing of the format.
-    let mut first = Cow::Borrowed(&[][..]);
-    for k in 0..inputs.len() {
-        first = sample(k)?;
+    let (mut first, mut name) = (Cow::Borrowed(&[][..]), "");
+    for (k, input) in inputs.iter().enumerate() {
+        (first, name) = (sample(k)?, &input.name);
         if !first.is_empty() {
             break;
         }
     }
-    let format = crate::from_spec(spec, fopts, &first)?;
+    let format = match spec.eq_ignore_ascii_case("auto") {
+        true => crate::detect::detect_named(&first, fopts, name)?,
+        false => crate::from_spec(spec, fopts, &first)?,
+    };
     match format.as_csv() {
         Some(csv) if inputs.len() > 1 => {
             let mut samples = Vec::with_capacity(inputs.len());
