@@ -44,23 +44,29 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
 }
 
 /// [`detect`] for a file named `name` (its first input with data): a
-/// `.csv` or `.tsv` file (compressed or not) that no delimiter splits into
-/// the same number of fields in every sampled line, which [`detect`] reads
-/// as `fields`, is read as CSV (TSV) all the same. A one-column CSV
+/// `.csv` or `.tsv` file (compressed or not) of one column (no delimiter
+/// outside quotes in any sampled record), which [`detect`] reads as
+/// `fields`, is read as CSV (TSV) all the same. A one-column CSV
 /// (`id\n1\n2`) was `fields`: its header a row, `count(*)` one more than
 /// DuckDB's, exit 0. Its header is decided as for any detected CSV (one of
-/// `1\n2\n3` is data, as DuckDB reads it); a ragged CSV's odd lines are
-/// then malformed records, counted and said, not lines of one text column.
+/// `1\n2\n3` is data, as DuckDB reads it). A ragged CSV (rows of other
+/// field counts) stays `fields`: as CSV its header could not be told from
+/// its rows (`x,y` over `1,2`, `3`, `4,5,6` made `c1,c2,c3` and one row).
 pub fn detect_named(
     sample: &[u8],
     opts: &FormatOptions,
     name: &str,
 ) -> Result<Arc<dyn Format>, FormatError> {
     let found = detect(sample, opts)?;
-    let Some(d) = named_delimiter(name).filter(|_| found.name() == "fields") else {
+    let d = named_delimiter(name).map(|d| opts.delimiter.unwrap_or(d));
+    let one_column = |d: u8| {
+        let lines = super::sample_lines(sample, 20);
+        let records = quoted_records(&lines);
+        records.iter().all(|r| count_outside_quotes(r, d) == 0)
+    };
+    let Some(d) = d.filter(|&d| found.name() == "fields" && one_column(d)) else {
         return Ok(found);
     };
-    let d = opts.delimiter.unwrap_or(d);
     let mut o = opts.clone();
     o.delimiter = Some(d);
     if !opts.no_header && !csv_has_header(sample, d) {
@@ -256,8 +262,8 @@ mod tests {
 
     /// A `.csv` (`.tsv`) file of one column is CSV by its name, its header
     /// decided as DuckDB's sniffer decides it (`n` over numbers and `a` over
-    /// text are headers, a first number over numbers is data); another name
-    /// leaves it `fields`.
+    /// text are headers, a first number over numbers is data); another name,
+    /// or rows of other field counts, leave it `fields`.
     #[test]
     fn one_column_csv_by_its_name() {
         let opts = FormatOptions::default();
@@ -273,12 +279,17 @@ mod tests {
             let want = (format.to_string(), vec![header.to_string()]);
             assert_eq!((f.name(), cols(&f)), want, "{name}");
         }
-        let tsv = detect_named(b"a b\tc\nd e\tf\tg\n", &opts, "x.tsv").unwrap();
-        assert_eq!(cols(&tsv), ["a b", "c"]);
+        let quoted = detect_named(b"q\n\"a,b\"\nc\n", &opts, "x.csv").unwrap();
+        assert_eq!(
+            (quoted.name(), cols(&quoted)),
+            ("csv".into(), vec!["q".into()])
+        );
         for name in ["ids.txt", "-", "csv", "x.csv.d/ids"] {
             let f = detect_named(b"n\n1\n2\n", &opts, name).unwrap();
             assert_eq!(f.name(), "fields", "{name}");
         }
+        let ragged = detect_named(b"x,y\n1,2\n3\n4,5,6\n", &opts, "r.csv").unwrap();
+        assert_eq!(ragged.name(), "fields");
         let f = detect_named(b"{\"a\": 1}\n", &opts, "x.csv").unwrap();
         assert_eq!(f.name(), "jsonl");
     }

@@ -24,7 +24,7 @@ functions, date_trunc/date_bin, regexp_like/regexp_replace, joins) over the inpu
 only the columns the query uses.
 
 Formats (--format, default auto: detected from the first lines, said on stderr; a .csv or .tsv \
-file is CSV even when no delimiter splits its lines, as a one-column file):
+file of one column is CSV too):
   combined   Apache/nginx default. Columns: client, ident, user, time (UTC timestamp, zone \
 offset applied), method, path, protocol, request, status (int), bytes (int, NULL for -), \
 referrer, user_agent
