@@ -438,6 +438,52 @@ pub struct Columns {
     /// column and bytes (runs of records count without it; `read::job`
     /// parses a record alone to name the value it stops a query at).
     pub first_bad: Option<(usize, Vec<u8>)>,
+    /// Records with a key that is not a column (JSON lines and logfmt whose
+    /// columns are the keys of a sample): their values under it are not
+    /// read, which `wf sql` says ([`UnknownKeys`]).
+    pub unknown: UnknownKeys,
+}
+
+/// Records whose keys were not all columns, and the first few such keys
+/// (by name).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct UnknownKeys {
+    pub records: u64,
+    pub names: Vec<String>,
+    /// More keys than `names` were seen.
+    pub more: bool,
+}
+
+impl UnknownKeys {
+    /// The keys named: enough to say which to add to `--schema`.
+    pub const NAMED: usize = 3;
+
+    /// A record with the keys `names` (one or more) that are not columns.
+    #[cold]
+    pub fn add<'a>(&mut self, names: impl Iterator<Item = &'a [u8]>) {
+        self.records += 1;
+        for n in names {
+            self.name(String::from_utf8_lossy(n).into_owned());
+        }
+    }
+
+    /// Keeps the first [`UnknownKeys::NAMED`] names in sorted order, so that
+    /// the names said are the same at every thread count.
+    fn name(&mut self, name: String) {
+        if let Err(i) = self.names.binary_search(&name) {
+            self.names.insert(i, name);
+            self.more |= self.names.len() > Self::NAMED;
+            self.names.truncate(Self::NAMED);
+        }
+    }
+
+    pub fn merge(&mut self, o: UnknownKeys) {
+        self.records += o.records;
+        self.more |= o.more;
+        for n in o.names {
+            self.name(n);
+        }
+    }
 }
 
 impl Columns {
@@ -450,6 +496,7 @@ impl Columns {
             bad_values: 0,
             utf8_checked: false,
             first_bad: None,
+            unknown: UnknownKeys::default(),
         }
     }
 

@@ -8,7 +8,13 @@
 //! float would round them, and `--stats` says so. A missing key or `null` is
 //! NULL; a value that does not fit its column's type stops the query when the
 //! types were inferred (`read::problem`), and is NULL (counted) when `--schema`
-//! gave them; a line that is not a JSON object is malformed.
+//! gave them; a line that is not a JSON object is malformed. A key first
+//! seen after the sample is not a column: the records that have one are
+//! counted (`Columns::unknown`) and `wf sql` says so, where `SELECT *` left
+//! its values out unsaid (DuckDB stops at such a record; a log's rare key,
+//! an `error` in its failures, must not stop every query of it).
+
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
@@ -209,12 +215,14 @@ impl Format for JsonLines {
     }
 
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
+        let all = || self.fields.iter().map(|f| f.name.clone()).collect();
         Box::new(JsonParser {
             names: projection
                 .iter()
                 .map(|&c| self.fields[c].name.clone())
                 .collect(),
             inferred: self.inferred,
+            known: self.inferred.then(all),
         })
     }
 
@@ -233,6 +241,10 @@ struct JsonParser {
     /// The types were inferred: an integer a float column would round does
     /// not fit it (it stops the query, see `read::problem`).
     inferred: bool,
+    /// Every column's key, when the columns are a sample's keys: a record
+    /// with another key is counted ([`Columns::unknown`]), for `SELECT *`
+    /// would leave its value out unsaid (DuckDB stops at such a record).
+    known: Option<HashSet<String>>,
 }
 
 impl Parser for JsonParser {
@@ -242,6 +254,12 @@ impl Parser for JsonParser {
         };
         for (o, name) in self.names.iter().enumerate() {
             append(out, o, obj.get(name), self.inferred, record);
+        }
+        if let Some(known) = &self.known {
+            if obj.keys().any(|k| !known.contains(k)) {
+                let others = obj.keys().filter(|k| !known.contains(*k));
+                out.unknown.add(others.map(|k| k.as_bytes()));
+            }
         }
         out.end_row();
         true
@@ -304,6 +322,39 @@ fn append(out: &mut Columns, o: usize, v: Option<&Value>, inferred: bool, record
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys first seen after the sample are counted per record and named
+    /// (the first three by name), whatever the projection; with `--schema`
+    /// the columns are the user's and other keys are not counted.
+    #[test]
+    fn keys_after_the_sample_are_counted() {
+        let sample = b"{\"a\": 1}\n{\"a\": 2}\n";
+        let f = JsonLines::new(&FormatOptions::default(), sample).unwrap();
+        let records = [
+            r#"{"a": 3}"#,
+            r#"{"a": 4, "z": 1}"#,
+            r#"{"y": 1, "a": 5, "x": "", "w": null}"#,
+        ];
+        for projection in [&[][..], &[0]] {
+            let kinds: Vec<Kind> = projection.iter().map(|_| Kind::Int).collect();
+            let mut cols = Columns::new(&kinds);
+            let mut p = f.parser(projection);
+            for r in records {
+                assert!(p.parse(r.as_bytes(), &mut cols));
+            }
+            let u = &cols.unknown;
+            let names: Vec<&str> = u.names.iter().map(String::as_str).collect();
+            assert_eq!((u.records, names, u.more), (2, vec!["w", "x", "y"], true));
+        }
+        let opts = FormatOptions {
+            schema: Some(vec![Field::new("a", Kind::Int)]),
+            ..Default::default()
+        };
+        let f = JsonLines::new(&opts, sample).unwrap();
+        let mut cols = Columns::new(&[Kind::Int]);
+        assert!(f.parser(&[0]).parse(records[1].as_bytes(), &mut cols));
+        assert_eq!(cols.unknown, crate::UnknownKeys::default());
+    }
 
     /// Numbers in a float column are the nearest float to their text, as
     /// DuckDB and Python read them, and every finite number is one (serde_json's

@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
-pub use columns::Columns;
+pub use columns::{Columns, UnknownKeys};
 pub use error::FormatError;
 
 /// The type of one column.

@@ -5,7 +5,10 @@
 //! `true`; a missing key is NULL; a value that does not convert stops the
 //! query when the types were inferred (`read::problem`), and is NULL (counted)
 //! when `--schema` gave them. A record with no `key=value` pair, or with an
-//! unclosed quote, is malformed.
+//! unclosed quote, is malformed. A key first seen after the sample is not a
+//! column: the records that have one are counted, as in `jsonl`.
+
+use std::collections::HashSet;
 
 use super::{csv, Columns, Field, Format, FormatError, FormatOptions, Kind, Parser};
 
@@ -137,6 +140,7 @@ impl Format for Logfmt {
                 .map(|k| std::str::from_utf8(k).is_err())
                 .collect(),
             keys,
+            known: self.inferred.then(|| self.keys.iter().cloned().collect()),
         })
     }
 
@@ -162,6 +166,9 @@ struct LogfmtParser {
     /// The key is not valid UTF-8: each of its values is counted as invalid
     /// UTF-8 (its column's name was replaced), so `--strict` stops at it.
     bad_keys: Vec<bool>,
+    /// Every column's key, when the columns are a sample's keys: a record
+    /// with another key is counted ([`Columns::unknown`]).
+    known: Option<HashSet<Vec<u8>>>,
 }
 
 impl Parser for LogfmtParser {
@@ -179,6 +186,12 @@ impl Parser for LogfmtParser {
                 _ => out.null(o),
             }
         }
+        if let Some(known) = &self.known {
+            if pairs.iter().any(|(k, _)| !known.contains(*k)) {
+                let others = pairs.iter().filter(|(k, _)| !known.contains(*k));
+                out.unknown.add(others.map(|(k, _)| *k));
+            }
+        }
         out.end_row();
         true
     }
@@ -187,6 +200,22 @@ impl Parser for LogfmtParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As in JSON lines: a record with keys the sample did not have is
+    /// counted, its keys named.
+    #[test]
+    fn keys_after_the_sample_are_counted() {
+        let f = Logfmt::new(&FormatOptions::default(), b"level=info msg=a\n").unwrap();
+        let mut cols = Columns::new(&[Kind::Str]);
+        let mut p = f.parser(&[1]);
+        for r in ["level=info msg=b", "level=error msg=c err=\"disk full\""] {
+            assert!(p.parse(r.as_bytes(), &mut cols));
+        }
+        assert_eq!(
+            (cols.unknown.records, &cols.unknown.names[..]),
+            (1, &["err".to_string()][..])
+        );
+    }
 
     #[test]
     fn pairs_quotes_and_flags() {

@@ -581,6 +581,19 @@ pub fn warnings(t: &TableRun) -> Vec<String> {
             t.format
         ));
     }
+    let unknown = &r.stats.unknown;
+    if unknown.records > 0 {
+        let n = unknown.records;
+        out.push(format!(
+            "table {}: {n} {} keys that are not its columns ({}{}), whose values are not \
+             read: the columns are the keys of the first records (up to 1000) of the first input; \
+             --schema 'name:type,...' naming every key reads them",
+            t.name,
+            if n == 1 { "record has" } else { "records have" },
+            unknown.names.join(", "),
+            if unknown.more { ", ..." } else { "" },
+        ));
+    }
     if bad > 0 && bad >= rows {
         out.push(format!(
             "table {}: {bad} values in {rows} rows are not of their column's type (read as \
@@ -650,6 +663,13 @@ pub fn stats_text(t: &TableRun) -> String {
         s.push_str(&format!(
             "  values not of their column's type (NULL): {}\n",
             r.stats.bad_values
+        ));
+    }
+    if r.stats.unknown.records > 0 {
+        s.push_str(&format!(
+            "  records with keys not columns (not read): {} ({})\n",
+            r.stats.unknown.records,
+            r.stats.unknown.names.join(", ")
         ));
     }
     for f in &r.serial_files {

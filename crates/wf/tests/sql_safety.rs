@@ -350,6 +350,42 @@ fn one_column_csv_files_read_as_duckdb_reads_them() {
     }
 }
 
+/// A JSON key first seen after the sample (an `err` only in failures) is
+/// not a column: the answer of what is read stands (exit 0), and stderr
+/// names the key, where `SELECT *` left it out unsaid. DuckDB stops there.
+#[test]
+fn json_keys_after_the_sample_are_said() {
+    let d = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..3000 {
+        match i {
+            2500 => text.push_str(&format!("{{\"a\": {i}, \"err\": \"disk full\"}}\n")),
+            _ => text.push_str(&format!("{{\"a\": {i}}}\n")),
+        }
+    }
+    let input = write(&d.path().join("late.jsonl"), &text);
+    for j in ["1", "2"] {
+        let mut c = sql(&["SELECT count(*), sum(a) FROM logs", "--csv", "-j", j]);
+        c.args(["--chunk-size", "4K"]).arg(&input);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).ends_with("3000,4498500\n"));
+        let err = stderr_of(&o);
+        assert!(
+            err.contains("1 record has keys that are not its columns (err)"),
+            "{err}"
+        );
+    }
+    let mut c = sql(&["SELECT count(*) FROM logs", "--schema", "a:int,err:string"]);
+    c.args(["--format", "jsonl"]).arg(&input);
+    let o = run(c, None);
+    assert!(
+        !stderr_of(&o).contains("not its columns"),
+        "{}",
+        stderr_of(&o)
+    );
+}
+
 // ----------------------------------------------------------- item 5: stdin twice
 
 #[test]

@@ -23,7 +23,7 @@ use super::problem::{line_at, schema_hint, ProblemKind, RecordError};
 use super::sample::strip_bom;
 use super::{BatchResult, ReadError};
 use crate::bytemap::ByteMap;
-use crate::{Columns, Format, Kind, Parser};
+use crate::{Columns, Format, Kind, Parser, UnknownKeys};
 use wf_core::jobs::{Chunk, Job};
 use wf_core::scan::{Input, Source};
 
@@ -127,6 +127,8 @@ pub struct ParseStats {
     pub invalid_utf8: u64,
     /// Values that did not convert to their column's type (NULL instead).
     pub bad_values: u64,
+    /// Records with keys that are not columns (their values not read).
+    pub unknown: UnknownKeys,
     /// The first malformed records: (input index, byte offset).
     pub first_bad: Vec<(usize, u64)>,
     /// Per input of the scan, by its index: an input of no row and some
@@ -163,6 +165,7 @@ impl ParseStats {
         self.blank += o.blank;
         self.invalid_utf8 += o.invalid_utf8;
         self.bad_values += o.bad_values;
+        self.unknown.merge(o.unknown);
         self.first_bad.extend(o.first_bad);
         self.first_bad.sort_unstable();
         self.first_bad.truncate(SHOW_BAD);
@@ -565,6 +568,7 @@ impl BatchJob {
         }
         st.stats.invalid_utf8 += std::mem::take(&mut st.cols.invalid_utf8);
         st.stats.bad_values += std::mem::take(&mut st.cols.bad_values);
+        (st.stats.unknown).merge(std::mem::take(&mut st.cols.unknown));
         let (arrays, rows) = st.cols.take();
         let (varrays, _) = st.virt.take();
         st.stats.rows += rows as u64;

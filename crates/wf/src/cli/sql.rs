@@ -55,8 +55,10 @@ given with --schema 'name:type,...' (a value that does not fit is NULL, counted 
 same at every -j, unlike float)
   jsonl      one JSON object per line; top-level keys are columns, nested values JSON text; \
 a number column with integers beyond 2^53 is decimal(38,0), or text if it has fractions too \
-(a float would round them; --stats says so)
-  logfmt     key=value key2=\"quoted value\" records; keys are columns, types inferred
+(a float would round them; --stats says so); the columns are the keys of the first 1000 \
+records: a key first seen later is not read, and stderr says so (--schema names them all)
+  logfmt     key=value key2=\"quoted value\" records; keys are columns, types inferred (keys \
+first seen after 1000 records as in jsonl)
   fields     runs of whitespace, like awk: columns c1..cN (text unless --schema)
   regex:'RE' named captures (?P<name>...) are text columns; lines that do not match are \
 malformed (the slow escape hatch)
