@@ -14,10 +14,14 @@
 //! without one option more. The span is a superset of the window: the job
 //! ([`crate::jobs::window`]) still checks every record's time.
 //!
-//! Never a wrong answer: the probes' times are checked for order afterwards; a
-//! file where one goes back by more than the slack is read whole (and the
-//! caller says so). Streams cannot be cut at offsets and are read whole; the
-//! window job filters them all the same.
+//! The order is checked, not trusted: the probes' times (the searches', the
+//! file's eighths, and up to 128 spread over each side the span leaves out,
+//! [`Prober::probe_skipped`]) are checked for order afterwards; a file where
+//! one goes back by more than the slack is read whole (and the caller says
+//! so). A run joined out of order shorter than 1/128 of a side can still
+//! hide between the probes: only a whole read can rule that out, which is
+//! what `--disorder` beyond the log's span does. Streams cannot be cut at
+//! offsets and are read whole; the window job filters them all the same.
 //!
 //! Compressed files ([`seek_all`]): a BGZF file or a zstd file of several
 //! frames is searched the same way over its blocks (members, frames), a probe
@@ -112,6 +116,11 @@ impl Seeked {
 const PROBE_LIMIT: usize = 256 << 10;
 /// A probe's first read: a few records of most logs.
 const PROBE_READ: usize = 4 << 10;
+/// Probes at most on each side of a span, over what it leaves out
+/// ([`Prober::probe_skipped`]).
+const SKIPPED_PROBES: u64 = 128;
+/// Skipped probes are at least this many probe reads (or blocks) apart.
+const SKIPPED_STEP: u64 = 32;
 /// The searches stop when the boundary is known to within this many bytes
 /// (each probe in it would read the same records again).
 const CLOSE_ENOUGH: u64 = PROBE_READ as u64;
@@ -424,7 +433,42 @@ impl<'a> Prober<'a> {
             i64::MAX => self.end(size),
             _ => self.first_after(size, hi)?,
         };
-        Ok((start, end.max(start)))
+        let end = end.max(start);
+        self.probe_skipped(start, end, size)?;
+        Ok((start, end))
+    }
+
+    /// Probes spread over what the span `[start, end)` leaves out, for the
+    /// order check ([`Prober::check`]). The searches close in on the
+    /// window's edges and the eighths see a run joined out of order only if
+    /// it is about an eighth of the file: `cat big.log small.log` of the
+    /// same days, small.log a tenth of it, had `--until` miss every record
+    /// of small.log in the window (exit 0, nothing said). Up to
+    /// [`SKIPPED_PROBES`] on each side, so a run of 1/128 of a side or more
+    /// is seen; no closer than [`SKIPPED_STEP`] probe reads apart, so that
+    /// they read at most ~3% of what they spare (blocks: one probe in
+    /// [`SKIPPED_STEP`] blocks).
+    fn probe_skipped(&mut self, start: u64, end: u64, size: u64) -> io::Result<()> {
+        let (start, end) = match self.target {
+            Target::Plain(_) => (start, end),
+            Target::Blocks(p) => {
+                let index = |at: u64| p.starts.partition_point(|&s| s < at) as u64;
+                (index(start), index(end))
+            }
+        };
+        let min_step = match self.target {
+            Target::Plain(_) => SKIPPED_STEP * PROBE_READ as u64,
+            Target::Blocks(_) => SKIPPED_STEP,
+        };
+        for (from, to) in [(0, start), (end, size)] {
+            let step = ((to.saturating_sub(from)) / SKIPPED_PROBES).max(min_step);
+            let mut at = from + step / 2;
+            while at < to {
+                self.probe(at, size)?;
+                at += step;
+            }
+        }
+        Ok(())
     }
 
     /// The start of the last probed record with a time before `t` (0 if none):
@@ -689,5 +733,41 @@ mod tests {
         let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
         assert!(s.whole.is_empty(), "{s:?}");
         assert_eq!(inp.span, Some((0, text.len() as u64)));
+    }
+
+    /// A short run of the same times joined before or after a long one
+    /// (`cat big.log small.log`), a 40th of the file, where neither the
+    /// eighths nor the searches probe: every record of the window is in
+    /// the span, or the file is read whole (it was not: the span left the
+    /// short run's records of the window out).
+    #[test]
+    fn a_short_run_joined_out_of_order_is_not_left_out() {
+        let run = |n: i64, step: i64| -> String {
+            (0..n).map(|i| format!("{:07} x\n", i * step)).collect()
+        };
+        let (long, short) = (run(400_000, 1), run(10_000, 40));
+        for (text, since, until) in [
+            (format!("{long}{short}"), 0, 200_000),
+            (format!("{short}{long}"), 200_000, i64::MAX),
+            (format!("{long}{short}"), 100_000, 101_000),
+        ] {
+            let (_f, mut inp) = file(&text);
+            let w = Window {
+                since,
+                until,
+                disorder: 5,
+            };
+            let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
+            let span = inp.span.unwrap_or((0, text.len() as u64));
+            let want = text
+                .lines()
+                .filter(|l| (since..until).contains(&time(l.as_bytes()).unwrap()))
+                .count();
+            let got = held(&text, span)
+                .iter()
+                .filter(|t| (since..until).contains(t))
+                .count();
+            assert_eq!(got, want, "{since}..{until}: {s:?}");
+        }
     }
 }

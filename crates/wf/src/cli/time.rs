@@ -52,7 +52,11 @@ pub(crate) struct TimeArgs {
     /// How much earlier than a record before it a record may be (logs are
     /// written when requests end): the search for --since/--until reads this
     /// much more on each side. A file found more out of order than this is
-    /// read whole and filtered (said on stderr). E.g. `--disorder 1h`.
+    /// read whole and filtered (said on stderr): the search looks at up to
+    /// 128 places on each side of what it reads, so a log joined from others
+    /// of the same days (`cat web1.log web2.log`) is found unless a part is
+    /// under about 1% of it; `--disorder 10000w` reads every file whole. E.g.
+    /// `--disorder 1h`.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     disorder: i64,
 }
