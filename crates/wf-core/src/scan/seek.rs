@@ -119,8 +119,11 @@ const PROBE_READ: usize = 4 << 10;
 /// Probes at most on each side of a span, over what it leaves out
 /// ([`Prober::probe_skipped`]).
 const SKIPPED_PROBES: u64 = 128;
-/// Skipped probes are at least this many probe reads (or blocks) apart.
+/// Skipped probes are at least this many probe reads apart.
 const SKIPPED_STEP: u64 = 32;
+/// Or, in a compressed file, this many blocks (a probe decodes about one:
+/// a BGZF member is 64 KiB decoded).
+const SKIPPED_BLOCKS: u64 = 4;
 /// The searches stop when the boundary is known to within this many bytes
 /// (each probe in it would read the same records again).
 const CLOSE_ENOUGH: u64 = PROBE_READ as u64;
@@ -415,6 +418,11 @@ impl<'a> Prober<'a> {
         }
         let lo = w.since.saturating_sub(w.disorder);
         let hi = w.until.saturating_add(w.disorder);
+        if let Target::Blocks(p) = self.target {
+            // The last record's time, for the order check, as a plain
+            // file's tail is read below.
+            self.last_block_time(p)?;
+        }
         if let Target::Plain(f) = self.target {
             // A rotated log older or newer than the window: skipped after
             // its tail or its head.
@@ -447,7 +455,7 @@ impl<'a> Prober<'a> {
     /// [`SKIPPED_PROBES`] on each side, so a run of 1/128 of a side or more
     /// is seen; no closer than [`SKIPPED_STEP`] probe reads apart, so that
     /// they read at most ~3% of what they spare (blocks: one probe in
-    /// [`SKIPPED_STEP`] blocks).
+    /// [`SKIPPED_BLOCKS`]).
     fn probe_skipped(&mut self, start: u64, end: u64, size: u64) -> io::Result<()> {
         let (start, end) = match self.target {
             Target::Plain(_) => (start, end),
@@ -458,7 +466,7 @@ impl<'a> Prober<'a> {
         };
         let min_step = match self.target {
             Target::Plain(_) => SKIPPED_STEP * PROBE_READ as u64,
-            Target::Blocks(_) => SKIPPED_STEP,
+            Target::Blocks(_) => SKIPPED_BLOCKS,
         };
         for (from, to) in [(0, start), (end, size)] {
             let step = ((to.saturating_sub(from)) / SKIPPED_PROBES).max(min_step);
@@ -521,24 +529,59 @@ impl<'a> Prober<'a> {
             return Ok(None);
         };
         let (dec, consumed, _) = split::open_part(parts, start, parts.size, None)?;
+        let mut dec = dec.take(PROBE_LIMIT as u64);
+        let (mut buf, mut from) = (Vec::new(), 0);
+        // Decoded a piece at a time, up to the first record with a time: a
+        // probe of a BGZF member decodes about that member, not PROBE_LIMIT.
+        let found = loop {
+            let got = (&mut dec).take(PROBE_READ as u64).read_to_end(&mut buf)?;
+            let eof = got == 0;
+            let sep = self.sep;
+            let mut at = from;
+            let found = loop {
+                let end = match memchr::memchr(sep, &buf[at..]) {
+                    Some(i) => at + i + 1,
+                    None if eof && at < buf.len() => buf.len(),
+                    None => break None,
+                };
+                // The bytes before the first separator end a record begun
+                // in an earlier block.
+                let first = at == 0 && start > 0;
+                let rec = &buf[at..end];
+                at = end;
+                if let Some(t) = (!first).then(|| self.found(rec, start)).flatten() {
+                    break Some((start, t.1));
+                }
+            };
+            from = at;
+            if found.is_some() || eof {
+                break found;
+            }
+        };
+        self.read += consumed.load(std::sync::atomic::Ordering::Relaxed);
+        Ok(found)
+    }
+
+    /// The time of the last record with one in the last block (decoded
+    /// whole, up to [`PROBE_LIMIT`]), recorded at the block's start.
+    fn last_block_time(&mut self, parts: &Parts) -> io::Result<Option<i64>> {
+        let Some(&start) = parts.starts.last() else {
+            return Ok(None);
+        };
+        let (dec, consumed, _) = split::open_part(parts, start, parts.size, None)?;
         let mut buf = Vec::new();
         dec.take(PROBE_LIMIT as u64).read_to_end(&mut buf)?;
         self.read += consumed.load(std::sync::atomic::Ordering::Relaxed);
-        let eof = buf.len() < PROBE_LIMIT;
         let sep = self.sep;
-        let mut recs = buf.split_inclusive(|&c| c == sep).peekable();
-        if start > 0 {
-            recs.next();
+        let mut recs: Vec<&[u8]> = buf.split_inclusive(|&c| c == sep).collect();
+        if start > 0 && !recs.is_empty() {
+            recs.remove(0);
         }
-        while let Some(rec) = recs.next() {
-            let whole = rec.last() == Some(&sep) || eof && recs.peek().is_none();
-            if whole {
-                if let Some((_, t)) = self.found(rec, start) {
-                    return Ok(Some((start, t)));
-                }
-            }
-        }
-        Ok(None)
+        Ok(recs
+            .iter()
+            .rev()
+            .find_map(|r| self.found(r, start))
+            .map(|(_, t)| t))
     }
 
     /// The time of the last record with one in the file's last
