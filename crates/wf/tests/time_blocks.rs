@@ -157,6 +157,36 @@ fn count_over_bgzf_and_zstd_frames_skips_compressed_bytes() {
     }
 }
 
+/// A tenth of the log's times joined after it (`cat big.log small.log`):
+/// the window's records of the short run are counted over BGZF and zstd
+/// frames as over the plain file (the search's probes of the blocks it
+/// skips find the file out of order; before, `--until` left them out).
+#[test]
+fn a_joined_log_over_blocks_counts_the_short_runs_records() {
+    let Some(f) = files() else { return };
+    let (long, short) = (log(40_000), log(4_000));
+    let data = [&long[..], &short[..]].concat();
+    let t = times(&long);
+    let (a, b) = (t[0] - 60, t[t.len() / 2]);
+    let want = reference(&data, a, b)
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count() as u64;
+    let dir = f._dir.path();
+    let (plain, bgz, zst) = (
+        dir.join("j.log"),
+        dir.join("j.log.gz"),
+        dir.join("j.log.zst"),
+    );
+    std::fs::write(&plain, &data).unwrap();
+    std::fs::write(&bgz, pipe("bgzip", &["-c"], &data)).unwrap();
+    std::fs::write(&zst, zstd_frames(&data, 400, true)).unwrap();
+    for path in [&plain, &bgz, &zst] {
+        let (v, err) = count(&["--since", &iso(a), "--until", &iso(b)], path, None);
+        assert_eq!(v["records"], want, "{path:?}\n{err}");
+    }
+}
+
 /// The report of a window over BGZF and multi-frame zstd equals the one
 /// over the plain file, failed lines' offsets included, at -j 1 and 3, and
 /// most compressed bytes are not read.
