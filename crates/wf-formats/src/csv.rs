@@ -164,6 +164,8 @@ fn unify(a: Kind, b: Kind) -> Kind {
     match (a, b) {
         (a, b) if a == b => a,
         (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
+        (Kind::Int, d @ Kind::Decimal { .. }) | (d @ Kind::Decimal { .. }, Kind::Int) => d,
+        (Kind::Float, Kind::Decimal { .. }) | (Kind::Decimal { .. }, Kind::Float) => Kind::Float,
         _ => Kind::Str,
     }
 }
@@ -399,6 +401,17 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
     };
     if all(&|v| written_as_number(v) && columns::parse_int(v).is_some()) {
         Kind::Int
+    } else if all(&|v| written_as_number(v) && integer(v)) {
+        // Integers beyond 64 bits: a float would round them (9223372036854775809
+        // read as 9.223372036854776e18). DuckDB's sniffer makes them HUGEINT
+        // (BIGNUM past 38 digits); here a decimal(38,0), or text past it.
+        match all(&|v| v.strip_prefix(b"-").unwrap_or(v).len() <= 38) {
+            true => Kind::Decimal {
+                precision: 38,
+                scale: 0,
+            },
+            false => Kind::Str,
+        }
     } else if all(&|v| written_as_number(v) && decimal(v).is_some()) {
         Kind::Float
     } else if all(&|v| time::parse_iso(v).is_some()) {
@@ -413,6 +426,12 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
     } else {
         Kind::Str
     }
+}
+
+/// Digits, with a `-` or not.
+fn integer(v: &[u8]) -> bool {
+    let digits = v.strip_prefix(b"-").unwrap_or(v);
+    !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
 }
 
 /// A value a number column may have been written from: not `+7`, nor a
@@ -1088,5 +1107,16 @@ mod tests {
         assert_eq!(kinds(padded), [Kind::Str; 4]);
         let zeros = b"a,b,c\n0,0.5,-0\n10,-0.25,3\n";
         assert_eq!(kinds(zeros), [Kind::Int, Kind::Float, Kind::Int]);
+        // Integers beyond 64 bits are exact decimals (DuckDB: HUGEINT), text
+        // past 38 digits (DuckDB: BIGNUM); with fractions, floats (DOUBLE).
+        let wide = format!(
+            "a,b,c\n9223372036854775808,1.5,{}\n-1,9223372036854775808,1\n",
+            "9".repeat(39)
+        );
+        let exact = Kind::Decimal {
+            precision: 38,
+            scale: 0,
+        };
+        assert_eq!(kinds(wide.as_bytes()), [exact, Kind::Float, Kind::Str]);
     }
 }

@@ -350,6 +350,37 @@ fn one_column_csv_files_read_as_duckdb_reads_them() {
     }
 }
 
+/// CSV integers beyond 64 bits are exact (decimal(38,0); DuckDB: HUGEINT),
+/// where they were read as floats: 9223372036854775809 was 9.223372036854776e18.
+#[test]
+fn csv_integers_beyond_64_bits_stay_exact() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = write(
+        &d.path().join("wide.csv"),
+        "id,n\n9223372036854775809,1\n-99999999999999999999999999999999999999,2\n1,3\n",
+    );
+    let queries = [
+        (
+            "SELECT id FROM logs ORDER BY n",
+            "9223372036854775809\n-99999999999999999999999999999999999999\n1\n",
+        ),
+        (
+            "SELECT sum(id) FROM logs WHERE n <> 2",
+            "9223372036854775810\n",
+        ),
+    ];
+    let duck = duckdb_python();
+    for (q, want) in queries {
+        let mut c = sql(&[q, "--csv"]);
+        c.arg(&csv);
+        let out = ok(c);
+        assert_eq!(out.split_once('\n').unwrap().1, want, "{q}");
+        if let Some(py) = &duck {
+            assert_eq!(duckdb_csv(py, &csv, q), want, "DuckDB on {q}");
+        }
+    }
+}
+
 /// A JSON key first seen after the sample (an `err` only in failures) is
 /// not a column: the answer of what is read stands (exit 0), and stderr
 /// names the key, where `SELECT *` left it out unsaid. DuckDB stops there.
