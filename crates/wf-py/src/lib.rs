@@ -25,7 +25,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_pyarrow::{IntoPyArrow, Table};
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyOSError, PyPermissionError, PyUserWarning, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use wf_sql::arrow::compute::cast;
@@ -314,6 +316,13 @@ fn query_table<'py>(
     // A table none of whose lines parse: `wf sql` exits 2, this raises.
     if let Some(e) = c.runs.iter().flat_map(wf_sql::unread).next() {
         return Err(value_error(e.to_string()));
+    }
+    // What `wf sql` says on stderr (a table read mostly wrong, keys not
+    // read) is a UserWarning here, which a warnings filter can make an error;
+    // it went unsaid.
+    for w in c.runs.iter().flat_map(wf_sql::warnings) {
+        let text = std::ffi::CString::new(w.replace('\0', "\\0")).map_err(value_error)?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &text, 1)?;
     }
     let malformed: u64 = c
         .runs

@@ -204,6 +204,23 @@ def test_sql_disorder_as_the_cli(wf, tmp_path):
         widefinder.sql(q, log, disorder=-1)
 
 
+def test_sql_warns_as_the_cli_says(wf, tmp_path):
+    """What ``wf sql`` says on stderr, here a JSON key first seen after the
+    sample (not a column, its values not read), is a ``UserWarning``."""
+    log = tmp_path / "late.jsonl"
+    log.write_text("".join('{"a": %d%s}\n' % (i, ', "err": "x"' if i == 2500 else "")
+                           for i in range(3000)))
+    with pytest.warns(UserWarning, match=r"keys that are not its columns \(err\)"):
+        got = widefinder.sql("SELECT count(*) AS n FROM logs", log)
+    assert got.to_pylist() == [{"n": 3000}]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning):
+            widefinder.sql("SELECT count(*) AS n FROM logs", log)
+
+
 def test_sql_shared_logs_equal_cli(wf, shared_logs):
     q = ("SELECT client, count(*) AS errors FROM logs WHERE status >= 400 "
          "GROUP BY client ORDER BY errors DESC, client LIMIT 10")
