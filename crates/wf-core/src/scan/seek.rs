@@ -535,7 +535,9 @@ impl<'a> Prober<'a> {
         // probe of a BGZF member decodes about that member, not PROBE_LIMIT.
         let found = loop {
             let got = (&mut dec).take(PROBE_READ as u64).read_to_end(&mut buf)?;
-            let eof = got == 0;
+            // The decoded stream's end (not PROBE_LIMIT's cut): a last
+            // record without its separator is whole.
+            let (done, eof) = (got == 0, got == 0 && buf.len() < PROBE_LIMIT);
             let sep = self.sep;
             let mut at = from;
             let found = loop {
@@ -554,7 +556,7 @@ impl<'a> Prober<'a> {
                 }
             };
             from = at;
-            if found.is_some() || eof {
+            if found.is_some() || done {
                 break found;
             }
         };
@@ -562,11 +564,11 @@ impl<'a> Prober<'a> {
         Ok(found)
     }
 
-    /// The time of the last record with one in the last block (decoded
-    /// whole, up to [`PROBE_LIMIT`]), recorded at the block's start.
-    fn last_block_time(&mut self, parts: &Parts) -> io::Result<Option<i64>> {
+    /// Records the time of the last record with one in the last block
+    /// (decoded whole, up to [`PROBE_LIMIT`]) at the block's start.
+    fn last_block_time(&mut self, parts: &Parts) -> io::Result<()> {
         let Some(&start) = parts.starts.last() else {
-            return Ok(None);
+            return Ok(());
         };
         let (dec, consumed, _) = split::open_part(parts, start, parts.size, None)?;
         let mut buf = Vec::new();
@@ -577,11 +579,12 @@ impl<'a> Prober<'a> {
         if start > 0 && !recs.is_empty() {
             recs.remove(0);
         }
-        Ok(recs
-            .iter()
-            .rev()
-            .find_map(|r| self.found(r, start))
-            .map(|(_, t)| t))
+        // A record cut by PROBE_LIMIT (a zstd frame longer than it) is not one.
+        if buf.len() == PROBE_LIMIT && recs.last().is_some_and(|r| r.last() != Some(&sep)) {
+            recs.pop();
+        }
+        recs.iter().rev().find_map(|r| self.found(r, start));
+        Ok(())
     }
 
     /// The time of the last record with one in the file's last
