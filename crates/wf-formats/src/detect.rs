@@ -62,7 +62,7 @@ pub fn detect_named(
     let one_column = |d: u8| {
         let lines = super::sample_lines(sample, 20);
         let records = quoted_records(&lines);
-        records.iter().all(|r| count_outside_quotes(r, d) == 0)
+        !records.is_empty() && records.iter().all(|r| count_outside_quotes(r, d) == 0)
     };
     let Some(d) = d.filter(|&d| found.name() == "fields" && one_column(d)) else {
         return Ok(found);
@@ -292,6 +292,8 @@ mod tests {
         assert_eq!(ragged.name(), "fields");
         let f = detect_named(b"{\"a\": 1}\n", &opts, "x.csv").unwrap();
         assert_eq!(f.name(), "jsonl");
+        // An empty one is an empty table, as before (not "no columns").
+        assert_eq!(detect_named(b"", &opts, "e.csv").unwrap().name(), "fields");
     }
 
     /// A vhost's common lines are vcommon (GoAccess's VCOMMON), its combined
