@@ -565,7 +565,9 @@ pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
 /// What to say on stderr, `--stats` or not, of a table read mostly wrong:
 /// most lines malformed, or as many values not of their type as rows (a log
 /// in another format than `--format`'s: a common log read as combined has
-/// no row, a combined one read as common a NULL size in every row).
+/// no row, a combined one read as common a NULL size in every row); and of
+/// records with keys that are not columns (JSON lines, logfmt), whose
+/// values no query reads.
 /// A table none of whose lines read parsed ([`unread`]) is an error, not
 /// one of these.
 pub fn warnings(t: &TableRun) -> Vec<String> {
