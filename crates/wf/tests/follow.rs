@@ -318,6 +318,32 @@ fn a_partial_line_waits_for_its_newline_or_flush_after() {
     assert_eq!(out, "one\ntw\no\nthree\n");
 }
 
+/// A named file that does not exist yet is waited for, as `tail -F` waits:
+/// once made it is followed from its start (it was never read: 0 records
+/// for ever); one that never comes is an error at the end (exit 2).
+#[test]
+fn a_file_made_after_the_start_is_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log, never) = (tmp.path().join("later.log"), tmp.path().join("never.log"));
+    let l = log.to_str().unwrap();
+    let f = Following::start(&["count", "--follow", "--json", "--interval", "50ms", l]);
+    f.wait_for("the wait said", |_, e| e.contains("waiting for it"));
+    append(&log, b"a\nb\n");
+    f.wait_for("its lines", |o, _| o.contains("\"records\": 2"));
+    append(&log, b"c\n");
+    f.wait_for("the line appended", |o, _| o.contains("\"records\": 3"));
+    let (ok, out, err) = f.interrupt();
+    assert!(ok, "{err}");
+    assert!(last_line(&out).contains("\"records\": 3"), "{out}");
+    assert!(err.contains("has appeared"), "{err}");
+    let n = never.to_str().unwrap();
+    let f = Following::start(&["count", "--follow", "--interval", "50ms", n]);
+    f.wait_for("the wait said", |_, e| e.contains("waiting for it"));
+    let (ok, _, err) = f.interrupt();
+    assert!(!ok, "{err}");
+    assert!(err.contains("no such file came"), "{err}");
+}
+
 #[test]
 fn follow_refuses_stdin_and_state() {
     let mut c = wf();

@@ -28,6 +28,9 @@
 //!   in between are found beside it and read whole ([`missed`]), where
 //!   `tail -F` loses them.
 //! - Compressed inputs are read once, at the first poll, and not followed.
+//! - A name that names no file at the start is looked for at every poll and
+//!   followed from its start once it does ([`Follower::wait_for`]), as
+//!   `tail -F` waits for it.
 //!
 //! An idle poll costs a `stat` of the name and an `fstat` of the open file.
 
@@ -56,6 +59,9 @@ pub enum Event {
     /// The name was rotated more than once since the last poll: `file`, the
     /// file it named in between, is read whole.
     Missed { name: String, file: String },
+    /// A name that named no file at the start now does: it is followed from
+    /// its start ([`Follower::wait_for`]).
+    Appeared { name: String },
     /// A followed file could not be looked at or read.
     Failed(InputError),
 }
@@ -115,6 +121,8 @@ pub struct Follower {
     first: bool,
     /// The files beside the followed names, to find those a rotation hid.
     known: missed::Known,
+    /// Names that named no file at the start, looked for at every poll.
+    waiting: Vec<(String, PathBuf)>,
 }
 
 impl Follower {
@@ -133,6 +141,7 @@ impl Follower {
             generations: 0,
             first: true,
             known: missed::Known::default(),
+            waiting: Vec::new(),
         };
         let mut errors = Vec::new();
         for inp in inputs {
@@ -156,6 +165,40 @@ impl Follower {
         (f, errors)
     }
 
+    /// Follow `path` (named `name`) from its start once it names a file, as
+    /// `tail -F` waits for a file it cannot open yet: `wf count --follow
+    /// access.log` started before the server made its log printed 0 records
+    /// for ever, the file made later never read.
+    pub fn wait_for(&mut self, name: String, path: PathBuf) {
+        self.waiting.push((name, path));
+    }
+
+    /// The names still waited for ([`Follower::wait_for`]).
+    pub fn waiting(&self) -> impl Iterator<Item = &str> {
+        self.waiting.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Opens the waited-for names that now name a regular file.
+    fn appeared(&mut self, p: &mut Poll) {
+        let mut k = 0;
+        while k < self.waiting.len() {
+            let (name, path) = &self.waiting[k];
+            let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+            match is_file.then(|| open(name, path.clone())) {
+                Some(Ok(x)) => {
+                    self.known.siblings_of(path);
+                    self.known.file(x.id);
+                    p.events.push(Event::Appeared { name: name.clone() });
+                    p.changed = true;
+                    self.generations += 1;
+                    self.files.push(x);
+                    self.waiting.remove(k);
+                }
+                _ => k += 1,
+            }
+        }
+    }
+
     /// Look at every file: rotations, truncations, and what they hold now.
     pub fn poll(&mut self) -> Poll {
         let mut p = Poll {
@@ -163,6 +206,7 @@ impl Follower {
             changed: std::mem::take(&mut self.first),
             ..Poll::default()
         };
+        self.appeared(&mut p);
         let now = Instant::now();
         let mut k = 0;
         while k < self.files.len() {

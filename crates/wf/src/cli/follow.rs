@@ -19,6 +19,7 @@
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Read, Write};
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -46,8 +47,10 @@ pub(crate) struct FollowArgs {
     /// rotations are followed: a renamed file is read to its end, then the new
     /// one from its start (and a file the name held in between, if it was
     /// rotated twice between two looks, whole); a file truncated in place
-    /// (copytruncate) is read again from its start (said on stderr). A last line without its newline
-    /// waits for it (see --flush-after). SIGINT or SIGTERM stops it: the last
+    /// (copytruncate) is read again from its start (said on stderr); a named
+    /// file that does not exist yet is waited for and followed from its start
+    /// once made (one never made is an error at the end). A last line without
+    /// its newline waits for it (see --flush-after). SIGINT or SIGTERM stops it: the last
     /// report is printed, exit status 0. Files only (not stdin or pipes, which
     /// are read as they come without --follow); not with --state; compressed
     /// files and files in named directories are read, but only the files
@@ -120,8 +123,16 @@ enum Refused {
     Signals(std::io::Error),
 }
 
+/// What a follow starts with: the inputs, the names that name no file yet
+/// (waited for, as `tail -F` waits), and whether another input failed.
+struct Start {
+    inputs: Vec<Input>,
+    waiting: Vec<(String, PathBuf)>,
+    failed: bool,
+}
+
 /// The inputs to follow, or why not (after printing the collection errors).
-fn inputs(args: &ScanArgs, state: bool) -> Result<(Vec<Input>, bool), Refused> {
+fn inputs(args: &ScanArgs, state: bool) -> Result<Start, Refused> {
     if state {
         return Err(Refused::State);
     }
@@ -129,10 +140,46 @@ fn inputs(args: &ScanArgs, state: bool) -> Result<(Vec<Input>, bool), Refused> {
     if let Some(r) = stream_in(&c.inputs) {
         return Err(r);
     }
-    for e in &c.errors {
-        wf_core::warn!("wf: {e}");
+    let (waiting, failed) = waited(c.errors);
+    Ok(Start {
+        inputs: c.inputs,
+        waiting,
+        failed,
+    })
+}
+
+/// The collection errors said on stderr: a name of no file is waited for
+/// (returned); true if another error was said.
+fn waited(errors: Vec<InputError>) -> (Vec<(String, PathBuf)>, bool) {
+    let mut waiting = Vec::new();
+    let mut failed = false;
+    for e in errors {
+        if e.kind == Some(std::io::ErrorKind::NotFound) {
+            wf_core::warn!("wf: {e}: waiting for it (--follow)");
+            waiting.push((e.name.clone(), PathBuf::from(&e.name)));
+        } else {
+            wf_core::warn!("wf: {e}");
+            failed = true;
+        }
     }
-    Ok((c.inputs, !c.errors.is_empty()))
+    (waiting, failed)
+}
+
+/// Follow `waiting` too; at the end, a name still waited for is an error.
+fn wait_for(fl: &mut Follower, waiting: Vec<(String, PathBuf)>) {
+    for (name, path) in waiting {
+        fl.wait_for(name, path);
+    }
+}
+
+/// Says the names `fl` still waits for; true if there is one.
+fn never_came(fl: &Follower) -> bool {
+    let mut any = false;
+    for name in fl.waiting() {
+        wf_core::warn!("wf: {name}: no such file came while it was followed");
+        any = true;
+    }
+    any
 }
 
 /// What a job's follow needs besides the job.
@@ -196,15 +243,17 @@ pub(crate) fn run_with<J: Partial>(
     render: &dyn Fn(J::State, Seen) -> Vec<u8>,
 ) -> ExitCode {
     let started = inputs(cx.args, cx.state).and_then(|i| Ok((i, Stop::on_signals()?)));
-    let ((inputs, mut failed), stop) = match started {
+    let (start, stop) = match started {
         Ok(x) => x,
         Err(e) => {
             wf_core::warn!("wf: {e}");
             return ExitCode::from(2);
         }
     };
+    let mut failed = start.failed;
     let opts = cx.args.options();
-    let (mut fl, errors) = Follower::new(inputs, opts.sep, cx.follow.flush_after);
+    let (mut fl, errors) = Follower::new(start.inputs, opts.sep, cx.follow.flush_after);
+    wait_for(&mut fl, start.waiting);
     failed |= say_errors(&errors);
     let mut total = job.new_state();
     let terminal = std::io::stdout().is_terminal();
@@ -244,6 +293,7 @@ pub(crate) fn run_with<J: Partial>(
         }
         last = stop.wait(cx.follow.interval);
     }
+    failed |= never_came(&fl);
     if failed {
         ExitCode::from(2)
     } else {
@@ -309,6 +359,9 @@ fn say(events: &[Event]) -> bool {
             Event::Missed { name, file } => wf_core::warn!(
                 "wf: {name}: rotated more than once since the last look: {file}, which it named in between, is read whole"
             ),
+            Event::Appeared { name } => {
+                wf_core::warn!("wf: {name}: has appeared: followed from its start")
+            }
             Event::Failed(e) => {
                 wf_core::warn!("wf: {e}");
                 failed = true;
@@ -389,8 +442,9 @@ pub(crate) fn feed(
     if refuse_streams(&c.inputs) {
         return ExitCode::from(2);
     }
-    let mut failed = say_errors(&c.errors);
+    let (waiting, mut failed) = waited(c.errors);
     let (mut fl, errors) = Follower::new(c.inputs, opts.sep, f.flush_after);
+    wait_for(&mut fl, waiting);
     failed |= say_errors(&errors);
     let (rd, mut wr) = match std::io::pipe() {
         Ok(p) => p,
@@ -408,7 +462,7 @@ pub(crate) fn feed(
         let mut failed = false;
         let mut event = |e: &Event| failed |= say(std::slice::from_ref(e));
         let r = fl.pump(&mut wr, interval, &wait, &mut event);
-        (r, failed)
+        (r, failed | never_came(&fl))
     });
     use std::os::fd::AsRawFd;
     let path = format!("/proc/self/fd/{}", rd.as_raw_fd());
