@@ -59,7 +59,7 @@ pub enum FormatError {
         first: Vec<String>,
     },
     /// A `--delimiter` that is not one ASCII character.
-    #[error("--delimiter '{0}': must be one ASCII character")]
+    #[error("--delimiter '{0}': must be one ASCII character (or \\t for a tab)")]
     Delimiter(String),
     /// A `--schema` entry without `:`.
     #[error("--schema: '{0}' is not name:type")]

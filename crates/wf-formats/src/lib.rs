@@ -507,7 +507,7 @@ pub struct FormatOptions {
 impl FormatOptions {
     /// `--delimiter`, `--no-header`, `--schema` and `--strict` as the user
     /// gave them: the one way the CLI and the Python package make the options
-    /// (the delimiter is one ASCII character).
+    /// (the delimiter is one ASCII character, or `\t` or `tab` for a tab).
     pub fn parse(
         delimiter: Option<&str>,
         no_header: bool,
@@ -516,6 +516,8 @@ impl FormatOptions {
     ) -> Result<FormatOptions, FormatError> {
         let delimiter = match delimiter.map(str::as_bytes) {
             None => None,
+            // Written as a shell makes it hard to type: as DuckDB's delim.
+            Some(br"\t" | b"tab" | b"TAB") => Some(b'\t'),
             Some(&[c]) => Some(c),
             Some(_) => {
                 let d = delimiter.unwrap_or_default().to_string();
@@ -940,6 +942,10 @@ mod tests {
         );
         let none = FormatOptions::parse(None, false, None, false).unwrap();
         assert_eq!((none.delimiter, none.schema), (None, None));
+        for tab in [r"\t", "tab", "\t"] {
+            let o = FormatOptions::parse(Some(tab), false, None, false).unwrap();
+            assert_eq!(o.delimiter, Some(b'\t'), "{tab}");
+        }
         let err = |d: Option<&str>, s: Option<&str>| {
             FormatOptions::parse(d, false, s, false)
                 .unwrap_err()
@@ -947,15 +953,15 @@ mod tests {
         };
         assert_eq!(
             err(Some("ab"), None),
-            "--delimiter 'ab': must be one ASCII character"
+            "--delimiter 'ab': must be one ASCII character (or \\t for a tab)"
         );
         assert_eq!(
             err(Some("é"), None),
-            "--delimiter 'é': must be one ASCII character"
+            "--delimiter 'é': must be one ASCII character (or \\t for a tab)"
         );
         assert_eq!(
             err(Some(""), None),
-            "--delimiter '': must be one ASCII character"
+            "--delimiter '': must be one ASCII character (or \\t for a tab)"
         );
         assert_eq!(err(None, Some("a")), "--schema: 'a' is not name:type");
         assert!(err(None, Some("a:nope")).starts_with("--schema: unknown type 'nope'"));

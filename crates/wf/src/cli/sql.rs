@@ -119,9 +119,10 @@ pub(crate) struct SqlArgs {
     /// Another table for joins: NAME=PATH (repeat to add paths or tables).
     #[arg(long, value_name = "NAME=PATH")]
     table: Vec<String>,
-    /// CSV/TSV field delimiter (one character).
+    /// CSV/TSV field delimiter: one character, or `\t` (or `tab`) for a tab,
+    /// as DuckDB's delim takes it.
     #[arg(long, value_name = "C")]
-    delimiter: Option<char>,
+    delimiter: Option<String>,
     /// CSV/TSV: the first line is data; columns are c1..cN.
     #[arg(long)]
     no_header: bool,
@@ -238,9 +239,8 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf_sql::TableSpec>, Vec<InputError>), 
 }
 
 fn sql_options(q: &SqlArgs) -> Result<wf_sql::SqlOptions, String> {
-    let delimiter = q.delimiter.map(String::from);
     let format = wf_formats::FormatOptions::parse(
-        delimiter.as_deref(),
+        q.delimiter.as_deref(),
         q.no_header,
         q.schema.as_deref(),
         q.strict,
