@@ -77,11 +77,11 @@ read); streams, single-member gzip, zstd without frame content sizes and out-of-
 read whole. \
 EXPLAIN and --stats show the byte spans; WF_TIME_PUSHDOWN=0 turns it off.
 
-Lines that do not parse are not rows: --stats counts them and locates the first few (by byte \
-offset); --strict makes them an error, and so are values not of their column's type and \
-invalid UTF-8: the query stops at the first, naming its file, line and value. When no more \
-lines parse than not, or a table has as many bad values as rows, stderr says so even without \
---stats (a log read in another --format than its own).
+Lines that do not parse are not rows: stderr says how many (one line, --stats or not), --stats \
+locates the first few (by byte offset); --strict makes them an error, and so are values not of \
+their column's type and invalid UTF-8: the query stops at the first, naming its file, line and \
+value. When no more lines parse than not, or a table has as many bad values as rows, stderr asks \
+whether --format is the files' format (a log read in another format than its own).
 
 Examples:
   wf sql 'SELECT status, count(*) AS n FROM logs GROUP BY status ORDER BY n DESC' access.log
