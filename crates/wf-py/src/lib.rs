@@ -317,12 +317,12 @@ fn query_table<'py>(
     if let Some(e) = c.runs.iter().flat_map(wf_sql::unread).next() {
         return Err(value_error(e.to_string()));
     }
-    // What `wf sql` says on stderr (a table read mostly wrong, keys not
-    // read) is a UserWarning here, which a warnings filter can make an error;
-    // it went unsaid.
+    // What `wf sql` says on stderr (lines not rows, keys not read) is a
+    // UserWarning here, which a warnings filter can make an error; it went
+    // unsaid. Level 2: the user's call, not the package's wrapper.
     for w in c.runs.iter().flat_map(wf_sql::warnings) {
         let text = std::ffi::CString::new(w.replace('\0', "\\0")).map_err(value_error)?;
-        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &text, 1)?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &text, 2)?;
     }
     let malformed: u64 = c
         .runs
