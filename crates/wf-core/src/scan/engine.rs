@@ -34,7 +34,7 @@ use crossbeam_channel as chan;
 use super::decompress::Decoded;
 use super::inputs::{Input, InputError, Source};
 use super::plan::plan;
-use super::range::Long;
+use super::range::{Long, Unread};
 use super::read_full_at;
 use super::shared::{Shared, Work};
 use super::split::{self, Part};
@@ -158,6 +158,7 @@ pub fn run<J: Job>(
     let (pool_tx, pool_rx) = chan::unbounded::<Vec<u8>>();
     let shared = Shared {
         errors: Mutex::new(Vec::new()),
+        unread: Mutex::new(Vec::new()),
         bytes: AtomicU64::new(0),
         progress,
         meter: Arc::default(),
@@ -317,8 +318,21 @@ fn file_bytes(inputs: &[Input]) -> u64 {
         .sum()
 }
 
-/// The finished scan: the merged state, one error per input that had any (the
-/// first reported), and the files read without error.
+/// Each input's unread ranges as one error of it ([`Unread::summary`]).
+fn unread_errors(unread: Vec<(usize, Unread)>, inputs: usize) -> Vec<(usize, InputError)> {
+    let mut by_input: Vec<Vec<Unread>> = vec![Vec::new(); inputs];
+    for (i, u) in unread {
+        by_input[i].push(u);
+    }
+    let summaries = by_input.into_iter().map(Unread::summary).enumerate();
+    summaries
+        .filter_map(|(i, s)| Some((i, InputError::new(String::new(), s?))))
+        .collect()
+}
+
+/// The finished scan: the merged state, one error per input that had any (its
+/// unread bytes first, else the first reported), and the files read without
+/// error.
 fn outcome<S>(
     state: S,
     shared: Shared,
@@ -326,7 +340,8 @@ fn outcome<S>(
     spooled: Vec<Mutex<Option<Arc<File>>>>,
 ) -> Outcome<S> {
     let mut bad = vec![false; inputs.len()];
-    let mut errs = shared.errors.into_inner().unwrap();
+    let mut errs = unread_errors(shared.unread.into_inner().unwrap(), inputs.len());
+    errs.extend(shared.errors.into_inner().unwrap());
     errs.sort_by_key(|e| e.0);
     errs.dedup_by(|a, b| a.0 == b.0);
     let errors = errs

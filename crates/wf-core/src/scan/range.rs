@@ -116,6 +116,32 @@ impl std::fmt::Display for Unread {
     }
 }
 
+impl Unread {
+    /// One input's unread ranges as one message: the first range's (lowest
+    /// offset) when there is one, else the span from the first to the last,
+    /// how many ranges and bytes, and the first's reason. A file truncated
+    /// while being read was named by the one range a worker reported first
+    /// (6 MB "not read" of a log that lost 900 MB).
+    pub(super) fn summary(mut ranges: Vec<Unread>) -> Option<String> {
+        ranges.sort_by_key(|u| (u.from, u.to));
+        let first = ranges.first()?;
+        if ranges.len() == 1 {
+            return Some(first.to_string());
+        }
+        let (mut bytes, mut reach) = (0, first.from);
+        for u in &ranges {
+            bytes += u.to.saturating_sub(u.from.max(reach));
+            reach = reach.max(u.to);
+        }
+        Some(format!(
+            "bytes {}..{reach} not read ({bytes} bytes in {} ranges): {}",
+            first.from,
+            ranges.len(),
+            first.why
+        ))
+    }
+}
+
 /// Why a read stopped, and the file offset it reached.
 struct ReadFailed {
     at: u64,
@@ -662,5 +688,28 @@ mod tests {
             );
             assert!(r.refused.is_empty());
         }
+    }
+
+    /// An input's unread ranges say where the loss starts and how much it
+    /// is, not only the range reported first.
+    #[test]
+    fn unread_ranges_are_summed_into_one_message() {
+        let u = |from, to, why: &str| Unread {
+            from,
+            to,
+            why: why.into(),
+        };
+        assert_eq!(Unread::summary(vec![]), None);
+        let one = Unread::summary(vec![u(5, 9, "x")]).unwrap();
+        assert_eq!(one, "bytes 5..9 not read: x");
+        let many = vec![
+            u(300, 400, "late"),
+            u(100, 200, "first"),
+            u(150, 250, "overlap"),
+        ];
+        assert_eq!(
+            Unread::summary(many).unwrap(),
+            "bytes 100..400 not read (250 bytes in 3 ranges): first"
+        );
     }
 }

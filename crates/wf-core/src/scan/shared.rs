@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::decompress::Meter;
 use super::inputs::InputError;
 use super::options::Progress;
-use super::range::Long;
+use super::range::{Long, Unread};
 use super::regions::Regions;
 use super::split::Parts;
 
@@ -50,6 +50,10 @@ pub(super) enum Work {
 /// What the planner and the workers share: the inputs' errors and the bytes done.
 pub(super) struct Shared<'a> {
     pub(super) errors: Mutex<Vec<(usize, InputError)>>,
+    /// Ranges of files whose reads failed or came short (a file that shrank
+    /// while being read fails every range past its new end): merged into one
+    /// error of the input when the scan ends ([`Unread::summary`]).
+    pub(super) unread: Mutex<Vec<(usize, Unread)>>,
     pub(super) bytes: AtomicU64,
     pub(super) progress: Option<&'a Progress>,
     pub(super) meter: Arc<Meter>,
@@ -69,6 +73,11 @@ impl Shared<'_> {
     /// An error of `input` said by `msg`, caused by the I/O error `e`.
     pub(super) fn io_error(&self, input: usize, msg: String, e: &io::Error) {
         self.fail(input, InputError::new(String::new(), msg).of_kind(e.kind()));
+    }
+
+    /// The bytes `u` of `input` that were not read.
+    pub(super) fn unread(&self, input: usize, u: Unread) {
+        self.unread.lock().unwrap().push((input, u));
     }
 
     /// `err` (named when the scan ends) as an error of `input`.

@@ -143,7 +143,7 @@ impl<'a, J: Job> Worker<'a, J> {
         let done = process_range(&mut feed, &mut buf, file, range, read_size, reach);
         self.buf = buf;
         done.unwrap_or_else(|e| {
-            shared.error(input, e.to_string());
+            shared.unread(input, e);
             end - start
         })
     }
