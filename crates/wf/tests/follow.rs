@@ -342,6 +342,11 @@ fn a_file_made_after_the_start_is_followed() {
     let (ok, _, err) = f.interrupt();
     assert!(!ok, "{err}");
     assert!(err.contains("no such file came"), "{err}");
+    // A missing --files-from list is an error, not a log to wait for.
+    let f = Following::start(&["count", "--follow", "--interval", "50ms", "--files-from", n]);
+    f.wait_for("the error", |_, e| e.contains("No such file"));
+    let (ok, _, err) = f.interrupt();
+    assert!(!ok && !err.contains("waiting for it"), "{err}");
 }
 
 #[test]

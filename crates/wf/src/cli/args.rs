@@ -46,6 +46,12 @@ fn parse_decompress(s: &str) -> Result<scan::Decompress, String> {
 }
 
 impl InputArgs {
+    /// `name` is one of the PATH arguments as given (not a file named in
+    /// `--files-from`'s list, nor that list).
+    pub(crate) fn names_path(&self, name: &str) -> bool {
+        self.paths.iter().any(|p| p.display().to_string() == name)
+    }
+
     pub(crate) fn collect(&self) -> scan::Collected {
         scan::decompress::set_zstd_window_log_max(self.zstd_window_log_max.unwrap_or(0));
         scan::InputSpec {

@@ -32,7 +32,7 @@ use wf_core::jobs::time::TimeFormat;
 use wf_core::scan::follow::{Event, Follower, Poll};
 use wf_core::scan::{Input, InputError, ScanOptions, Source};
 
-use super::args::ScanArgs;
+use super::args::{InputArgs, ScanArgs};
 use super::time::TimeArgs;
 
 /// `--follow`, `--interval`, `--flush-after`.
@@ -140,7 +140,7 @@ fn inputs(args: &ScanArgs, state: bool) -> Result<Start, Refused> {
     if let Some(r) = stream_in(&c.inputs) {
         return Err(r);
     }
-    let (waiting, failed) = waited(c.errors);
+    let (waiting, failed) = waited(c.errors, &args.input);
     Ok(Start {
         inputs: c.inputs,
         waiting,
@@ -148,13 +148,14 @@ fn inputs(args: &ScanArgs, state: bool) -> Result<Start, Refused> {
     })
 }
 
-/// The collection errors said on stderr: a name of no file is waited for
-/// (returned); true if another error was said.
-fn waited(errors: Vec<InputError>) -> (Vec<(String, PathBuf)>, bool) {
+/// The collection errors said on stderr: a PATH argument that names no file
+/// is waited for (returned; a missing `--files-from` list is no log to wait
+/// for); true if another error was said.
+fn waited(errors: Vec<InputError>, given: &InputArgs) -> (Vec<(String, PathBuf)>, bool) {
     let mut waiting = Vec::new();
     let mut failed = false;
     for e in errors {
-        if e.kind == Some(std::io::ErrorKind::NotFound) {
+        if e.kind == Some(std::io::ErrorKind::NotFound) && given.names_path(&e.name) {
             wf_core::warn!("wf: {e}: waiting for it (--follow)");
             waiting.push((e.name.clone(), PathBuf::from(&e.name)));
         } else {
@@ -442,7 +443,7 @@ pub(crate) fn feed(
     if refuse_streams(&c.inputs) {
         return ExitCode::from(2);
     }
-    let (waiting, mut failed) = waited(c.errors);
+    let (waiting, mut failed) = waited(c.errors, input);
     let (mut fl, errors) = Follower::new(c.inputs, opts.sep, f.flush_after);
     wait_for(&mut fl, waiting);
     failed |= say_errors(&errors);
