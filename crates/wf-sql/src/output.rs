@@ -63,7 +63,7 @@ pub enum OutputError {
     /// `-o FILE` is the query's input `input`.
     #[error("-o {}: the output is the input {input} (writing it would destroy it)", .path.display())]
     IsInput { path: PathBuf, input: String },
-    #[error("-o {}: unknown extension (use .parquet, .arrow, .csv or .jsonl)", .path.display())]
+    #[error("-o {}: unknown extension (use .parquet, .arrow, .csv, .tsv or .jsonl)", .path.display())]
     Extension { path: PathBuf },
     /// The temporary file of `--strict` output could not be made.
     #[error("spooling the result: {0}")]
@@ -125,6 +125,8 @@ enum Kind {
     Parquet,
     Ipc,
     Csv,
+    /// CSV with tabs (what `wf sql --format tsv` and DuckDB's sniffer read).
+    Tsv,
     Json,
 }
 
@@ -138,6 +140,7 @@ fn file_kind(p: &Path) -> Result<Kind, OutputError> {
         "parquet" | "pq" => Kind::Parquet,
         "arrow" | "ipc" | "feather" => Kind::Ipc,
         "csv" => Kind::Csv,
+        "tsv" | "tab" => Kind::Tsv,
         "json" | "jsonl" | "ndjson" => Kind::Json,
         _ => {
             return Err(OutputError::Extension {
@@ -161,6 +164,11 @@ fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, 
         Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
             std::io::BufWriter::new(f),
         )))),
+        Kind::Tsv => Box::new(CsvSink(
+            datafusion::arrow::csv::WriterBuilder::new()
+                .with_delimiter(b'\t')
+                .build(Box::new(std::io::BufWriter::new(f))),
+        )),
         Kind::Json => Box::new(JsonSink(
             json_lines(Box::new(std::io::BufWriter::new(f))),
             0,

@@ -2232,7 +2232,7 @@ fn output_files_read_back_to_the_same_rows() {
     let (rows, _) = sql_ok(&["--format", "combined"], q, std::slice::from_ref(&p));
     assert!(rows.len() > 20);
     // Every output file must be written, whatever reads it back.
-    let exts = ["parquet", "csv", "jsonl", "arrow"];
+    let exts = ["parquet", "csv", "tsv", "jsonl", "arrow"];
     for ext in exts {
         let out = t.path().join(format!("out.{ext}"));
         let r = wf_sql(
@@ -2305,6 +2305,20 @@ fn output_files_read_back_to_the_same_rows() {
             &format!(
                 "SELECT {cols} FROM read_csv({}, header=true, all_varchar=true) ORDER BY _offset::BIGINT",
                 sql_string(&csv)
+            ),
+            None,
+        ),
+        true,
+    );
+    let tsv = t.path().join("out.tsv");
+    check(
+        "tsv",
+        duckdb(
+            &py,
+            &format!(
+                "SELECT {cols} FROM read_csv({}, delim='\t', header=true, all_varchar=true) \
+                 ORDER BY _offset::BIGINT",
+                sql_string(&tsv)
             ),
             None,
         ),

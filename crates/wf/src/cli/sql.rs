@@ -96,8 +96,8 @@ Examples:
 
 pub(crate) const SQL_EXIT: &str =
     "Output: an aligned table; --csv or --json (one object per line) \
-for machines; -o FILE writes Parquet, Arrow IPC, CSV or JSON lines by its extension \
-(.parquet, .arrow, .csv, .jsonl), through a temporary file beside FILE renamed onto it only \
+for machines; -o FILE writes Parquet, Arrow IPC, CSV, TSV or JSON lines by its extension \
+(.parquet, .arrow, .csv, .tsv, .jsonl), through a temporary file beside FILE renamed onto it only \
 when the query succeeds (a failed or interrupted query leaves FILE as it was); FILE may not be \
 one of the inputs. The table shows the first --max-rows rows (40) and counts the rest.\n\n\
 Queries are read-only: COPY, INSERT, CREATE and SET need --allow-write.\n\nExit status: 0 on success; 2 on SQL errors (DataFusion's \
@@ -135,7 +135,7 @@ pub(crate) struct SqlArgs {
     /// Print CSV (with a header line).
     #[arg(long, conflicts_with = "json")]
     csv: bool,
-    /// Write the result to FILE (.parquet, .arrow, .csv, .jsonl) instead of stdout.
+    /// Write the result to FILE (.parquet, .arrow, .csv, .tsv, .jsonl) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Memory for the query (e.g. 256M, 4G); beyond it aggregations and sorts
