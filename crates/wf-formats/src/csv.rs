@@ -2,7 +2,10 @@
 //! quotes may hold the delimiter, doubled quotes (`""` is one `"`) and line
 //! breaks (LF or CRLF, kept as written). A quote inside an unquoted field is
 //! data (`1,x"y,3`), as Python's `csv` and DuckDB read it; see [`Quoting`] for
-//! a quote that opens a field and never closes it. An unquoted empty field is
+//! a quote that opens a field and never closes it. A file whose `"` is data
+//! (its sampled lines split evenly only without quoting, [`quotes_hold`]:
+//! a TSV of `"Hello" she said`) is read without quoting, every line a
+//! record, as DuckDB's sniffer picks no quote. An unquoted empty field is
 //! NULL, a quoted empty one is the empty string in a text column (as polars
 //! reads them, and DuckDB with `allow_quoted_nulls=false`: its default makes
 //! it NULL, checked with DuckDB 2.0) and NULL in any other, never a value
@@ -47,6 +50,9 @@ use super::{
 #[derive(Debug, Clone)]
 pub struct Csv {
     delim: u8,
+    /// `"` quotes fields (RFC 4180); false for a file the sample shows has
+    /// no quoting ([`quotes_hold`]).
+    quote: bool,
     header: bool,
     fields: Vec<Field>,
     inferred: bool,
@@ -60,7 +66,8 @@ pub struct Csv {
 impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
-        let records = sample_records(sample, delim, 1001);
+        let quote = quotes_hold(sample, delim);
+        let records = sample_records(sample, delim, quote, 1001);
         let fields = match &opts.schema {
             Some(s) => s.clone(),
             None => infer(&records, header),
@@ -70,6 +77,7 @@ impl Csv {
         }
         Ok(Csv {
             delim,
+            quote,
             header,
             inferred: opts.schema.is_none(),
             layouts: vec![(0..fields.len()).collect()],
@@ -95,7 +103,7 @@ impl Csv {
         let first: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();
         let mut layout_of = Vec::with_capacity(samples.len());
         for (name, sample) in samples {
-            let records = sample_records(sample, self.delim, 1001);
+            let records = sample_records(sample, self.delim, self.quote, 1001);
             let Some((header, rows)) = records.split_first() else {
                 layout_of.push(0); // an empty file: no records
                 continue;
@@ -205,23 +213,55 @@ type Record = Vec<Option<Vec<u8>>>;
 
 /// The first `n` records of a sample, split into fields (the last, maybe cut
 /// by the sample's end, is dropped when there are others).
-fn sample_records(sample: &[u8], delim: u8, n: usize) -> Vec<Record> {
+fn sample_records(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Record> {
+    read_sample(sample, delim, quote, n)
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The first `n` records of a sample, `None` for a malformed one (records
+/// too: skipping them must not reach further into the file); with `quote`
+/// off, every line is a record.
+fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Record>> {
     let mut out = Vec::new();
     let mut pos = 0;
-    // The first n records, malformed ones included in the count (they are
-    // records too; skipping them must not reach further into the file).
     let q = Quoting { delim };
     for _ in 0..n {
-        let Some(end) = q.record_end(sample, pos) else {
+        let end = match quote {
+            true => q.record_end(sample, pos),
+            false => memchr::memchr(b'\n', &sample[pos..]).map(|i| pos + i),
+        };
+        let Some(end) = end else {
             break;
         };
-        out.extend(owned_fields(trim_cr(&sample[pos..end]), delim));
+        out.push(owned_fields(trim_cr(&sample[pos..end]), delim, quote));
         pos = end + 1;
     }
     if out.is_empty() && pos < sample.len() {
-        out.extend(owned_fields(trim_cr(&sample[pos..]), delim));
+        out.push(owned_fields(trim_cr(&sample[pos..]), delim, quote));
     }
     out
+}
+
+/// Whether `"` quotes fields in the file of `sample`, as DuckDB's sniffer
+/// picks a quote: not when the sample read with quotes has malformed records
+/// or records of another field count than the first, and read without (a
+/// record a line, split at every delimiter) has none. A TSV of `"Hello" she
+/// said` (MySQL's, PostgreSQL's text COPY, IANA's TSV: no quoting) lost
+/// such lines from every answer; DuckDB read them all.
+fn quotes_hold(sample: &[u8], delim: u8) -> bool {
+    if memchr::memchr(b'"', sample).is_none() {
+        return true;
+    }
+    let even = |recs: &[Option<Record>]| match recs.first() {
+        Some(Some(first)) => recs
+            .iter()
+            .all(|r| r.as_ref().map(Vec::len) == Some(first.len())),
+        _ => false,
+    };
+    let n = 1001;
+    even(&read_sample(sample, delim, true, n)) || !even(&read_sample(sample, delim, false, n))
 }
 
 fn trim_cr(r: &[u8]) -> &[u8] {
@@ -575,7 +615,7 @@ enum Val {
 #[inline(always)]
 fn split_fields(
     r: &[u8],
-    delim: u8,
+    (delim, quote): (u8, bool),
     vals: &mut Vec<Val>,
     scratch: &mut Vec<u8>,
     f: &impl Finder,
@@ -584,7 +624,7 @@ fn split_fields(
     scratch.clear();
     let mut pos = 0;
     loop {
-        if r.get(pos) == Some(&b'"') {
+        if quote && r.get(pos) == Some(&b'"') {
             let Some((value, after)) = quoted_field(r, pos + 1, scratch) else {
                 return false;
             };
@@ -641,9 +681,9 @@ fn value<'a>(v: Val, r: &'a [u8], scratch: &'a [u8]) -> Option<&'a [u8]> {
 }
 
 /// The fields of one record as owned values (for sampling and tests).
-fn owned_fields(r: &[u8], delim: u8) -> Option<Record> {
+fn owned_fields(r: &[u8], delim: u8, quote: bool) -> Option<Record> {
     let (mut vals, mut scratch) = (Vec::new(), Vec::new());
-    split_fields(r, delim, &mut vals, &mut scratch, &Plain).then(|| {
+    split_fields(r, (delim, quote), &mut vals, &mut scratch, &Plain).then(|| {
         vals.iter()
             .map(|&v| value(v, r, &scratch).map(<[u8]>::to_vec))
             .collect()
@@ -652,10 +692,14 @@ fn owned_fields(r: &[u8], delim: u8) -> Option<Record> {
 
 impl Format for Csv {
     fn name(&self) -> String {
-        match self.delim {
+        let name = match self.delim {
             b',' => "csv".into(),
             b'\t' => "tsv".into(),
             d => format!("csv (delimiter '{}')", d as char),
+        };
+        match self.quote {
+            true => name,
+            false => format!("{name} (no quoting: \" is data)"),
         }
     }
 
@@ -691,6 +735,7 @@ impl Format for Csv {
         }
         Box::new(CsvParser {
             delim: self.delim,
+            quote: self.quote,
             want,
             missing,
             ncols: map.len(),
@@ -707,7 +752,7 @@ impl Format for Csv {
     }
 
     fn quoting(&self) -> Option<Quoting> {
-        Some(Quoting { delim: self.delim })
+        self.quote.then_some(Quoting { delim: self.delim })
     }
 
     fn header_lines(&self) -> usize {
@@ -725,6 +770,8 @@ impl Format for Csv {
 
 struct CsvParser {
     delim: u8,
+    /// `"` quotes fields ([`Csv::quote`]).
+    quote: bool,
     /// Per field of the file, its place among the projected columns.
     want: Vec<Option<usize>>,
     /// Projected columns the file does not have (NULL in every row).
@@ -799,7 +846,7 @@ impl CsvParser {
                     break 'records;
                 };
                 // `piece[p]` is the mark, so `piece[f]` exists.
-                if i == self.ncols || piece[f] == b'"' {
+                if i == self.ncols || (self.quote && piece[f] == b'"') {
                     break 'records;
                 }
                 if let Some(k) = self.slot[i] {
@@ -854,7 +901,8 @@ impl CsvParser {
     /// One record, its fields found with `f` (see [`FindingParser`]).
     #[inline(always)]
     fn parse_fields(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
-        if !split_fields(record, self.delim, &mut self.vals, &mut self.scratch, f)
+        let dialect = (self.delim, self.quote);
+        if !split_fields(record, dialect, &mut self.vals, &mut self.scratch, f)
             || self.vals.len() != self.ncols
         {
             return false;
@@ -897,7 +945,7 @@ mod tests {
     use super::*;
 
     fn fields_of(r: &str) -> Option<Vec<Option<String>>> {
-        owned_fields(r.as_bytes(), b',').map(|v| {
+        owned_fields(r.as_bytes(), b',', true).map(|v| {
             v.into_iter()
                 .map(|f| f.map(|x| String::from_utf8_lossy(&x).into_owned()))
                 .collect()

@@ -42,7 +42,9 @@ read as httpd.conf and nginx.conf read them, so a format copied from either work
 $upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
   csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); a quote \
 inside an unquoted field is data, as DuckDB and Python's csv read it (1,x\"y,3 is 1, x\"y, 3); \
-a quote that opens a field and never closes it makes its line one malformed record. An empty \
+a quote that opens a field and never closes it makes its line one malformed record; a file \
+whose sampled lines split evenly only without quoting (a TSV of \"Hello\" she said) is read \
+without it, as DuckDB's sniffer reads it (the format's name says so). An empty \
 field is NULL, but \"\" in a text column is the empty string (as polars reads it; DuckDB's \
 default makes it NULL, allow_quoted_nulls=false the empty string). Columns \
 from the header line (files with other headers are matched by name, NULL where a file lacks \
