@@ -94,11 +94,7 @@ fuzz_target!(|input: &[u8]| {
                     .map(|r| r[c].clone())
                     .filter(|x| *x != V::Null),
                 // Integers beyond 64 bits (decimal(38,0)): the value exactly.
-                Kind::Decimal { scale: 0, .. } => std::str::from_utf8(v)
-                    .ok()
-                    .and_then(|s| s.parse::<i128>().ok())
-                    .filter(|x| x.unsigned_abs() < 10u128.pow(38))
-                    .map(V::Dec),
+                Kind::Decimal { scale: 0, .. } => drive::dec_integer(v),
                 Kind::Decimal { .. } => panic!("a decimal column with a scale"),
             };
             bad_values += x.is_none() as u64;

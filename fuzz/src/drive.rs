@@ -23,6 +23,13 @@ pub enum V {
     Bool(bool),
 }
 
+/// An integer as a `decimal(38,0)` column holds it (what wf infers for
+/// integers beyond 64 bits), if it is one.
+pub fn dec_integer(v: &[u8]) -> Option<V> {
+    let x = std::str::from_utf8(v).ok()?.parse::<i128>().ok()?;
+    (x.unsigned_abs() < 10u128.pow(38)).then_some(V::Dec(x))
+}
+
 /// What one run of a parser made of some records.
 #[derive(Debug)]
 pub struct Parsed {
@@ -147,7 +154,11 @@ pub fn rows_agree(f: &Arc<dyn Format>, data: &[u8], records: &[(usize, usize)], 
     let mut row = 0;
     for (k, &(s, e)) in records.iter().enumerate() {
         let r = &data[s..e];
-        assert_eq!(!p.split(r), parsed.bad[k], "row parser: malformed record {k}");
+        assert_eq!(
+            !p.split(r),
+            parsed.bad[k],
+            "row parser: malformed record {k}"
+        );
         if parsed.bad[k] {
             continue;
         }
