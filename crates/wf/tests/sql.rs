@@ -2297,33 +2297,22 @@ fn output_files_read_back_to_the_same_rows() {
         ),
         false,
     );
-    let csv = t.path().join("out.csv");
-    check(
-        "csv",
-        duckdb(
-            &py,
-            &format!(
-                "SELECT {cols} FROM read_csv({}, header=true, all_varchar=true) ORDER BY _offset::BIGINT",
-                sql_string(&csv)
+    for (ext, delim) in [("csv", ","), ("tsv", "\t")] {
+        let file = t.path().join(format!("out.{ext}"));
+        check(
+            ext,
+            duckdb(
+                &py,
+                &format!(
+                    "SELECT {cols} FROM read_csv({}, delim='{delim}', header=true, \
+                     all_varchar=true) ORDER BY _offset::BIGINT",
+                    sql_string(&file)
+                ),
+                None,
             ),
-            None,
-        ),
-        true,
-    );
-    let tsv = t.path().join("out.tsv");
-    check(
-        "tsv",
-        duckdb(
-            &py,
-            &format!(
-                "SELECT {cols} FROM read_csv({}, delim='\t', header=true, all_varchar=true) \
-                 ORDER BY _offset::BIGINT",
-                sql_string(&tsv)
-            ),
-            None,
-        ),
-        true,
-    );
+            true,
+        );
+    }
     check(
         "jsonl",
         duckdb(
