@@ -340,13 +340,19 @@ fn one_column_csv_files_read_as_duckdb_reads_them() {
     let duck = duckdb_python();
     for (name, text, q, want) in cases {
         let csv = write(&d.path().join(name), text);
-        let mut c = sql(&[q, "--csv"]);
-        c.arg(&csv);
-        let out = ok(c);
-        assert_eq!(out.split_once('\n').unwrap().1, want, "{name}");
-        if let Some(py) = &duck {
-            assert_eq!(duckdb_csv(py, &csv, q), want, "DuckDB on {name}");
-        }
+        answer_as_duckdb(duck.as_deref(), &csv, q, want);
+    }
+}
+
+/// `wf sql --csv` of `q` over `csv` (its rows without the header) is `want`,
+/// and so is DuckDB's when it is installed.
+fn answer_as_duckdb(duck: Option<&str>, csv: &Path, q: &str, want: &str) {
+    let mut c = sql(&[q, "--csv"]);
+    c.arg(csv);
+    let out = ok(c);
+    assert_eq!(out.split_once('\n').unwrap().1, want, "{csv:?}: {q}");
+    if let Some(py) = duck {
+        assert_eq!(duckdb_csv(py, csv, q), want, "DuckDB on {csv:?}: {q}");
     }
 }
 
@@ -371,13 +377,7 @@ fn csv_integers_beyond_64_bits_stay_exact() {
     ];
     let duck = duckdb_python();
     for (q, want) in queries {
-        let mut c = sql(&[q, "--csv"]);
-        c.arg(&csv);
-        let out = ok(c);
-        assert_eq!(out.split_once('\n').unwrap().1, want, "{q}");
-        if let Some(py) = &duck {
-            assert_eq!(duckdb_csv(py, &csv, q), want, "DuckDB on {q}");
-        }
+        answer_as_duckdb(duck.as_deref(), &csv, q, want);
     }
 }
 
