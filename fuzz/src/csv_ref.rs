@@ -176,7 +176,7 @@ pub fn records(data: &[u8], delim: u8, skip: usize, ncols: usize) -> (Vec<Record
 }
 
 /// The records of a file read without quoting (wf's reading of a sample
-/// whose `"` is data, `csv::quotes_hold`): a line each (blank ones and the
+/// whose `"` is data, `csv::sniff_quote`): a line each (blank ones and the
 /// first `skip` left out), split at every delimiter, an empty field NULL;
 /// malformed when it has not `ncols` fields.
 pub fn plain_records(data: &[u8], delim: u8, skip: usize, ncols: usize) -> Vec<Record> {

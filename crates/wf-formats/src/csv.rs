@@ -3,7 +3,7 @@
 //! breaks (LF or CRLF, kept as written). A quote inside an unquoted field is
 //! data (`1,x"y,3`), as Python's `csv` and DuckDB read it; see [`Quoting`] for
 //! a quote that opens a field and never closes it. A file whose `"` is data
-//! (its sampled lines split evenly only without quoting, [`quotes_hold`]:
+//! (its sampled lines split evenly only without quoting, [`sniff_quote`]:
 //! a TSV of `"Hello" she said`) is read without quoting, every line a
 //! record, as DuckDB's sniffer picks no quote. An unquoted empty field is
 //! NULL, a quoted empty one is the empty string in a text column (as polars
@@ -51,7 +51,7 @@ use super::{
 pub struct Csv {
     delim: u8,
     /// `"` quotes fields (RFC 4180); false for a file the sample shows has
-    /// no quoting ([`quotes_hold`]).
+    /// no quoting ([`sniff_quote`]).
     quote: bool,
     header: bool,
     fields: Vec<Field>,
@@ -66,8 +66,7 @@ pub struct Csv {
 impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
-        let quote = quotes_hold(sample, delim);
-        let records = sample_records(sample, delim, quote, 1001);
+        let (quote, records) = sniff_quote(sample, delim, 1001);
         let fields = match &opts.schema {
             Some(s) => s.clone(),
             None => infer(&records, header),
@@ -245,23 +244,28 @@ fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Re
 }
 
 /// Whether `"` quotes fields in the file of `sample`, as DuckDB's sniffer
-/// picks a quote: not when the sample read with quotes has malformed records
-/// or records of another field count than the first, and read without (a
+/// picks a quote, and the sample's first `n` records read so (well-formed
+/// ones): not when the sample read with quotes has malformed records or
+/// records of another field count than the first, and read without (a
 /// record a line, split at every delimiter) has none. A TSV of `"Hello" she
 /// said` (MySQL's, PostgreSQL's text COPY, IANA's TSV: no quoting) lost
 /// such lines from every answer; DuckDB read them all.
-fn quotes_hold(sample: &[u8], delim: u8) -> bool {
-    if memchr::memchr(b'"', sample).is_none() {
-        return true;
-    }
+fn sniff_quote(sample: &[u8], delim: u8, n: usize) -> (bool, Vec<Record>) {
     let even = |recs: &[Option<Record>]| match recs.first() {
         Some(Some(first)) => recs
             .iter()
             .all(|r| r.as_ref().map(Vec::len) == Some(first.len())),
         _ => false,
     };
-    let n = 1001;
-    even(&read_sample(sample, delim, true, n)) || !even(&read_sample(sample, delim, false, n))
+    let quoted = read_sample(sample, delim, true, n);
+    if memchr::memchr(b'"', sample).is_none() || even(&quoted) {
+        return (true, quoted.into_iter().flatten().collect());
+    }
+    let plain = read_sample(sample, delim, false, n);
+    match even(&plain) {
+        true => (false, plain.into_iter().flatten().collect()),
+        false => (true, quoted.into_iter().flatten().collect()),
+    }
 }
 
 fn trim_cr(r: &[u8]) -> &[u8] {
