@@ -58,9 +58,20 @@ fn value_error(e: impl ToString) -> PyErr {
 /// threads is every core, as `-j 0` is (it was 1 here), and a chunk size of
 /// 0 a `ValueError`, as `--chunk-size 0` is refused (it was 1 byte here).
 fn scan_options(threads: Option<usize>, chunk_size: Option<u64>) -> PyResult<ScanOptions> {
+    scan_options_within(threads, chunk_size, None)
+}
+
+/// [`scan_options`] of a call given `memory`, which bounds the records held
+/// whole (a quarter of it at most), as `--memory` does for the CLI.
+fn scan_options_within(
+    threads: Option<usize>,
+    chunk_size: Option<u64>,
+    memory: Option<u64>,
+) -> PyResult<ScanOptions> {
     let settings = ScanSettings {
         threads,
         chunk_size,
+        memory,
         ..ScanSettings::default()
     };
     settings.options().map_err(value_error)
@@ -455,7 +466,7 @@ fn sql<'py>(
         });
     }
     let mut opts = sql_options(
-        scan_options(threads, chunk_size)?,
+        scan_options_within(threads, chunk_size, memory)?,
         memory,
         delimiter,
         no_header,

@@ -152,6 +152,25 @@ fn endless_stream_without_separator_in_bounded_memory() {
     assert!(kib < 64 << 10, "wf count < /dev/zero: peak RSS {kib} KiB");
 }
 
+/// A command that holds records whole holds at most a quarter of its
+/// `--memory` of one, unless `--max-record` says otherwise: an endless
+/// record on stdin took `wf sql --memory 64M` to 2.3 GB (the 1 GiB default
+/// bound, held twice), and `wf report --memory 64M` to 2.1 GB.
+#[test]
+fn memory_bounds_a_record_held_whole() {
+    let mut commands = vec![vec!["report", "--format", "combined", "--memory", "64M"]];
+    if cfg!(feature = "sql") {
+        commands.push(vec!["sql", "--memory", "64M", "SELECT count(*) FROM logs"]);
+    }
+    for args in commands {
+        let mut c = wf();
+        c.args(&args)
+            .stdin(std::fs::File::open("/dev/zero").unwrap());
+        let kib = peak_rss_after(c, 3.0);
+        assert!(kib < 256 << 10, "{args:?} < /dev/zero: peak RSS {kib} KiB");
+    }
+}
+
 /// `wf sql` needs records whole: one longer than `--max-record` is an error
 /// naming the input and its offset, exit 2, and every other record is read,
 /// from a file at any thread count and chunk size, and from stdin.

@@ -237,9 +237,14 @@ pub struct ScanSettings {
     pub readahead: bool,
     /// Read-ahead distance, at most [`MAX_SPAN`]; 0: off; `None`: [`DEFAULT_AHEAD`].
     pub ahead: Option<u64>,
-    /// `None`: [`DEFAULT_MAX_RECORD`].
+    /// `None`: [`DEFAULT_MAX_RECORD`], or a quarter of `memory` if less.
     pub max_record: Option<u64>,
     pub page_cache: PageCache,
+    /// The command's `--memory`, if given: a record held whole is then at
+    /// most a quarter of it unless `max_record` says otherwise (a 3 GB
+    /// record of `wf sql --memory 256M` was held to the 1 GiB default,
+    /// 1.1 GB of RSS).
+    pub memory: Option<u64>,
 }
 
 impl ScanSettings {
@@ -264,7 +269,8 @@ impl ScanSettings {
         o.readahead = self.readahead;
         o.mmap = self.mmap;
         o.page_cache = self.page_cache;
-        o.max_record = self.max_record.unwrap_or(o.max_record);
+        let within = self.memory.map_or(o.max_record, |m| (m / 4).max(1));
+        o.max_record = self.max_record.unwrap_or(o.max_record.min(within));
         Ok(o)
     }
 }
@@ -372,6 +378,19 @@ mod tests {
         );
         assert!(o.mmap && !o.readahead);
         assert_eq!(o.page_cache, PageCache::Auto);
+        // --memory bounds the records held whole, unless --max-record is given.
+        let bounded = |memory, max_record| ScanSettings {
+            memory,
+            max_record,
+            ..ScanSettings::default()
+        };
+        let max_record = |s: ScanSettings| s.options().unwrap().max_record;
+        assert_eq!(max_record(bounded(Some(256 << 20), None)), 64 << 20);
+        assert_eq!(
+            max_record(bounded(Some(64 << 30), None)),
+            DEFAULT_MAX_RECORD
+        );
+        assert_eq!(max_record(bounded(Some(256 << 20), Some(1 << 30))), 1 << 30);
         // Auto drops only what could not stay cached for long.
         assert!(!PageCache::Auto.drops(1 << 30) || memory_bytes() < 4 << 30);
         assert!(PageCache::Auto.drops(memory_bytes() / 4 + 1));

@@ -450,7 +450,10 @@ impl Cutter<'_> {
     /// The next piece of a long record: up to and including its separator
     /// (its last piece), or about the bound's worth of it.
     fn piece_cut(&mut self, buf: &mut Vec<u8>, mut filled: usize) -> Result<Filled, Stopped> {
-        let size = self.long.unwrap_or(self.want).max(self.step);
+        // Pieces of about a block (or the bound, if smaller): pieces of the
+        // bound's size, a GiB for `wf sql`'s --max-record, each held in
+        // flight took 2.5x the bound of memory on an endless stdin record.
+        let size = self.long.unwrap_or(self.want).min(self.want).max(self.step);
         let mut searched = 0;
         loop {
             if let Some(q) = memchr::memchr(self.sep, &buf[searched..filled]) {
@@ -491,6 +494,15 @@ impl Cutter<'_> {
         };
         if buf.len() < filled + room {
             let grow = (filled + room).max((self.want + self.step).min(buf.len() * 2));
+            // At most as much again as a held record's bound and a block
+            // (`resize` alone doubles the capacity: 2x the bound on stdin).
+            if buf.capacity() < grow {
+                let most = self
+                    .long
+                    .map_or(usize::MAX, |l| l.saturating_add(self.want + self.step));
+                let doubled = buf.capacity().saturating_mul(2).min(most).max(grow);
+                buf.reserve_exact(doubled - buf.len());
+            }
             buf.resize(grow, 0);
         }
         self.quiet = false;

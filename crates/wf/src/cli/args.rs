@@ -113,9 +113,10 @@ pub(crate) struct ScanArgs {
     /// and is skipped; the rest is still read (exit status 2). `count`, `wf2`
     /// and `pangram` read longer records in pieces and never hold them, except
     /// under `--since`/`--until`, where a record is held whole to read its
-    /// time. E.g. `--max-record 16M`.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = scan::parse_size)]
-    max_record: u64,
+    /// time. E.g. `--max-record 16M`. [default: 1GiB, or a quarter of
+    /// --memory if that is less]
+    #[arg(long, value_name = "SIZE", value_parser = scan::parse_size)]
+    max_record: Option<u64>,
     /// Show a progress bar on stderr even when it is not a terminal.
     #[arg(long, overrides_with = "no_progress")]
     pub(crate) progress: bool,
@@ -144,6 +145,12 @@ impl ScanArgs {
     /// The scan options, through the settings' one front door (the
     /// Python package's too); the bounds were checked as the flags were parsed.
     pub(crate) fn options(&self) -> ScanOptions {
+        self.options_within(None)
+    }
+
+    /// [`ScanArgs::options`] of a command given `--memory`, which bounds
+    /// the records held whole unless `--max-record` is given.
+    pub(crate) fn options_within(&self, memory: Option<u64>) -> ScanOptions {
         let settings = ScanSettings {
             threads: self.threads,
             chunk_size: Some(self.chunk_size),
@@ -151,8 +158,9 @@ impl ScanArgs {
             mmap: self.mmap,
             readahead: self.readahead,
             ahead: Some(self.ahead),
-            max_record: Some(self.max_record),
+            max_record: self.max_record,
             page_cache: self.page_cache,
+            memory,
         };
         settings
             .options()

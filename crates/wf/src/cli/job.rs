@@ -47,6 +47,11 @@ pub(crate) trait JobCmd {
     fn scan_args(&self) -> &ScanArgs;
     /// Run the job once with the given options and render its result.
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun;
+    /// Its `--memory`, if it has one and it was given (it bounds the
+    /// records held whole, [`ScanArgs::options_within`]).
+    fn memory(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Collect the inputs of `args` and scan them with `job`; the errors are those of
@@ -67,7 +72,7 @@ pub(crate) fn scan<J: Job>(
 /// A job command: run it with a progress bar, print its output, errors and stats.
 pub(crate) fn run(cmd: &dyn JobCmd) -> ExitCode {
     let args = cmd.scan_args();
-    let opts = args.options();
+    let opts = args.options_within(cmd.memory());
     let t0 = Instant::now();
     let u0 = Usage::now();
     let show = report::stats::want_progress(args.progress, args.no_progress);

@@ -182,6 +182,10 @@ impl JobCmd for ReportArgs {
         &self.scan
     }
 
+    fn memory(&self) -> Option<u64> {
+        self.memory
+    }
+
     fn exec(&self, opts: &ScanOptions, progress: Option<&Progress>) -> JobRun {
         let started = Instant::now();
         let collected = self.scan.input.collect();

@@ -254,7 +254,7 @@ fn sql_options(q: &SqlArgs) -> Result<wf_sql::SqlOptions, String> {
         allow_write: q.allow_write,
         strict: q.strict,
         disorder: Some(q.disorder),
-        ..wf_sql::SqlOptions::new(q.scan.options(), format)
+        ..wf_sql::SqlOptions::new(q.scan.options_within(q.memory), format)
     })
 }
 
