@@ -12,6 +12,7 @@
 pub use datafusion::arrow;
 
 pub use wf_core::cleanup;
+mod checked;
 mod inner;
 pub mod memory;
 pub mod output;
@@ -322,7 +323,8 @@ pub fn strict_failure(runs: &[TableRun]) -> Option<String> {
 }
 
 /// A DataFusion session with wf's threads, batch size, memory limit, spill
-/// directory and integer `sum` ([`sum::WideSum`]).
+/// directory, integer `sum` ([`sum::WideSum`]) and integer arithmetic that
+/// fails on overflow ([`checked`]).
 fn context(opts: &SqlOptions, spill: &std::path::Path) -> Result<SessionContext, SqlError> {
     // DataFusion's own settings from `DATAFUSION_*` variables (for example
     // `DATAFUSION_EXECUTION_BATCH_SIZE`), as `datafusion-cli` reads them; `-j` wins.
@@ -341,6 +343,7 @@ fn context(opts: &SqlOptions, spill: &std::path::Path) -> Result<SessionContext,
         .with_runtime_env(rt)
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(share::ShareScans))
+        .with_analyzer_rule(Arc::new(checked::CheckedArithmetic::default()))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_udaf(sum::WideSum::udaf());

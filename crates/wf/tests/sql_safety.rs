@@ -261,19 +261,24 @@ fn queries_are_read_only_unless_allowed() {
 
 /// DuckDB's answer as CSV lines (no header) for `q` over the CSV file as `logs`.
 fn duckdb_csv(py: &str, csv: &Path, q: &str) -> String {
+    let o = duckdb_output(py, csv, q);
+    assert!(o.status.success(), "duckdb: {}", stderr_of(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// DuckDB run on `q` over the CSV file as `logs` ([`duckdb_csv`]'s process).
+fn duckdb_output(py: &str, csv: &Path, q: &str) -> std::process::Output {
     let script = "import sys, duckdb\n\
         con = duckdb.connect()\n\
         path = sys.argv[1].replace(\"'\", \"''\")\n\
         con.execute(f\"CREATE VIEW logs AS SELECT * FROM read_csv('{path}')\")\n\
         for r in con.execute(sys.argv[2]).fetchall():\n    print(','.join(str(v) for v in r))\n";
-    let o = Command::new(py)
+    Command::new(py)
         .args(["-c", script])
         .arg(csv)
         .arg(q)
         .output()
-        .unwrap();
-    assert!(o.status.success(), "duckdb: {}", stderr_of(&o));
-    String::from_utf8(o.stdout).unwrap()
+        .unwrap()
 }
 
 #[test]
@@ -315,6 +320,46 @@ fn integer_sums_do_not_wrap() {
             assert_eq!(duckdb_csv(py, &csv, q), *want, "DuckDB on {q}");
         }
     }
+}
+
+/// Integer `+`, `-` and `*` that overflow stop the query, naming the values,
+/// as DuckDB's do (before: they wrapped, `x * y` of 9000000000000000000 and 2
+/// was -446744073709551616, exit 0); in range the answers are DuckDB's.
+#[test]
+fn integer_arithmetic_that_overflows_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = write(
+        &d.path().join("big.csv"),
+        "x,y
+9000000000000000000,2
+-5,3
+",
+    );
+    let duck = duckdb_python();
+    for q in [
+        "SELECT x * y FROM logs",
+        "SELECT x + x FROM logs",
+        "SELECT x - 9223372036854775807 FROM logs WHERE y = 3",
+        "SELECT sum(x * y) FROM logs",
+        "SELECT count(*) FROM logs WHERE x * y > 0",
+    ] {
+        for j in ["1", "3"] {
+            let mut c = sql(&[q, "--csv", "-j", j]);
+            c.arg(&csv);
+            let o = run(c, None);
+            let err = stderr_of(&o);
+            assert_eq!(o.status.code(), Some(2), "{q} -j {j}: {err}");
+            assert!(err.contains("overflow"), "{q} -j {j}: {err}");
+        }
+        if let Some(py) = &duck {
+            let o = duckdb_output(py, &csv, q);
+            assert!(!o.status.success(), "DuckDB answered {q}");
+            assert!(stderr_of(&o).contains("Overflow"), "{}", stderr_of(&o));
+        }
+    }
+    let q = "SELECT x - 1, y * 3, x + y FROM logs ORDER BY y";
+    let want = "8999999999999999999,6,9000000000000000002\n-6,9,-2\n";
+    answer_as_duckdb(duck.as_deref(), &csv, q, want);
 }
 
 /// A one-column `.csv` file is CSV, its header sniffed as DuckDB sniffs it
