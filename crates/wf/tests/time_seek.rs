@@ -205,3 +205,42 @@ fn rotated_logs_outside_the_window_are_skipped() {
         assert_eq!(whole, 1, "{err}");
     }
 }
+
+/// A log whose every 400th line is a request of an hour logged when it ended
+/// (with the time it began, as Apache and nginx write it): the records of a
+/// window near `--until` are also an hour on, past the span the search
+/// reads with the 5 minutes of `--disorder`. The records read go back an
+/// hour, so the file is searched again with that slack: the answer is the
+/// plain filter's, at every `-j`, and stderr says so (before: 866 of 868
+/// records, exit 0, nothing said).
+#[test]
+fn a_log_seen_out_of_order_beyond_the_slack_is_searched_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = gen(dir.path(), "g.log", "4M", "0");
+    let data = std::fs::read(&p).unwrap();
+    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+    let t: Vec<i64> = lines.iter().map(|l| naive_clf(l).unwrap()).collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        // A line of an hour before (the first at or after it), again.
+        let back = t.partition_point(|&x| x < t[i] - 3600);
+        let late = i % 400 == 0 && t[i] - t[0] > 3600;
+        out.extend_from_slice(if late { lines[back] } else { l });
+    }
+    let log = dir.path().join("late.log");
+    std::fs::write(&log, &out).unwrap();
+    let since = t[lines.len() / 3];
+    let until = since + 600;
+    let want = reference(&out, since, until);
+    let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
+    for args in [&["-j", "1"][..], &["-j", "3", "--chunk-size", "64K"][..]] {
+        let mut args = args.to_vec();
+        let (s, u) = (iso(since), iso(until));
+        args.extend(["--since", &s, "--until", &u]);
+        let (v, err) = count(&args, &log, None);
+        assert_eq!(v["records"], recs, "{args:?}: {err}");
+        assert_eq!(v["bytes"], want.len() as u64, "{err}");
+        assert!(err.contains("searched again with --disorder"), "{err}");
+        assert!(stat(&err, "bytes skipped by the time search") > 0, "{err}");
+    }
+}

@@ -104,3 +104,34 @@ pub trait Job: Sync {
     /// Consume one piece of a record longer than [`Job::long_records`].
     fn piece(&self, _state: &mut Self::State, _piece: &Piece<'_>) {}
 }
+
+/// `job` by reference, for a caller that scans more than once with one job
+/// (a `--state` run's main scan and its partial last lines; a time window
+/// searched again): a job whose settings are not all numbers (the report's
+/// format) cannot be made again from its `params`.
+pub struct Same<'a, J>(pub &'a J);
+
+impl<J: Job> Job for Same<'_, J> {
+    type State = J::State;
+    fn new_state(&self) -> J::State {
+        self.0.new_state()
+    }
+    fn process(&self, st: &mut J::State, chunk: &Chunk<'_>) {
+        self.0.process(st, chunk)
+    }
+    fn merge(&self, into: &mut J::State, other: J::State) {
+        self.0.merge(into, other)
+    }
+    fn offsets(&self) -> bool {
+        self.0.offsets()
+    }
+    fn stopped(&self) -> bool {
+        self.0.stopped()
+    }
+    fn long_records(&self) -> Option<usize> {
+        self.0.long_records()
+    }
+    fn piece(&self, st: &mut J::State, piece: &Piece<'_>) {
+        self.0.piece(st, piece)
+    }
+}

@@ -11,6 +11,13 @@
 //! `process` call per run, not per record), so a chunk well inside the window
 //! costs one time parse per record and one call.
 //!
+//! The job also notes how the times it read run ([`Order`]): the search
+//! trusts that no record is more than `--disorder` earlier than one before
+//! it, and its probes check that at a few hundred places only. A record read
+//! that breaks it (a download of hours logged when it ended, with its start
+//! time) says the search may have left out records of the window, and the
+//! caller searches again with the slack it saw ([`far_back`]).
+//!
 //! Records are needed whole ([`Job::long_records`] is `None`): a long record's
 //! pieces may arrive on different threads, and only the first holds its time.
 //! Under `--since`/`--until` a record is therefore held up to `--max-record`.
@@ -54,12 +61,101 @@ pub struct WindowState<S> {
     pub outside: u64,
     /// Records without a parsable time (in no range).
     pub untimed: u64,
+    /// How the times ran in the bytes read, a run of bytes at a time.
+    pub order: Vec<Order>,
+}
+
+/// The times of the timed records in bytes `[offset, end)` of an input:
+/// the least and greatest, and the farthest a record went back from one
+/// before it (`back` microseconds, the record at `back_at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Order {
+    pub input: usize,
+    pub offset: u64,
+    pub end: u64,
+    pub min: i64,
+    pub min_at: u64,
+    pub max: i64,
+    pub back: i64,
+    pub back_at: u64,
+}
+
+impl Order {
+    fn new(input: usize, offset: u64) -> Self {
+        Order {
+            input,
+            offset,
+            end: offset,
+            min: i64::MAX,
+            min_at: offset,
+            max: i64::MIN,
+            back: 0,
+            back_at: offset,
+        }
+    }
+
+    /// A record at byte `at` of time `t`.
+    fn note(&mut self, t: i64, at: u64) {
+        if self.max > t && self.max.saturating_sub(t) > self.back {
+            (self.back, self.back_at) = (self.max.saturating_sub(t), at);
+        }
+        if t < self.min {
+            (self.min, self.min_at) = (t, at);
+        }
+        self.max = self.max.max(t);
+    }
+
+    /// `next` (the bytes right after these) folded in.
+    fn then(&mut self, next: &Order) {
+        if self.max > next.min && self.max.saturating_sub(next.min) > self.back {
+            (self.back, self.back_at) = (self.max.saturating_sub(next.min), next.min_at);
+        }
+        if next.back > self.back {
+            (self.back, self.back_at) = (next.back, next.back_at);
+        }
+        if next.min < self.min {
+            (self.min, self.min_at) = (next.min, next.min_at);
+        }
+        self.max = self.max.max(next.max);
+        self.end = next.end;
+    }
+}
+
+/// Per input, the farthest a record read went back from one before it,
+/// over every thread's runs of bytes (in any order): `(input, back, at)`
+/// for each input where it went back at all. The same at every `-j` and
+/// chunk size.
+pub fn far_back(order: &mut [Order]) -> Vec<(usize, i64, u64)> {
+    order.sort_by_key(|o| (o.input, o.offset));
+    let mut out: Vec<(usize, i64, u64)> = Vec::new();
+    let mut acc: Option<Order> = None;
+    for o in order.iter() {
+        match &mut acc {
+            Some(a) if a.input == o.input => a.then(o),
+            _ => {
+                out.extend(
+                    acc.filter(|a| a.back > 0)
+                        .map(|a| (a.input, a.back, a.back_at)),
+                );
+                acc = Some(*o);
+            }
+        }
+    }
+    out.extend(
+        acc.filter(|a| a.back > 0)
+            .map(|a| (a.input, a.back, a.back_at)),
+    );
+    out
 }
 
 impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Window<J, F> {
-    fn keep(&self, st: &mut WindowState<J::State>, rec: &[u8]) -> bool {
+    fn keep(&self, st: &mut WindowState<J::State>, rec: &[u8], at: u64, order: &mut Order) -> bool {
         let window = (self.since, self.until);
-        let kept = judge((self.time)(rec), window, &mut st.outside, &mut st.untimed);
+        let t = (self.time)(rec);
+        if let Some(t) = t {
+            order.note(t, at);
+        }
+        let kept = judge(t, window, &mut st.outside, &mut st.untimed);
         st.inside += kept as u64;
         kept
     }
@@ -86,22 +182,35 @@ impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
             inside: 0,
             outside: 0,
             untimed: 0,
+            order: Vec::new(),
         }
     }
 
     /// Runs of records in range go to the inner job; the rest are counted.
     fn process(&self, st: &mut Self::State, chunk: &Chunk<'_>) {
         let d = chunk.data;
+        let mut order = Order::new(chunk.input, chunk.offset);
         let (mut run_start, mut at) = (0, 0);
         while at < d.len() {
             let end = memchr::memchr(self.sep, &d[at..]).map_or(d.len(), |p| at + p + 1);
-            if !self.keep(st, &d[at..end]) {
+            if !self.keep(st, &d[at..end], chunk.offset + at as u64, &mut order) {
                 self.run(st, chunk, run_start, at);
                 run_start = end;
             }
             at = end;
         }
         self.run(st, chunk, run_start, d.len());
+        order.end = chunk.offset + d.len() as u64;
+        if order.max != i64::MIN {
+            // The runs a thread reads one after another are one (a few per
+            // chunk, not one per read).
+            match st.order.last_mut() {
+                Some(last) if last.input == order.input && last.end == order.offset => {
+                    last.then(&order)
+                }
+                _ => st.order.push(order),
+            }
+        }
     }
 
     fn merge(&self, into: &mut Self::State, other: Self::State) {
@@ -109,6 +218,7 @@ impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
         into.inside += other.inside;
         into.outside += other.outside;
         into.untimed += other.untimed;
+        into.order.extend(other.order);
     }
 
     fn offsets(&self) -> bool {
@@ -204,6 +314,8 @@ mod tests {
             w.merge(&mut st, other);
             assert_eq!(st.inner, whole.inner, "cut at record {i}");
             assert_eq!((st.outside, st.untimed), (whole.outside, whole.untimed));
+            // "2 late", at byte 22, is 3 earlier than "5 e" before it.
+            assert_eq!(far_back(&mut st.order), [(0, 3, 22)], "cut at record {i}");
         }
     }
 }

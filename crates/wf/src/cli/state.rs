@@ -18,7 +18,7 @@ use clap::Args;
 
 use wf_core::jobs::partial::{self, Partial};
 use wf_core::jobs::time::TimeFormat;
-use wf_core::jobs::{Chunk, Job, Piece};
+use wf_core::jobs::Same;
 use wf_core::scan::state::{self, Entry, Fate, Ledger, Restart, Settings, StateError};
 use wf_core::scan::{InputError, Progress, ScanOptions, Source};
 
@@ -271,36 +271,6 @@ pub(crate) fn extra(r: &state::Resume) -> Vec<(String, u64)> {
         }),
         ("inputs gone, kept in the state".into(), r.gone.len() as u64),
     ]
-}
-
-/// `job` by reference, for the two scans of a run (the main one and the
-/// partial last lines): a job whose settings are not all numbers (the
-/// report's format) cannot be made again from its `params`.
-struct Same<'a, J>(&'a J);
-
-impl<J: Job> Job for Same<'_, J> {
-    type State = J::State;
-    fn new_state(&self) -> J::State {
-        self.0.new_state()
-    }
-    fn process(&self, st: &mut J::State, chunk: &Chunk<'_>) {
-        self.0.process(st, chunk)
-    }
-    fn merge(&self, into: &mut J::State, other: J::State) {
-        self.0.merge(into, other)
-    }
-    fn offsets(&self) -> bool {
-        self.0.offsets()
-    }
-    fn stopped(&self) -> bool {
-        self.0.stopped()
-    }
-    fn long_records(&self) -> Option<usize> {
-        self.0.long_records()
-    }
-    fn piece(&self, st: &mut J::State, piece: &Piece<'_>) {
-        self.0.piece(st, piece)
-    }
 }
 
 fn stat(what: &str, r: &state::Resume, f: impl Fn(&Fate) -> bool) -> (String, u64) {

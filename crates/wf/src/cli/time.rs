@@ -14,8 +14,8 @@ use clap::Args;
 
 use wf_core::jobs::time::{iso_prefix, TimeFormat};
 use wf_core::jobs::time_keys;
-use wf_core::jobs::window::Window;
-use wf_core::jobs::Job;
+use wf_core::jobs::window::{self, Window};
+use wf_core::jobs::{Job, Same};
 use wf_core::scan::seek::{self, Whole};
 use wf_core::scan::{self, Decoded, InputError, Progress, ScanOptions};
 
@@ -55,8 +55,10 @@ pub(crate) struct TimeArgs {
     /// read whole and filtered (said on stderr): the search looks at up to
     /// 128 places on each side of what it reads, so a log joined from others
     /// of the same days (`cat web1.log web2.log`) is found unless a part is
-    /// under about 1% of it; `--disorder 10000w` reads every file whole. E.g.
-    /// `--disorder 1h`.
+    /// under about 1% of it; a record read that is further back than the
+    /// slack (a long download logged when it ended) has the file searched
+    /// again with twice that, then read whole (said on stderr); `--disorder
+    /// 10000w` reads every file whole. E.g. `--disorder 1h`.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     disorder: i64,
 }
@@ -349,16 +351,26 @@ impl TimeArgs {
             (false, true) => seek::Blocks::Offsets,
             (false, false) => seek::Blocks::Parts,
         };
-        let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
-        let extra = whole_read(&seeked, &inputs);
-        let job = Window {
-            inner: job,
-            since: w.since,
-            until: w.until,
-            sep: opts.sep,
-            time,
+        let (mut w, mut first) = (w, true);
+        let given = std::mem::take(&mut inputs);
+        let (out, seeked, extra) = loop {
+            let mut inputs = given.clone();
+            let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
+            let extra = whole_read(&seeked, &inputs);
+            let searched = searched(&given, &inputs);
+            let window = Window {
+                inner: Same(&job),
+                since: w.since,
+                until: w.until,
+                sep: opts.sep,
+                time,
+            };
+            let mut out = scan::run(&window, inputs, opts, progress);
+            match wider(&mut out.state.order, &searched, &given, w.disorder, first) {
+                Some(d) => (w.disorder, first) = (d, false),
+                None => break (out, seeked, extra),
+            }
         };
-        let out = scan::run(&job, inputs, opts, progress);
         errors.extend(out.errors.iter().cloned());
         let ends = (0..out.inputs().len())
             .map(|i| out.decoded_end(i))
@@ -383,6 +395,54 @@ impl TimeArgs {
         }
     }
 }
+
+/// Which of `given` the search narrowed to a span of a regular file (where
+/// the order of the bytes read says whether the search could be trusted).
+fn searched(given: &[scan::Input], seeked: &[scan::Input]) -> Vec<bool> {
+    let file = |i: &scan::Input| matches!(i.source, scan::Source::File { .. });
+    (given.iter().zip(seeked))
+        .map(|(g, s)| file(s) && s.span != g.span)
+        .collect()
+}
+
+/// The slack to search again with, if a file searched went back further
+/// than `disorder` in the bytes read (said on stderr): the `first` time
+/// twice the farthest, then every file whole (a search with the slack it saw
+/// can find a record further back still).
+fn wider(
+    order: &mut [window::Order],
+    searched: &[bool],
+    given: &[scan::Input],
+    disorder: i64,
+    first: bool,
+) -> Option<i64> {
+    let far: Vec<_> = window::far_back(order)
+        .into_iter()
+        .filter(|&(i, back, _)| searched[i] && back > disorder)
+        .collect();
+    let most = far.iter().map(|f| f.1).max()?;
+    let again = match first {
+        true => most.saturating_mul(2).min(WHOLE),
+        false => WHOLE,
+    };
+    let how = match again {
+        WHOLE => "read whole and filtered".to_string(),
+        d => format!("searched again with --disorder {}s", (d + SEC - 1) / SEC),
+    };
+    for (i, back, at) in far {
+        wf_core::warn!(
+            "wf: {}: the record at byte {at} is {:.3} s earlier than one before it, more than \
+             --disorder ({} s): {how}",
+            given[i].name,
+            back as f64 / 1e6,
+            disorder / SEC
+        );
+    }
+    Some(again)
+}
+
+/// `--disorder 10000w`: a slack past any log's span, so every file is read whole.
+const WHOLE: i64 = 10_000 * 7 * DAY;
 
 /// The error of a window none of whose records read had a time `format`
 /// reads (`timed` of them had one, `untimed` not): all were left out, and
