@@ -410,6 +410,39 @@ fn quote_close(data: &[u8], mut pos: usize) -> Option<usize> {
     }
 }
 
+/// Whether a sample's first record is a header, as DuckDB's sniffer decides
+/// it: yes when some column's first value (not empty) is not of the type the
+/// records after it give the column (`id,2,name` over `1,2,x`), when every
+/// column of those is text, or when every first value is empty; no when
+/// every first value fits (`1,,3` over `1,2,3`). The rule was "no header
+/// when some column is a number in every record", which took `a,,c` over
+/// `1,2,3` for data (its empty field a NULL number): one row more than
+/// DuckDB, exit 0.
+pub fn has_header(sample: &[u8], delim: u8) -> bool {
+    let (_, records) = sniff_quote(sample, delim, 1001);
+    let Some((first, rest)) = records.split_first().filter(|(_, r)| !r.is_empty()) else {
+        return true;
+    };
+    let n = records.iter().map(Vec::len).max().unwrap_or(0);
+    let kind = |rows: &[Record], i: usize| {
+        infer_kind(
+            rows.iter()
+                .filter_map(|r| r.get(i).and_then(|v| v.as_deref())),
+        )
+    };
+    let kinds: Vec<Kind> = (0..n).map(|i| kind(rest, i)).collect();
+    let empty = |i: usize| {
+        first
+            .get(i)
+            .and_then(|v| v.as_deref())
+            .is_none_or(<[u8]>::is_empty)
+    };
+    if kinds.iter().all(|k| *k == Kind::Str) || (0..n).all(empty) {
+        return true;
+    }
+    (0..n).any(|i| !empty(i) && kind(&records, i) != kinds[i])
+}
+
 /// Column names and types from sampled records.
 fn infer(records: &[Record], header: bool) -> Vec<Field> {
     let (names, rows): (Vec<String>, &[Record]) = match records.split_first() {

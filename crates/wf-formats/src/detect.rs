@@ -191,17 +191,9 @@ fn count_outside_quotes(l: &[u8], d: u8) -> usize {
         .count()
 }
 
-/// A header is assumed unless the first line types like the lines after it
-/// (some column numeric in every line, the first included).
+/// Whether a detected CSV's first line is its header ([`csv::has_header`]).
 fn csv_has_header(sample: &[u8], d: u8) -> bool {
-    let o = FormatOptions {
-        no_header: true,
-        ..Default::default()
-    };
-    let Ok(all) = csv::Csv::new(d, &o, sample) else {
-        return true;
-    };
-    !all.fields().iter().any(|f| f.kind != Kind::Str) || super::sample_lines(sample, 2).len() < 2
+    csv::has_header(sample, d)
 }
 
 #[cfg(test)]

@@ -389,6 +389,32 @@ fn one_column_csv_files_read_as_duckdb_reads_them() {
     }
 }
 
+/// A CSV's first line is its header as DuckDB's sniffer decides: when a
+/// value of it (not empty) is not of its column's type in the lines after
+/// it. Before, a column of numbers under an empty header field (`a,,c` over
+/// `1,2,3`) made the header a row: `count(*)` one more than DuckDB's, exit 0.
+#[test]
+fn csv_headers_are_found_as_duckdb_finds_them() {
+    let d = tempfile::tempdir().unwrap();
+    let duck = duckdb_python();
+    for (i, (text, want)) in [
+        ("a,,c\n1,2,3\n", "1\n"),
+        ("id,2,name\n1,2,x\n", "1\n"),
+        ("n,1.5\n2,2.5\n", "1\n"),
+        (",,\n1,2,3\n", "1\n"),
+        ("1,,3\n1,2,3\n", "2\n"),
+        ("1,a\n2,b\n", "2\n"),
+        ("1,x\n1.5,y\n", "2\n"),
+        ("x,y\na,b\n", "1\n"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let csv = write(&d.path().join(format!("h{i}.csv")), text);
+        answer_as_duckdb(duck.as_deref(), &csv, "SELECT count(*) FROM logs", want);
+    }
+}
+
 /// `wf sql --csv` of `q` over `csv` (its rows without the header) is `want`,
 /// and so is DuckDB's when it is installed.
 fn answer_as_duckdb(duck: Option<&str>, csv: &Path, q: &str, want: &str) {
