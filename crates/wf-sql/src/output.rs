@@ -97,7 +97,10 @@ pub fn sink(
             kept: 0,
             rows: 0,
         }),
-        Output::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(stdout))),
+        Output::Csv => Box::new(CsvSink(
+            datafusion::arrow::csv::Writer::new(stdout),
+            Some(schema),
+        )),
         Output::Json => Box::new(JsonSink(json_lines(stdout), 0)),
         Output::File(p) => Atomic::open(p, schema)?,
     })
@@ -161,13 +164,15 @@ fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, 
             datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema)
                 .map_err(OutputError::from)?,
         )),
-        Kind::Csv => Box::new(CsvSink(datafusion::arrow::csv::Writer::new(Box::new(
-            std::io::BufWriter::new(f),
-        )))),
+        Kind::Csv => Box::new(CsvSink(
+            datafusion::arrow::csv::Writer::new(Box::new(std::io::BufWriter::new(f))),
+            Some(schema),
+        )),
         Kind::Tsv => Box::new(CsvSink(
             datafusion::arrow::csv::WriterBuilder::new()
                 .with_delimiter(b'\t')
                 .build(Box::new(std::io::BufWriter::new(f))),
+            Some(schema),
         )),
         Kind::Json => Box::new(JsonSink(
             json_lines(Box::new(std::io::BufWriter::new(f))),
@@ -393,14 +398,21 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
-struct CsvSink<W: Write>(datafusion::arrow::csv::Writer<W>);
+/// CSV, and the result's schema until a batch is written: an answer of no
+/// rows is still its header line, as DuckDB writes it (Arrow's writer
+/// writes the header with the first batch, so it was an empty file).
+struct CsvSink<W: Write>(datafusion::arrow::csv::Writer<W>, Option<SchemaRef>);
 
 impl<W: Write> Sink for CsvSink<W> {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        self.1 = None;
         self.0.write(batch).map_err(OutputError::from)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), OutputError> {
+    fn finish(mut self: Box<Self>) -> Result<(), OutputError> {
+        if let Some(schema) = self.1.take() {
+            self.0.write(&RecordBatch::new_empty(schema))?;
+        }
         self.0.into_inner().flush().map_err(OutputError::from)
     }
 }

@@ -2244,6 +2244,24 @@ fn output_files_read_back_to_the_same_rows() {
         assert!(r.stdout.is_empty(), "-o {ext} printed to stdout");
         assert!(std::fs::metadata(&out).unwrap().len() > 0, "{ext}");
     }
+    // An answer of no rows is its header line in CSV and TSV, files and
+    // stdout, as DuckDB writes it (it was an empty file).
+    let none = "SELECT client, status FROM logs WHERE status < 0";
+    for (ext, head) in [("csv", "client,status\n"), ("tsv", "client\tstatus\n")] {
+        let out = t.path().join(format!("none.{ext}"));
+        let args = ["--format", "combined", "-o", out.to_str().unwrap()];
+        assert_eq!(wf_sql(&args, none, std::slice::from_ref(&p)).code, Some(0));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), head, "{ext}");
+    }
+    let r = wf_sql(
+        &["--format", "combined", "--csv"],
+        none,
+        std::slice::from_ref(&p),
+    );
+    assert_eq!(
+        (r.code, r.stdout.as_slice()),
+        (Some(0), &b"client,status\n"[..])
+    );
     // jsonl: the same lines as --json.
     let jsonl = std::fs::read(t.path().join("out.jsonl")).unwrap();
     assert_eq!(json_lines(&jsonl), rows);
