@@ -241,7 +241,8 @@ pub struct ScanSettings {
     pub max_record: Option<u64>,
     pub page_cache: PageCache,
     /// The command's `--memory`, if given: a record held whole is then at
-    /// most a quarter of it unless `max_record` says otherwise (a 3 GB
+    /// most a quarter of it (at least [`DEFAULT_CHUNK`]) unless `max_record`
+    /// says otherwise (a 3 GB
     /// record of `wf sql --memory 256M` was held to the 1 GiB default,
     /// 1.1 GB of RSS).
     pub memory: Option<u64>,
@@ -269,7 +270,12 @@ impl ScanSettings {
         o.readahead = self.readahead;
         o.mmap = self.mmap;
         o.page_cache = self.page_cache;
-        let within = self.memory.map_or(o.max_record, |m| (m / 4).max(1));
+        // Not under a chunk: the scan holds chunks of that size whatever
+        // --memory says (`--memory 64K`, a test of the report's spills,
+        // refused its 16K lines).
+        let within = self
+            .memory
+            .map_or(o.max_record, |m| (m / 4).max(DEFAULT_CHUNK));
         o.max_record = self.max_record.unwrap_or(o.max_record.min(within));
         Ok(o)
     }
@@ -391,6 +397,7 @@ mod tests {
             DEFAULT_MAX_RECORD
         );
         assert_eq!(max_record(bounded(Some(256 << 20), Some(1 << 30))), 1 << 30);
+        assert_eq!(max_record(bounded(Some(64 << 10), None)), DEFAULT_CHUNK);
         // Auto drops only what could not stay cached for long.
         assert!(!PageCache::Auto.drops(1 << 30) || memory_bytes() < 4 << 30);
         assert!(PageCache::Auto.drops(memory_bytes() / 4 + 1));

@@ -114,7 +114,7 @@ pub(crate) struct ScanArgs {
     /// and `pangram` read longer records in pieces and never hold them, except
     /// under `--since`/`--until`, where a record is held whole to read its
     /// time. E.g. `--max-record 16M`. [default: 1GiB, or a quarter of
-    /// --memory if that is less]
+    /// --memory if that is less, but at least 8M]
     #[arg(long, value_name = "SIZE", value_parser = scan::parse_size)]
     max_record: Option<u64>,
     /// Show a progress bar on stderr even when it is not a terminal.
