@@ -211,7 +211,8 @@ fn rotated_logs_outside_the_window_are_skipped() {
 /// window near `--until` are also an hour on, past the span the search
 /// reads with the 5 minutes of `--disorder`. The records read go back an
 /// hour, so the file is searched again with that slack: the answer is the
-/// plain filter's, at every `-j`, and stderr says so (before: 866 of 868
+/// plain filter's, at every `-j`, and stderr says so; beside stdin, which
+/// cannot be read again, an error says so (before: 866 of 868
 /// records, exit 0, nothing said).
 #[test]
 fn a_log_seen_out_of_order_beyond_the_slack_is_searched_again() {
@@ -243,4 +244,13 @@ fn a_log_seen_out_of_order_beyond_the_slack_is_searched_again() {
         assert!(err.contains("searched again with --disorder"), "{err}");
         assert!(stat(&err, "bytes skipped by the time search") > 0, "{err}");
     }
+    // Beside stdin, which cannot be read again, it is an error: exit 2.
+    let mut c = wf();
+    c.args(["count", "--since", &iso(since), "--until", &iso(until)])
+        .arg(&log)
+        .arg("-");
+    let o = run(c, Some(b""));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("may be missing"), "{err}");
 }

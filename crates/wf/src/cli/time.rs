@@ -353,6 +353,9 @@ impl TimeArgs {
         };
         let (mut w, mut first) = (w, true);
         let given = std::mem::take(&mut inputs);
+        let again = !given
+            .iter()
+            .any(|i| matches!(i.source, scan::Source::Stream { .. }));
         let (out, seeked, extra) = loop {
             let mut inputs = given.clone();
             let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
@@ -366,10 +369,16 @@ impl TimeArgs {
                 time,
             };
             let mut out = scan::run(&window, inputs, opts, progress);
-            match wider(&mut out.state.order, &searched, &given, w.disorder, first) {
-                Some(d) => (w.disorder, first) = (d, false),
-                None => break (out, seeked, extra),
+            let far = far_back(&mut out.state.order, &searched, w.disorder);
+            if far.is_empty() {
+                break (out, seeked, extra);
             }
+            if !again {
+                // A stream cannot be read a second time: said, exit 2.
+                errors.extend(unsearched(&far, &given, w.disorder));
+                break (out, seeked, extra);
+            }
+            (w.disorder, first) = (wider(&far, &given, w.disorder, first), false);
         };
         errors.extend(out.errors.iter().cloned());
         let ends = (0..out.inputs().len())
@@ -405,22 +414,36 @@ fn searched(given: &[scan::Input], seeked: &[scan::Input]) -> Vec<bool> {
         .collect()
 }
 
-/// The slack to search again with, if a file searched went back further
-/// than `disorder` in the bytes read (said on stderr): the `first` time
-/// twice the farthest, then every file whole (a search with the slack it saw
-/// can find a record further back still).
-fn wider(
+/// The files searched whose records read went back further than
+/// `disorder`: `(input, how far, the record's byte)`.
+fn far_back(
     order: &mut [window::Order],
     searched: &[bool],
-    given: &[scan::Input],
     disorder: i64,
-    first: bool,
-) -> Option<i64> {
-    let far: Vec<_> = window::far_back(order)
-        .into_iter()
-        .filter(|&(i, back, _)| searched[i] && back > disorder)
-        .collect();
-    let most = far.iter().map(|f| f.1).max()?;
+) -> Vec<(usize, i64, u64)> {
+    let far = window::far_back(order).into_iter();
+    far.filter(|&(i, back, _)| searched[i] && back > disorder)
+        .collect()
+}
+
+/// "NAME: the record at byte N is X s earlier than one before it, more than
+/// --disorder (D s)".
+fn went_back((i, back, at): (usize, i64, u64), given: &[scan::Input], disorder: i64) -> String {
+    format!(
+        "{}: the record at byte {at} is {:.3} s earlier than one before it, more than \
+         --disorder ({} s)",
+        given[i].name,
+        back as f64 / 1e6,
+        disorder / SEC
+    )
+}
+
+/// The slack to search again with when files went back further than
+/// `disorder` (`far`, said on stderr): the `first` time twice the farthest,
+/// then every file whole (a search with the slack it saw can find a record
+/// further back still).
+fn wider(far: &[(usize, i64, u64)], given: &[scan::Input], disorder: i64, first: bool) -> i64 {
+    let most = far.iter().map(|f| f.1).max().unwrap_or(0);
     let again = match first {
         true => most.saturating_mul(2).min(WHOLE),
         false => WHOLE,
@@ -429,16 +452,27 @@ fn wider(
         WHOLE => "read whole and filtered".to_string(),
         d => format!("searched again with --disorder {}s", (d + SEC - 1) / SEC),
     };
-    for (i, back, at) in far {
-        wf_core::warn!(
-            "wf: {}: the record at byte {at} is {:.3} s earlier than one before it, more than \
-             --disorder ({} s): {how}",
-            given[i].name,
-            back as f64 / 1e6,
-            disorder / SEC
-        );
+    for &f in far {
+        wf_core::warn!("wf: {}: {how}", went_back(f, given, disorder));
     }
-    Some(again)
+    again
+}
+
+/// The errors of files that went back further than `disorder` when they
+/// cannot be searched again (a stream among the inputs).
+fn unsearched(far: &[(usize, i64, u64)], given: &[scan::Input], disorder: i64) -> Vec<InputError> {
+    let most = far.iter().map(|f| f.1).max().unwrap_or(0);
+    let hint = (most.saturating_mul(2) + SEC - 1) / SEC;
+    far.iter()
+        .map(|&f| {
+            let why = format!(
+                "{}: records of the window outside the bytes read may be missing (a stream is \
+                 among the inputs, so the files are not read again): use --disorder {hint}s",
+                went_back(f, given, disorder)
+            );
+            InputError::new("--since/--until", why)
+        })
+        .collect()
 }
 
 /// `--disorder 10000w`: a slack past any log's span, so every file is read whole.
