@@ -22,6 +22,7 @@ pub mod stream;
 pub mod sum;
 pub mod table;
 mod time;
+mod time_order;
 
 /// The scan job and a record's problems live with the reader now.
 pub use wf_formats::read::{job, problem};

@@ -13,7 +13,10 @@
 //! searched by block, and the scan decodes the range found from its start at
 //! its true decoded offset (`_offset`); a zstd file whose frames do not say
 //! their sizes, other compressed files, streams and files found out of order
-//! are read whole, as `--since` reads them. A query that uses `_line` (a
+//! are read whole, as `--since` reads them. The search trusts the slack
+//! only as far as the ends of the spans bear it out (`time_order`): records
+//! there further back than the slack have the files searched again with
+//! twice that, then read whole. A query that uses `_line` (a
 //! count of lines from the file's start) is not pushed down (`table.rs`).
 //!
 //! Only a column that is the record's log time is trusted to be in file order:
@@ -228,39 +231,89 @@ impl SeekNote {
     }
 }
 
-/// Narrow the files of `table` to `bounds` on the time column.
+/// Narrow the files of `table` to `bounds` on the time column; searched
+/// again with a wider slack while the spans' records go back further than
+/// it (`time_order`).
 pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> TimeScan {
+    let (mut disorder, mut first) = (tc.disorder, true);
+    loop {
+        let (inputs, seeked) = search(table, tc, bounds, disorder);
+        let file = |i: &Input| matches!(i.source, Source::File { .. });
+        let searched: Vec<bool> = (table.inputs().iter().zip(&inputs))
+            .map(|(g, s)| file(s) && s.span != g.span)
+            .collect();
+        let format = table.format();
+        let col = (tc.index, tc.text);
+        let opts = table.options();
+        let far = crate::time_order::far_back(format, col, opts, &inputs, &searched, disorder);
+        if far.is_empty() {
+            let note = note(&inputs, bounds, disorder, &seeked);
+            return TimeScan {
+                table: Arc::new(table.with_inputs(inputs)),
+                note: Arc::new(note),
+            };
+        }
+        let most = far.iter().map(|f| f.1).max().unwrap_or(0);
+        let again = if first { most.saturating_mul(2) } else { WHOLE };
+        for (i, back, at) in far {
+            wf_core::warn!(
+                "wf sql: {}: the record at byte {at} is {:.3} s earlier than one before it, \
+                 more than --disorder ({} s): {}",
+                inputs[i].name,
+                back as f64 / 1e6,
+                disorder / 1_000_000,
+                match again >= WHOLE {
+                    true => "read whole and filtered".to_string(),
+                    false => format!(
+                        "searched again with --disorder {}s",
+                        (again + 999_999) / 1_000_000
+                    ),
+                }
+            );
+        }
+        (disorder, first) = (again.min(WHOLE), false);
+    }
+}
+
+/// `--disorder 10000w`: past any log's span, so every file is read whole.
+const WHOLE: i64 = 10_000 * 7 * 86_400 * 1_000_000;
+
+/// The table's inputs narrowed to `bounds` with slack `disorder`.
+fn search(
+    table: &read::Table,
+    tc: &TimeCol,
+    bounds: Bounds,
+    disorder: i64,
+) -> (Vec<Input>, Seeked) {
     let mut inputs: Vec<Input> = table.inputs().to_vec();
     let w = seek::Window {
         since: bounds.since,
         until: bounds.until,
-        disorder: tc.disorder,
+        disorder,
     };
     let parser = Mutex::new(table.format().parser(&[tc.index]));
     let text = tc.text;
-    let time = move |rec: &[u8]| record_time(&parser, text, rec);
+    let time = move |rec: &[u8]| record_time(parser.lock().unwrap().as_mut(), text, rec);
     let sep = table.format().separator();
     // BGZF and multi-frame zstd files by block: the scan decodes a range
     // from its start at its true decoded offset (`_offset`); `_line` is not
     // pushed down at all (`table.rs`).
     let seeked = seek::seek_all(&mut inputs, &w, sep, &time, seek::Blocks::Offsets);
-    let note = note(&inputs, bounds, tc.disorder, &seeked);
-    TimeScan {
-        table: Arc::new(table.with_inputs(inputs)),
-        note: Arc::new(note),
-    }
+    (inputs, seeked)
 }
-
-type Parser = Mutex<Box<dyn wf_formats::Parser>>;
 
 /// A record's time, by the table's own parser (`rec` may end in its
 /// separator and a `\r`); text as DataFusion's `CAST(... AS TIMESTAMP)`
 /// reads it (Arrow's cast), to the microsecond below.
-fn record_time(parser: &Parser, text: bool, rec: &[u8]) -> Option<i64> {
+pub(crate) fn record_time(
+    parser: &mut dyn wf_formats::Parser,
+    text: bool,
+    rec: &[u8],
+) -> Option<i64> {
     let mut rec = rec.strip_suffix(b"\n").unwrap_or(rec);
     rec = rec.strip_suffix(b"\r").unwrap_or(rec);
     let mut cols = Columns::new(&[if text { Kind::Str } else { Kind::Time }]);
-    if !parser.lock().unwrap().parse(rec, &mut cols) {
+    if !parser.parse(rec, &mut cols) {
         return None;
     }
     let (arrays, _) = cols.take();

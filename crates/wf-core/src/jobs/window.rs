@@ -81,7 +81,8 @@ pub struct Order {
 }
 
 impl Order {
-    fn new(input: usize, offset: u64) -> Self {
+    /// No time yet, from byte `offset` of input `input`.
+    pub fn new(input: usize, offset: u64) -> Self {
         Order {
             input,
             offset,
@@ -95,7 +96,7 @@ impl Order {
     }
 
     /// A record at byte `at` of time `t`.
-    fn note(&mut self, t: i64, at: u64) {
+    pub fn note(&mut self, t: i64, at: u64) {
         if self.max > t && self.max.saturating_sub(t) > self.back {
             (self.back, self.back_at) = (self.max.saturating_sub(t), at);
         }
@@ -103,6 +104,19 @@ impl Order {
             (self.min, self.min_at) = (t, at);
         }
         self.max = self.max.max(t);
+    }
+
+    /// These bytes, ending at `end` (set by the caller), added to a thread's
+    /// list if they hold a time: the runs a thread reads one after another
+    /// are one (a few per chunk, not one per read).
+    pub fn push_to(self, list: &mut Vec<Order>) {
+        if self.max == i64::MIN {
+            return;
+        }
+        match list.last_mut() {
+            Some(last) if last.input == self.input && last.end == self.offset => last.then(&self),
+            _ => list.push(self),
+        }
     }
 
     /// `next` (the bytes right after these) folded in.
@@ -201,16 +215,7 @@ impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
         }
         self.run(st, chunk, run_start, d.len());
         order.end = chunk.offset + d.len() as u64;
-        if order.max != i64::MIN {
-            // The runs a thread reads one after another are one (a few per
-            // chunk, not one per read).
-            match st.order.last_mut() {
-                Some(last) if last.input == order.input && last.end == order.offset => {
-                    last.then(&order)
-                }
-                _ => st.order.push(order),
-            }
-        }
+        order.push_to(&mut st.order);
     }
 
     fn merge(&self, into: &mut Self::State, other: Self::State) {

@@ -174,7 +174,9 @@ pub(crate) struct SqlArgs {
     /// How much earlier than a record before it a record may be, for a WHERE
     /// on the log's time (which reads only the bytes of its window): the
     /// search reads this much more on each side, and a file found more out
-    /// of order is read whole. Example: wf sql --disorder 30m "SELECT count(*)
+    /// of order is read whole; records at the ends of the bytes it would
+    /// read (32 MiB each) that go back further have it searched again with
+    /// twice that (said on stderr). Example: wf sql --disorder 30m "SELECT count(*)
     /// FROM logs WHERE time >= now() - INTERVAL '1 hour'" access.log
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::time::duration)]
     disorder: i64,
