@@ -238,14 +238,10 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
     let (mut disorder, mut first) = (tc.disorder, true);
     loop {
         let (inputs, seeked) = search(table, tc, bounds, disorder);
-        let file = |i: &Input| matches!(i.source, Source::File { .. });
-        let searched: Vec<bool> = (table.inputs().iter().zip(&inputs))
-            .map(|(g, s)| file(s) && s.span != g.span)
-            .collect();
         let format = table.format();
         let col = (tc.index, tc.text);
-        let opts = table.options();
-        let far = crate::time_order::far_back(format, col, opts, &inputs, &searched, disorder);
+        let both = (table.inputs(), &inputs[..]);
+        let far = crate::time_order::far_back(format, col, table.options(), both, disorder);
         if far.is_empty() {
             let note = note(&inputs, bounds, disorder, &seeked);
             return TimeScan {

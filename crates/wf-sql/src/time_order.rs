@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use wf_core::jobs::window::{self, Order};
 use wf_core::jobs::{Chunk, Job};
-use wf_core::scan::{self, Input};
+use wf_core::scan::{self, seek, Input};
 use wf_formats::{Format, Parser};
 
 use crate::time::record_time;
@@ -68,37 +68,18 @@ impl Job for OrderJob {
     }
 }
 
-/// Of `inputs` (searched: `searched[i]`), those whose records in their spans
-/// go back further than `disorder`: `(input, how far, the record's byte)`.
+/// Of `seeked` (the table's `given` inputs after the search), the files
+/// searched whose spans' edges hold records further back than `disorder`:
+/// `(input, how far, the record's byte)`.
 pub(crate) fn far_back(
     format: &Arc<dyn Format>,
     (col, text): (usize, bool),
     opts: &scan::ScanOptions,
-    inputs: &[Input],
-    searched: &[bool],
+    (given, seeked): (&[Input], &[Input]),
     disorder: i64,
 ) -> Vec<(usize, i64, u64)> {
-    // The span's first and last EDGE bytes: where records of the window
-    // lie beside bytes left out.
-    let mut picked = Vec::new();
-    let mut spans = Vec::new();
-    for (i, input) in inputs.iter().enumerate().filter(|(i, _)| searched[*i]) {
-        let Some((a, b)) = input.span.filter(|(a, b)| a < b) else {
-            continue;
-        };
-        let edges = match b - a > 2 * EDGE {
-            true => vec![(a, a + EDGE), (b - EDGE, b)],
-            false => vec![(a, b)],
-        };
-        for span in edges {
-            picked.push(i);
-            spans.push(Input {
-                span: Some(span),
-                ..input.clone()
-            });
-        }
-    }
-    if picked.is_empty() {
+    let (of, edges) = seek::span_edges(given, seeked, EDGE);
+    if edges.is_empty() {
         return Vec::new();
     }
     let job = OrderJob {
@@ -107,20 +88,13 @@ pub(crate) fn far_back(
         text,
         sep: format.separator(),
     };
-    let mut out = scan::run(&job, spans, opts, None);
-    let mut far: Vec<(usize, i64, u64)> = Vec::new();
-    for (j, back, at) in window::far_back(&mut out.state.order) {
-        match far.last_mut() {
-            Some(f) if f.0 == picked[j] => *f = (*f).max((picked[j], back, at)),
-            _ if back > disorder => far.push((picked[j], back, at)),
-            _ => {}
-        }
-    }
+    let mut out = scan::run(&job, edges, opts, None);
+    let mut far = window::far_back_of(&mut out.state.order, &of);
     far.retain(|f| f.1 > disorder);
     far
 }
 
-/// Bytes checked at each end of a span: a 1-hour window of the 1 GiB bench
+/// Bytes checked at each end of a span (`wf feed --since` checks as much): a 1-hour window of the 1 GiB bench
 /// log is checked whole, a wide one in ~60 ms (the whole span of `time >=`
 /// most of the log took `count(*)` from 0.26 to 0.85 s).
 const EDGE: u64 = 32 << 20;

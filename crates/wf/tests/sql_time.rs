@@ -464,8 +464,8 @@ fn feed_gets_only_the_records_of_the_window() {
 /// with 5 minutes of slack left out records of a window near its end. The
 /// spans' edges are checked first (`time_order`): their records go back an
 /// hour, so the file is searched again with that slack, said on stderr, and
-/// the answer is the one without the push-down, at every `-j` (before: 866
-/// of 868 records, exit 0, nothing said).
+/// the answer is the one without the push-down, at every `-j`; `wf feed
+/// --since` the same (before: 866 of 868 records, exit 0, nothing said).
 #[test]
 fn a_log_out_of_order_beyond_the_slack_is_searched_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -497,4 +497,8 @@ fn a_log_out_of_order_beyond_the_slack_is_searched_again() {
         let err = same(&q, &log, &["-j", j, "--format", "combined"], Some(want));
         assert!(err.contains("searched again with --disorder"), "{err}");
     }
+    // `wf feed` checks the same edges before any worker is fed.
+    let (lines, err) = feed_lines(&log, since, until, &[]);
+    assert_eq!(lines, naive_lines(&out, since, until), "{err}");
+    assert!(err.contains("searched again with --disorder"), "{err}");
 }

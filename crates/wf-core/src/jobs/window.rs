@@ -235,6 +235,19 @@ impl<J: Job, F: Fn(&[u8]) -> Option<i64> + Sync> Job for Window<J, F> {
     }
 }
 
+/// [`far_back`] of runs read from parts of inputs (part `j` of input
+/// `of[j]`, as `scan::seek::span_edges` makes them): the farthest per input.
+pub fn far_back_of(order: &mut [Order], of: &[usize]) -> Vec<(usize, i64, u64)> {
+    let mut far: Vec<(usize, i64, u64)> = Vec::new();
+    for (j, back, at) in far_back(order) {
+        match far.last_mut() {
+            Some(f) if f.0 == of[j] => *f = (*f).max((of[j], back, at)),
+            _ => far.push((of[j], back, at)),
+        }
+    }
+    far
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

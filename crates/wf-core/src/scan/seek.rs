@@ -152,6 +152,33 @@ pub enum Blocks {
     Offsets,
 }
 
+/// Of the regular files whose span a search narrowed (`given` before it,
+/// `seeked` after), the first and last `edge` bytes of each span (the whole
+/// span when under twice that), as inputs of their own, each with the index
+/// of its file: where records of a window lie beside bytes left out, for a
+/// check of their order (`jobs::window::Order`) before the window is read.
+pub fn span_edges(given: &[Input], seeked: &[Input], edge: u64) -> (Vec<usize>, Vec<Input>) {
+    let (mut of, mut edges) = (Vec::new(), Vec::new());
+    for (i, (g, s)) in given.iter().zip(seeked).enumerate() {
+        let file = matches!(s.source, Source::File { .. });
+        let Some((a, b)) = s.span.filter(|(a, b)| file && a < b && s.span != g.span) else {
+            continue;
+        };
+        let spans = match b - a > 2 * edge {
+            true => vec![(a, a + edge), (b - edge, b)],
+            false => vec![(a, b)],
+        };
+        for span in spans {
+            of.push(i);
+            edges.push(Input {
+                span: Some(span),
+                ..s.clone()
+            });
+        }
+    }
+    (of, edges)
+}
+
 /// [`seek`], and with `blocks` the BGZF and multi-frame zstd files too.
 pub fn seek_all(
     inputs: &mut [Input],

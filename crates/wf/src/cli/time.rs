@@ -442,7 +442,12 @@ fn went_back((i, back, at): (usize, i64, u64), given: &[scan::Input], disorder: 
 /// `disorder` (`far`, said on stderr): the `first` time twice the farthest,
 /// then every file whole (a search with the slack it saw can find a record
 /// further back still).
-fn wider(far: &[(usize, i64, u64)], given: &[scan::Input], disorder: i64, first: bool) -> i64 {
+pub(crate) fn wider(
+    far: &[(usize, i64, u64)],
+    given: &[scan::Input],
+    disorder: i64,
+    first: bool,
+) -> i64 {
     let most = far.iter().map(|f| f.1).max().unwrap_or(0);
     let again = match first {
         true => most.saturating_mul(2).min(WHOLE),

@@ -9,11 +9,17 @@
 //! and every record of an input read whole (streams, compressed files, files
 //! out of order), are filtered one by one where a block is handed to a
 //! worker (`wf_core::feed`, `keep.rs`), so every block stays a byte range of
-//! its input and a failed worker's report still names input ranges.
+//! its input and a failed worker's report still names input ranges. Before
+//! any worker is fed, the first and last 32 MiB of each span are checked
+//! for records further back than `--disorder` (a log of hour-long requests
+//! logged when they ended lost records near `--until`); such files are
+//! searched again with twice that, then read whole, as `wf count` does.
 
+use wf_core::jobs::count::Count;
 use wf_core::jobs::time::TimeFormat;
+use wf_core::jobs::window::{self, Window};
 use wf_core::scan::seek::{self, Whole};
-use wf_core::scan::{Input, Source};
+use wf_core::scan::{self, Input, ScanOptions, Source};
 
 /// What the search did, for `--stats`.
 pub(crate) struct Searched {
@@ -36,7 +42,18 @@ pub(crate) fn narrow(
     sep: u8,
 ) -> Searched {
     let time = move |r: &[u8]| format.time(r);
-    let seeked = seek::seek_all(inputs, w, sep, &time, seek::Blocks::Offsets);
+    let given = inputs.to_vec();
+    let (mut w, mut first) = (*w, true);
+    let seeked = loop {
+        inputs.clone_from_slice(&given);
+        let seeked = seek::seek_all(inputs, &w, sep, &time, seek::Blocks::Offsets);
+        let far = edges_far_back(&given, inputs, sep, &time, w.disorder);
+        if far.is_empty() {
+            break seeked;
+        }
+        let wider = super::super::time::wider(&far, &given, w.disorder, first);
+        (w.disorder, first) = (wider, false);
+    };
     let mut extra = seeked.stats();
     extra.push((
         "inputs searched by time".into(),
@@ -53,6 +70,39 @@ pub(crate) fn narrow(
         lines.push(format!("time search: {} more inputs", inputs.len() - NAMED));
     }
     Searched { extra, lines }
+}
+
+/// The files searched whose spans' first and last 32 MiB (as `wf sql`'s
+/// push-down checks them) hold records further back than `disorder`: the
+/// search's slack does not hold there, and records of the window may lie
+/// outside the span. Checked before any worker is fed (the workers cannot
+/// be fed again).
+fn edges_far_back(
+    given: &[Input],
+    seeked: &[Input],
+    sep: u8,
+    time: &(dyn Fn(&[u8]) -> Option<i64> + Sync),
+    disorder: i64,
+) -> Vec<(usize, i64, u64)> {
+    let (of, edges) = seek::span_edges(given, seeked, 32 << 20);
+    if edges.is_empty() {
+        return Vec::new();
+    }
+    let check = Window {
+        inner: Count { sep },
+        since: i64::MIN,
+        until: i64::MAX,
+        sep,
+        time,
+    };
+    let opts = ScanOptions {
+        sep,
+        ..ScanOptions::default()
+    };
+    let mut out = scan::run(&check, edges, &opts, None);
+    let mut far = window::far_back_of(&mut out.state.order, &of);
+    far.retain(|f| f.1 > disorder);
+    far
 }
 
 /// "time search: a.log: searched, bytes 100..200 of 1000 read", or why
