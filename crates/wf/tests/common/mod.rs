@@ -37,7 +37,17 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Run a command, feeding `stdin`, and return its output.
+/// How long one process of a test may run before it is killed and the test
+/// fails: a command that never ends (a search done again and again) fails
+/// its test instead of hanging the suite until CI's timeout. 600 s, or
+/// `WF_TEST_DEADLINE` seconds.
+pub fn deadline() -> std::time::Duration {
+    let secs = std::env::var("WF_TEST_DEADLINE").ok();
+    std::time::Duration::from_secs(secs.and_then(|s| s.parse().ok()).unwrap_or(600))
+}
+
+/// Run a command, feeding `stdin`, and return its output; killed (and the
+/// test failed) past [`deadline`].
 pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
     use std::io::Write;
     cmd.stdin(if stdin.is_some() {
@@ -55,7 +65,25 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
             let _ = si.write_all(&data);
         });
     }
-    child.wait_with_output().expect("wait")
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let pid = child.id().to_string();
+    let what = format!("{cmd:?}");
+    let limit = deadline();
+    let dog = std::thread::spawn(move || {
+        use std::sync::mpsc::RecvTimeoutError::Timeout;
+        let late = matches!(watch.recv_timeout(limit), Err(Timeout));
+        if late {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+        late
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = done.send(());
+    assert!(
+        !dog.join().unwrap(),
+        "{what}: still running after {limit:?}: killed"
+    );
+    out
 }
 
 /// Run, feeding `stdin`, and require success; return stdout.
