@@ -16,7 +16,8 @@
 //! are read whole, as `--since` reads them. The search trusts the slack
 //! only as far as the ends of the spans bear it out (`time_order`): records
 //! there further back than the slack have the files searched again with
-//! twice that, then read whole. A query that uses `_line` (a
+//! twice the farthest jump back seen, then every file read whole (not the
+//! spans of BGZF and zstd files: a known gap). A query that uses `_line` (a
 //! count of lines from the file's start) is not pushed down (`table.rs`).
 //!
 //! Only a column that is the record's log time is trusted to be in file order:
@@ -29,18 +30,13 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{
-    DataType, TimeUnit, TimestampMicrosecondType, TimestampNanosecondType,
-};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::temporal_conversions::timestamp_us_to_datetime;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 
 use wf_core::scan::seek::{self, Seeked, Whole};
 use wf_core::scan::{Input, Source};
-use wf_formats::columns::Columns;
 use wf_formats::read;
 use wf_formats::{Format, Kind};
 
@@ -146,7 +142,7 @@ pub(crate) fn bounds(e: &Expr, name: &TimeCol) -> Option<Bounds> {
 
 /// The time column itself (unless it is text), or cast to a timestamp type
 /// (the instant is the same: the column is UTC, and text is cast as
-/// [`record_time`] casts it).
+/// [`record_time`](crate::time_order::record_time) casts it).
 fn is_time(e: &Expr, tc: &TimeCol) -> bool {
     let column = |e: &Expr| matches!(e, Expr::Column(c) if c.name == tc.name);
     let (inner, to) = match e {
@@ -250,7 +246,11 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
             };
         }
         let most = far.iter().map(|f| f.1).max().unwrap_or(0);
-        let again = if first { most.saturating_mul(2) } else { WHOLE };
+        let again = if first {
+            most.saturating_mul(2)
+        } else {
+            seek::WHOLE
+        };
         for (i, back, at) in far {
             wf_core::warn!(
                 "wf sql: {}: the record at byte {at} is {:.3} s earlier than one before it, \
@@ -258,7 +258,7 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
                 inputs[i].name,
                 back as f64 / 1e6,
                 disorder / 1_000_000,
-                match again >= WHOLE {
+                match again >= seek::WHOLE {
                     true => "read whole and filtered".to_string(),
                     false => format!(
                         "searched again with --disorder {}s",
@@ -267,12 +267,9 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
                 }
             );
         }
-        (disorder, first) = (again.min(WHOLE), false);
+        (disorder, first) = (again.min(seek::WHOLE), false);
     }
 }
-
-/// `--disorder 10000w`: past any log's span, so every file is read whole.
-const WHOLE: i64 = 10_000 * 7 * 86_400 * 1_000_000;
 
 /// The table's inputs narrowed to `bounds` with slack `disorder`.
 fn search(
@@ -289,39 +286,15 @@ fn search(
     };
     let parser = Mutex::new(table.format().parser(&[tc.index]));
     let text = tc.text;
-    let time = move |rec: &[u8]| record_time(parser.lock().unwrap().as_mut(), text, rec);
+    let time = move |rec: &[u8]| {
+        crate::time_order::record_time(parser.lock().unwrap().as_mut(), text, rec)
+    };
     let sep = table.format().separator();
     // BGZF and multi-frame zstd files by block: the scan decodes a range
     // from its start at its true decoded offset (`_offset`); `_line` is not
     // pushed down at all (`table.rs`).
     let seeked = seek::seek_all(&mut inputs, &w, sep, &time, seek::Blocks::Offsets);
     (inputs, seeked)
-}
-
-/// A record's time, by the table's own parser (`rec` may end in its
-/// separator and a `\r`); text as DataFusion's `CAST(... AS TIMESTAMP)`
-/// reads it (Arrow's cast), to the microsecond below.
-pub(crate) fn record_time(
-    parser: &mut dyn wf_formats::Parser,
-    text: bool,
-    rec: &[u8],
-) -> Option<i64> {
-    let mut rec = rec.strip_suffix(b"\n").unwrap_or(rec);
-    rec = rec.strip_suffix(b"\r").unwrap_or(rec);
-    let mut cols = Columns::new(&[if text { Kind::Str } else { Kind::Time }]);
-    if !parser.parse(rec, &mut cols) {
-        return None;
-    }
-    let (arrays, _) = cols.take();
-    let a = arrays.first()?;
-    if !text {
-        let a = a.as_primitive_opt::<TimestampMicrosecondType>()?;
-        return (a.len() == 1 && a.is_valid(0)).then(|| a.value(0));
-    }
-    let ns = DataType::Timestamp(TimeUnit::Nanosecond, None);
-    let t = cast(a, &ns).ok()?;
-    let t = t.as_primitive_opt::<TimestampNanosecondType>()?;
-    (t.len() == 1 && t.is_valid(0)).then(|| t.value(0).div_euclid(1000))
 }
 
 fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote {
@@ -341,7 +314,7 @@ fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote
         .whole
         .iter()
         .map(|(i, why)| {
-            let say = !matches!(why, Whole::NotSeekable);
+            let say = !matches!(why, Whole::NotSeekable | Whole::Slack);
             let why = match why {
                 Whole::NotSeekable => "a stream or compressed".to_string(),
                 Whole::NoSizes => "zstd frames without content sizes".to_string(),
@@ -351,6 +324,7 @@ fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote
                     *back_us as f64 / 1e6
                 ),
                 Whole::Io(e) => format!("cannot be searched: {e}"),
+                Whole::Slack => "records further back than the slack".to_string(),
             };
             let name = inputs[*i].name.clone();
             if say {

@@ -4,7 +4,15 @@
 //! earlier than one before it and checks that only at its probes; a log
 //! with requests of an hour logged when they ended lost records of a window
 //! near its end, exit 0. A searched file whose records go back further is
-//! searched again with twice that slack, then read whole (`time::time_scan`).
+//! searched again with twice the farthest jump back seen, then read whole
+//! (`time::time_scan`; a whole read is the last round: nothing is left out).
+//!
+//! What it cannot see: a late record is found by the records before it in
+//! the bytes read, so a lone late record just past a span's end (with no
+//! late record inside the span) is still left out; the spans of BGZF and
+//! zstd files found by block are not checked (their edges would have to be
+//! cut at block starts); the check runs where DataFusion asks the table for
+//! its scan, so `EXPLAIN` runs it too.
 //!
 //! Why a scan of its own before the query, not a note taken while the query
 //! reads: the query's reader hands batches to DataFusion as it goes, so a
@@ -12,17 +20,27 @@
 //! the spans of searched regular files (never a stream, which could not be
 //! read again), only their first and last 32 MiB (where records of the
 //! window lie beside bytes left out; a wide window's whole span tripled its
-//! `count(*)`), parses only the time, on every core, each thread with its
-//! own parser, and the query then reads those bytes from the page cache.
+//! `count(*)`, `seek::EDGE`), parses only the time, on the query's `-j`
+//! threads, each with its own parser, and the query then reads those bytes
+//! from the page cache. An input error met here is left to the query, which
+//! reads the same bytes and names it.
+//!
+//! [`record_time`], a record's time as the query would read it, lives here
+//! and `time.rs` (the push-down, above this check) takes it from here, so
+//! the two modules' arrow runs one way.
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{
+    DataType, TimeUnit, TimestampMicrosecondType, TimestampNanosecondType,
+};
 use wf_core::jobs::window::{self, Order};
 use wf_core::jobs::{Chunk, Job};
 use wf_core::scan::{self, seek, Input};
-use wf_formats::{Format, Parser};
-
-use crate::time::record_time;
+use wf_formats::columns::Columns;
+use wf_formats::{Format, Kind, Parser};
 
 /// Notes the order of the times of a table's records.
 struct OrderJob {
@@ -78,7 +96,7 @@ pub(crate) fn far_back(
     (given, seeked): (&[Input], &[Input]),
     disorder: i64,
 ) -> Vec<(usize, i64, u64)> {
-    let (of, edges) = seek::span_edges(given, seeked, EDGE);
+    let (of, edges) = seek::span_edges(given, seeked, seek::EDGE);
     if edges.is_empty() {
         return Vec::new();
     }
@@ -94,7 +112,28 @@ pub(crate) fn far_back(
     far
 }
 
-/// Bytes checked at each end of a span (`wf feed --since` checks as much): a 1-hour window of the 1 GiB bench
-/// log is checked whole, a wide one in ~60 ms (the whole span of `time >=`
-/// most of the log took `count(*)` from 0.26 to 0.85 s).
-const EDGE: u64 = 32 << 20;
+/// A record's time, by the table's own parser (`rec` may end in its
+/// separator and a `\r`); text as DataFusion's `CAST(... AS TIMESTAMP)`
+/// reads it (Arrow's cast), to the microsecond below.
+pub(crate) fn record_time(
+    parser: &mut dyn wf_formats::Parser,
+    text: bool,
+    rec: &[u8],
+) -> Option<i64> {
+    let mut rec = rec.strip_suffix(b"\n").unwrap_or(rec);
+    rec = rec.strip_suffix(b"\r").unwrap_or(rec);
+    let mut cols = Columns::new(&[if text { Kind::Str } else { Kind::Time }]);
+    if !parser.parse(rec, &mut cols) {
+        return None;
+    }
+    let (arrays, _) = cols.take();
+    let a = arrays.first()?;
+    if !text {
+        let a = a.as_primitive_opt::<TimestampMicrosecondType>()?;
+        return (a.len() == 1 && a.is_valid(0)).then(|| a.value(0));
+    }
+    let ns = DataType::Timestamp(TimeUnit::Nanosecond, None);
+    let t = cast(a, &ns).ok()?;
+    let t = t.as_primitive_opt::<TimestampNanosecondType>()?;
+    (t.len() == 1 && t.is_valid(0)).then(|| t.value(0).div_euclid(1000))
+}

@@ -6,6 +6,7 @@
 //! time; `--stats` shows that a narrow window reads a small part of the file.
 
 mod common;
+use common::timelog::{far_future, late_log};
 use common::*;
 
 use std::path::{Path, PathBuf};
@@ -475,17 +476,10 @@ fn a_log_out_of_order_beyond_the_slack_is_searched_again() {
         .arg(&p);
     ok(c);
     let data = std::fs::read(&p).unwrap();
-    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
-    let t: Vec<i64> = lines.iter().map(|l| clf_secs(l).unwrap()).collect();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let back = t.partition_point(|&x| x < t[i] - 3600);
-        let late = i % 400 == 0 && t[i] - t[0] > 3600;
-        out.extend_from_slice(if late { lines[back] } else { l });
-    }
+    let (out, t) = late_log(&data);
     let log = dir.path().join("late.log");
     std::fs::write(&log, &out).unwrap();
-    let since = t[lines.len() / 3];
+    let since = t[t.len() / 3];
     let until = since + 600;
     let q = format!(
         "SELECT count(*) AS n FROM logs WHERE time >= '{}'::timestamp AND time < '{}'::timestamp",
@@ -501,4 +495,26 @@ fn a_log_out_of_order_beyond_the_slack_is_searched_again() {
     let (lines, err) = feed_lines(&log, since, until, &[]);
     assert_eq!(lines, naive_lines(&out, since, until), "{err}");
     assert!(err.contains("searched again with --disorder"), "{err}");
+}
+
+/// A record of the window dated year 2300 (a clock gone wrong): the one
+/// after it goes back further than any slack, so the second search reads
+/// the file whole, and that is the last. Before, a whole read's span
+/// (0..size) still counted as searched and its check found the same record
+/// again: the query never ended.
+#[test]
+fn a_record_centuries_ahead_ends_in_a_whole_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, out, since, until) = far_future(dir.path());
+    let q = format!(
+        "SELECT count(*) AS n FROM logs WHERE time >= '{}'::timestamp AND time < '{}'::timestamp",
+        iso(since),
+        iso(until)
+    );
+    let want = naive_count(&out, since, until);
+    let err = same(&q, &log, &["-j", "2", "--format", "combined"], Some(want));
+    assert!(err.contains("read whole and filtered"), "{err}");
+    let (lines, err) = feed_lines(&log, since, until, &[]);
+    assert_eq!(lines, naive_lines(&out, since, until), "{err}");
+    assert!(err.contains("read whole and filtered"), "{err}");
 }

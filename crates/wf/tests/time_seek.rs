@@ -219,18 +219,10 @@ fn a_log_seen_out_of_order_beyond_the_slack_is_searched_again() {
     let dir = tempfile::tempdir().unwrap();
     let p = gen(dir.path(), "g.log", "4M", "0");
     let data = std::fs::read(&p).unwrap();
-    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
-    let t: Vec<i64> = lines.iter().map(|l| naive_clf(l).unwrap()).collect();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        // A line of an hour before (the first at or after it), again.
-        let back = t.partition_point(|&x| x < t[i] - 3600);
-        let late = i % 400 == 0 && t[i] - t[0] > 3600;
-        out.extend_from_slice(if late { lines[back] } else { l });
-    }
+    let (out, t) = late_log(&data);
     let log = dir.path().join("late.log");
     std::fs::write(&log, &out).unwrap();
-    let since = t[lines.len() / 3];
+    let since = t[t.len() / 3];
     let until = since + 600;
     let want = reference(&out, since, until);
     let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
@@ -253,4 +245,18 @@ fn a_log_seen_out_of_order_beyond_the_slack_is_searched_again() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("may be missing"), "{err}");
+}
+
+/// A record of the window dated year 2300: `wf count` reads the file whole
+/// on its second search, and stops there (before, it searched again and
+/// again, never ending).
+#[test]
+fn a_record_centuries_ahead_ends_in_a_whole_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, out, since, until) = far_future(dir.path());
+    let want = reference(&out, since, until);
+    let (s, u) = (iso(since), iso(until));
+    let (v, err) = count(&["-j", "2", "--since", &s, "--until", &u], &log, None);
+    assert_eq!(v["bytes"], want.len() as u64, "{err}");
+    assert!(err.contains("read whole and filtered"), "{err}");
 }

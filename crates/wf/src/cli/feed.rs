@@ -139,7 +139,7 @@ pub(crate) fn run(f: &FeedArgs) -> ExitCode {
     }
     // Each regular file's span only (see `window`).
     let searched =
-        filter.map(|(w, format)| window::narrow(&mut collected.inputs, &w, format, opts.sep));
+        filter.map(|(w, format)| window::narrow(&mut collected.inputs, &w, format, &opts));
     let result = wf_core::feed::run(collected.inputs, &opts);
     let code = match &result {
         Ok(r) => {

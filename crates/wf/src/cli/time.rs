@@ -405,12 +405,11 @@ impl TimeArgs {
     }
 }
 
-/// Which of `given` the search narrowed to a span of a regular file (where
+/// Which of `given` the search narrowed to a span leaving bytes out (where
 /// the order of the bytes read says whether the search could be trusted).
 fn searched(given: &[scan::Input], seeked: &[scan::Input]) -> Vec<bool> {
-    let file = |i: &scan::Input| matches!(i.source, scan::Source::File { .. });
     (given.iter().zip(seeked))
-        .map(|(g, s)| file(s) && s.span != g.span)
+        .map(|(g, s)| seek::narrowed(g, s))
         .collect()
 }
 
@@ -450,11 +449,11 @@ pub(crate) fn wider(
 ) -> i64 {
     let most = far.iter().map(|f| f.1).max().unwrap_or(0);
     let again = match first {
-        true => most.saturating_mul(2).min(WHOLE),
-        false => WHOLE,
+        true => most.saturating_mul(2).min(seek::WHOLE),
+        false => seek::WHOLE,
     };
     let how = match again {
-        WHOLE => "read whole and filtered".to_string(),
+        seek::WHOLE => "read whole and filtered".to_string(),
         d => format!("searched again with --disorder {}s", (d + SEC - 1) / SEC),
     };
     for &f in far {
@@ -479,9 +478,6 @@ fn unsearched(far: &[(usize, i64, u64)], given: &[scan::Input], disorder: i64) -
         })
         .collect()
 }
-
-/// `--disorder 10000w`: a slack past any log's span, so every file is read whole.
-const WHOLE: i64 = 10_000 * 7 * DAY;
 
 /// The error of a window none of whose records read had a time `format`
 /// reads (`timed` of them had one, `untimed` not): all were left out, and
@@ -513,6 +509,7 @@ pub(crate) fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(Strin
         let name = &inputs[*i].name;
         match why {
             Whole::NotSeekable | Whole::NoSizes => streams += 1,
+            Whole::Slack => other += 1,
             Whole::OutOfOrder { at, back_us } => {
                 other += 1;
                 wf_core::warn!(

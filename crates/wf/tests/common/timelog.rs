@@ -122,3 +122,43 @@ pub fn stat(err: &str, name: &str) -> u64 {
     let v = line[name.len()..].trim_start_matches([' ', ':']);
     v.split_whitespace().next().unwrap().parse().unwrap()
 }
+
+/// A generated log with every 400th line (after its first hour) replaced by
+/// the first line of an hour before, again: a request of an hour logged
+/// with the time it began, as Apache and nginx write it. Returns the log and
+/// the times of the original lines.
+pub fn late_log(data: &[u8]) -> (Vec<u8>, Vec<i64>) {
+    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+    let t: Vec<i64> = lines.iter().map(|l| naive_clf(l).unwrap()).collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let back = t.partition_point(|&x| x < t[i] - 3600);
+        let late = i % 400 == 0 && t[i] - t[0] > 3600;
+        out.extend_from_slice(if late { lines[back] } else { l });
+    }
+    (out, t)
+}
+
+/// A generated log (4M, `future.log` in `dir`) with one line in the middle
+/// of the 10-minute window at a third of it dated year 2300 (a clock gone
+/// wrong): the record after it is some 274 years earlier, further back than
+/// any slack of a search done again. Returns its path, its bytes and the
+/// window (seconds).
+pub fn far_future(dir: &Path) -> (PathBuf, Vec<u8>, i64, i64) {
+    let data = std::fs::read(gen(dir, "g.log", "4M", "0")).unwrap();
+    let t = times(&data);
+    let since = t[t.len() / 3];
+    let until = since + 600;
+    let mid = t.partition_point(|&x| x < since + 300);
+    let mut out = Vec::new();
+    for (i, l) in data.split_inclusive(|&c| c == b'\n').enumerate() {
+        let at = out.len() + l.iter().position(|&c| c == b'[').unwrap() + 8;
+        out.extend_from_slice(l);
+        if i == mid {
+            out[at..at + 4].copy_from_slice(b"2300");
+        }
+    }
+    let log = dir.join("future.log");
+    std::fs::write(&log, &out).unwrap();
+    (log, out, since, until)
+}
