@@ -16,8 +16,9 @@
 //! are read whole, as `--since` reads them. The search trusts the slack
 //! only as far as the ends of the spans bear it out (`time_order`): records
 //! there further back than the slack have the files searched again with
-//! twice the farthest jump back seen, then every file read whole (not the
-//! spans of BGZF and zstd files: a known gap). A query that uses `_line` (a
+//! twice the farthest jump back seen, then every file read whole (not a
+//! lone record out of place just outside a span, nor the spans of BGZF and
+//! zstd files: known gaps). A query that uses `_line` (a
 //! count of lines from the file's start) is not pushed down (`table.rs`).
 //!
 //! Only a column that is the record's log time is trusted to be in file order:
@@ -324,7 +325,7 @@ fn note(inputs: &[Input], bounds: Bounds, disorder: i64, s: &Seeked) -> SeekNote
                     *back_us as f64 / 1e6
                 ),
                 Whole::Io(e) => format!("cannot be searched: {e}"),
-                Whole::Slack => "records further back than the slack".to_string(),
+                Whole::Slack => "--disorder 10000w or more".to_string(),
             };
             let name = inputs[*i].name.clone();
             if say {

@@ -7,9 +7,10 @@
 //! searched again with twice the farthest jump back seen, then read whole
 //! (`time::time_scan`; a whole read is the last round: nothing is left out).
 //!
-//! What it cannot see: a late record is found by the records before it in
-//! the bytes read, so a lone late record just past a span's end (with no
-//! late record inside the span) is still left out; the spans of BGZF and
+//! What it cannot see: a record out of place is found by its neighbours in
+//! the bytes read, so a lone one just outside a span (a late record just
+//! past its end, an early one just before its start, with none out of
+//! place inside it) is still left out; the spans of BGZF and
 //! zstd files found by block are not checked (their edges would have to be
 //! cut at block starts); the check runs where DataFusion asks the table for
 //! its scan, so `EXPLAIN` runs it too.

@@ -74,15 +74,17 @@ pub enum Whole {
     OutOfOrder { at: u64, back_us: i64 },
     /// The file could not be probed.
     Io(io::Error),
-    /// The slack is [`WHOLE`] or more: every input is read whole (a search
-    /// again after records went back further than a wider slack still).
+    /// A regular file, with a slack of [`WHOLE`] or more (`--disorder
+    /// 10000w`, or a search done again after records went back further than
+    /// a wider slack still): not searched, read whole.
     Slack,
 }
 
 /// A slack past any log's span (`--disorder 10000w`, 192 years): with it
-/// [`seek_all`] searches nothing and every input is read whole. The last
-/// round of a search done again; a round after it could find a record
-/// further back still (a line dated 2300 among today's) and never end.
+/// [`seek_all`] searches no regular file ([`Whole::Slack`]: read whole).
+/// The last round of a search done again; a round after it could find a
+/// record further back still (a line dated 2300 among today's) and never
+/// end.
 pub const WHOLE: i64 = 10_000 * 7 * 86_400 * 1_000_000;
 
 /// What the search did to the inputs.
@@ -169,7 +171,7 @@ pub enum Blocks {
 pub fn span_edges(given: &[Input], seeked: &[Input], edge: u64) -> (Vec<usize>, Vec<Input>) {
     let (mut of, mut edges) = (Vec::new(), Vec::new());
     for (i, (g, s)) in given.iter().zip(seeked).enumerate() {
-        let Some((a, b)) = s.span.filter(|(a, b)| a < b && narrowed(g, s)) else {
+        let Some((a, b)) = s.span.filter(|(a, b)| a < b && narrowed(g, s, false)) else {
             continue;
         };
         let spans = match b - a > 2 * edge {
@@ -193,15 +195,17 @@ pub fn span_edges(given: &[Input], seeked: &[Input], edge: u64) -> (Vec<usize>, 
 /// most of the log took `count(*)` from 0.26 to 0.85 s).
 pub const EDGE: u64 = 32 << 20;
 
-/// Whether the search narrowed regular file `given` to a span that leaves
-/// bytes out (`seeked`): only then can records of the window lie outside
-/// what is read. A compressed file's span (searched by block) is not
-/// counted: its edges are not checked (a known gap, `time_order.rs`).
-pub fn narrowed(given: &Input, seeked: &Input) -> bool {
-    let Source::File { size, .. } = seeked.source else {
-        return false;
+/// Whether the search narrowed regular file `given` (or, with
+/// `compressed`, a BGZF or zstd file searched by block) to a span that
+/// leaves bytes out (`seeked`): only then can records of the window lie
+/// outside what is read, and the order of the records read tell.
+pub fn narrowed(given: &Input, seeked: &Input, compressed: bool) -> bool {
+    let size = match seeked.source {
+        Source::File { size, .. } => size,
+        Source::Compressed { size, .. } if compressed => size,
+        _ => return false,
     };
-    seeked.span != given.span && seeked.span != Some((0, size))
+    seeked.span.is_some() && seeked.span != given.span && seeked.span != Some((0, size))
 }
 
 /// [`seek`], and with `blocks` the BGZF and multi-frame zstd files too.
@@ -213,12 +217,12 @@ pub fn seek_all(
     blocks: Blocks,
 ) -> Seeked {
     let mut out = Seeked::default();
-    if w.disorder >= WHOLE {
-        out.whole = (0..inputs.len()).map(|i| (i, Whole::Slack)).collect();
-        return out;
-    }
     for (i, inp) in inputs.iter_mut().enumerate() {
         let (path, size) = match &inp.source {
+            Source::File { .. } if w.disorder >= WHOLE => {
+                out.whole.push((i, Whole::Slack));
+                continue;
+            }
             Source::File { path, size } => (path, *size),
             Source::Compressed { path, size, codec } if inp.span.is_none() => {
                 let file = (path.clone(), *size, *codec);
@@ -821,18 +825,18 @@ mod tests {
         let s = seek(std::slice::from_mut(&mut inp), &w(WHOLE), b'\n', &time);
         assert!(matches!(s.whole[..], [(0, Whole::Slack)]), "{s:?}");
         assert_eq!((inp.span, s.probed), (None, 0));
-        assert!(!narrowed(&given, &inp));
+        assert!(!narrowed(&given, &inp, true));
         // A window the whole file lies in: nothing left out.
         let mut inp = given.clone();
         seek(std::slice::from_mut(&mut inp), &w(WHOLE - 1), b'\n', &time);
         assert_eq!(inp.span, Some((0, text.len() as u64)));
-        assert!(!narrowed(&given, &inp));
+        assert!(!narrowed(&given, &inp, true));
         assert!(span_edges(std::slice::from_ref(&given), &[inp], EDGE)
             .1
             .is_empty());
         let mut inp = given.clone();
         seek(std::slice::from_mut(&mut inp), &w(2), b'\n', &time);
-        assert!(narrowed(&given, &inp), "{:?}", inp.span);
+        assert!(narrowed(&given, &inp, false), "{:?}", inp.span);
     }
 
     #[test]

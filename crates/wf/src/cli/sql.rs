@@ -175,9 +175,13 @@ pub(crate) struct SqlArgs {
     /// on the log's time (which reads only the bytes of its window): the
     /// search reads this much more on each side, and a file found more out
     /// of order is read whole; records at the ends of the bytes it would
-    /// read (32 MiB each) that go back further have it searched again with
-    /// twice that (said on stderr). Example: wf sql --disorder 30m "SELECT count(*)
-    /// FROM logs WHERE time >= now() - INTERVAL '1 hour'" access.log
+    /// read (32 MiB each) that go back further have the files searched
+    /// again with twice the farthest jump back, then read whole (said on
+    /// stderr); `--disorder 10000w` reads every file whole. Not checked: a
+    /// lone record out of place just outside those bytes, and the ends of
+    /// BGZF and zstd files searched by block. Example: wf sql --disorder 30m
+    /// "SELECT count(*) FROM logs WHERE time >= now() - INTERVAL '1 hour'"
+    /// access.log
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::time::duration)]
     disorder: i64,
 }

@@ -56,9 +56,11 @@ pub(crate) struct TimeArgs {
     /// 128 places on each side of what it reads, so a log joined from others
     /// of the same days (`cat web1.log web2.log`) is found unless a part is
     /// under about 1% of it; a record read that is further back than the
-    /// slack (a long download logged when it ended) has the file searched
-    /// again with twice that, then read whole (said on stderr); `--disorder
-    /// 10000w` reads every file whole. E.g. `--disorder 1h`.
+    /// slack (a long download logged when it ended) has the files searched
+    /// again with twice the farthest jump back, then read whole (said on
+    /// stderr); `--disorder 10000w` reads every file whole. A lone record out
+    /// of place just outside what is read, or in a BGZF or zstd file searched
+    /// by block (but for `wf report`), is not seen. E.g. `--disorder 1h`.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     disorder: i64,
 }
@@ -360,7 +362,7 @@ impl TimeArgs {
             let mut inputs = given.clone();
             let seeked = seek::seek_all(&mut inputs, &w, opts.sep, &time, blocks);
             let extra = whole_read(&seeked, &inputs);
-            let searched = searched(&given, &inputs);
+            let searched = searched(&given, &inputs, blocks);
             let window = Window {
                 inner: Same(&job),
                 since: w.since,
@@ -407,9 +409,13 @@ impl TimeArgs {
 
 /// Which of `given` the search narrowed to a span leaving bytes out (where
 /// the order of the bytes read says whether the search could be trusted).
-fn searched(given: &[scan::Input], seeked: &[scan::Input]) -> Vec<bool> {
+/// A compressed file's span counts when it is decoded from its start at its
+/// true offset (`blocks`: `Offsets`); decoded in parts, its runs' offsets
+/// only order them within a part, so its order cannot be told (a known gap).
+fn searched(given: &[scan::Input], seeked: &[scan::Input], blocks: seek::Blocks) -> Vec<bool> {
+    let compressed = blocks == seek::Blocks::Offsets;
     (given.iter().zip(seeked))
-        .map(|(g, s)| seek::narrowed(g, s))
+        .map(|(g, s)| seek::narrowed(g, s, compressed))
         .collect()
 }
 
@@ -504,12 +510,12 @@ pub(crate) fn none_timed(timed: u64, untimed: u64, format: TimeFormat) -> Option
 /// Say on stderr which files are read whole because they are not in order (or
 /// could not be searched); count the inputs read whole for `--stats`.
 pub(crate) fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(String, u64)> {
-    let (mut streams, mut other) = (0, 0);
+    let (mut streams, mut other, mut slack) = (0, 0, 0);
     for (i, why) in &s.whole {
         let name = &inputs[*i].name;
         match why {
             Whole::NotSeekable | Whole::NoSizes => streams += 1,
-            Whole::Slack => other += 1,
+            Whole::Slack => slack += 1,
             Whole::OutOfOrder { at, back_us } => {
                 other += 1;
                 wf_core::warn!(
@@ -532,6 +538,10 @@ pub(crate) fn whole_read(s: &seek::Seeked, inputs: &[scan::Input]) -> Vec<(Strin
         (
             "inputs read whole and filtered (out of order)".into(),
             other,
+        ),
+        (
+            "inputs read whole and filtered (--disorder 10000w or more)".into(),
+            slack,
         ),
     ]
 }

@@ -122,9 +122,7 @@ fn describe(inp: &Input, whole: Option<&(usize, Whole)>) -> String {
     let how = match (whole.map(|w| &w.1), &inp.source, inp.span) {
         (Some(Whole::OutOfOrder { .. }), ..) => "read whole and filtered (out of order)".into(),
         (Some(Whole::Io(_)), ..) => "read whole and filtered (cannot be searched)".into(),
-        (Some(Whole::Slack), ..) => {
-            "read whole and filtered (records further back than --disorder)".into()
-        }
+        (Some(Whole::Slack), ..) => "read whole and filtered (--disorder 10000w or more)".into(),
         (_, Source::File { size, .. }, Some((a, b))) if b <= a => {
             format!("searched, outside the window (bytes read: the probes only, of {size})")
         }
