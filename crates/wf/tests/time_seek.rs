@@ -313,3 +313,38 @@ fn report_of_a_bgzf_log_out_of_order_is_searched_again() {
         assert!(got == want, "-j {j}: the panels differ");
     }
 }
+
+/// A compressed log whose first record is later than the rest (a line of
+/// 10:00 before 09:00..09:59): it cannot be left out by its first record
+/// alone. Before, `--until` inside the rest skipped the `.gz` and `.zst`
+/// whole (0 records, exit 0); the plain file was read whole, said so.
+#[test]
+fn a_compressed_log_is_not_skipped_by_a_first_record_out_of_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(gen(dir.path(), "g.log", "2M", "0")).unwrap();
+    let lines: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+    let t = times(&data);
+    let (n, until) = (t.len(), t[t.len() / 2]);
+    assert!(t[n - 1] - until > 600, "the generated log spans too little");
+    let mut out = lines[n - 1].to_vec();
+    out.extend(lines[..n - 1].concat());
+    let want = reference(&out, t[0] - 1, until);
+    let recs = want.iter().filter(|&&c| c == b'\n').count() as u64;
+    let gz = dir.path().join("d.log.gz");
+    std::fs::write(&gz, pipe("gzip", &["-c"], &out)).unwrap();
+    let mut paths = vec![gz];
+    if std::process::Command::new("zstd")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let zst = dir.path().join("d.log.zst");
+        std::fs::write(&zst, pipe("zstd", &["-q", "-c"], &out)).unwrap();
+        paths.push(zst);
+    }
+    for p in &paths {
+        let (v, err) = count(&["--until", &iso(until)], p, None);
+        assert_eq!(v["records"], recs, "{p:?}: {err}");
+        assert_eq!(stat(&err, "files skipped by the time search"), 0, "{err}");
+    }
+}

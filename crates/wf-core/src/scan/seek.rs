@@ -307,10 +307,14 @@ fn file_of(inp: &Input) -> (std::path::PathBuf, u64, Codec) {
     }
 }
 
-/// Whether a compressed file read whole can be left out: the first record
-/// of its decoded head with a time is after `until + disorder` (a rotated
-/// log newer than the window). Its last time cannot be known without
-/// decoding it all, so an older one is read.
+/// Whether a compressed file read whole can be left out: every record of
+/// its decoded head (256 KiB) with a time is at or after `until`, and the
+/// latest after `until + disorder` (a rotated log newer than the window;
+/// the bytes after the head trusted to go back no further than that), or
+/// the head is the whole file. Its last time cannot be known without
+/// decoding it all, so an older one is read. Only the first record was
+/// looked at before: a file starting at 10:00 whose next records were 09:00
+/// to 09:59 gave none of them to `--until 09:30`, exit 0.
 fn starts_after(
     out: &mut Seeked,
     (path, _, codec): &(std::path::PathBuf, u64, Codec),
@@ -328,16 +332,19 @@ fn starts_after(
         return false; // the scan names the error
     }
     let eof = head.len() < PROBE_LIMIT;
+    let mut latest = None;
     let mut recs = head.split_inclusive(|&c| c == sep).peekable();
     while let Some(rec) = recs.next() {
         if rec.last() != Some(&sep) && !(eof && recs.peek().is_none()) {
             break;
         }
-        if let Some(t) = time(rec) {
-            return t > w.until.saturating_add(w.disorder);
+        match time(rec) {
+            Some(t) if t < w.until => return false,
+            Some(t) => latest = latest.max(Some(t)),
+            None => {}
         }
     }
-    false
+    latest.is_some_and(|t| eof || t > w.until.saturating_add(w.disorder))
 }
 
 /// Search compressed file `i` by its blocks (see the module comment): its
