@@ -14,7 +14,9 @@
 //! Columns: from the header line (the first line of every file; files whose
 //! headers differ are matched by name, [`Csv::by_name`]), or `c1..cN` with
 //! `--no-header`, or names and types from `--schema`. Types are inferred from
-//! the first 1000 records of the first input, in the order int, float,
+//! the first 1000 records of the first input (a column with no value there:
+//! up to 20,480 records of its sample, DuckDB's; or the first later file
+//! of the same header that has one), in the order int, float,
 //! timestamp (ISO 8601), bool, text; a later value that does not convert
 //! stops the query (`read::problem`), where with `--schema` it is NULL and
 //! counted. A record with another number of fields than the columns is malformed.
@@ -61,15 +63,18 @@ pub struct Csv {
     layouts: Vec<Vec<usize>>,
     /// The layout of each of the table's inputs (empty: all layout 0).
     layout_of: Vec<usize>,
+    /// Per column, whether its type rests on a value (or `--schema`): one
+    /// without is text until a sample shows one ([`Csv::by_name`]).
+    seen: Vec<bool>,
 }
 
 impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let (quote, records) = sniff_quote(sample, delim, 1001);
-        let fields = match &opts.schema {
-            Some(s) => s.clone(),
-            None => infer(&records, header),
+        let (fields, seen) = match &opts.schema {
+            Some(s) => (s.clone(), vec![true; s.len()]),
+            None => infer_sampled(sample, (delim, quote), &records, header),
         };
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
@@ -82,6 +87,7 @@ impl Csv {
             layouts: vec![(0..fields.len()).collect()],
             layout_of: Vec::new(),
             fields,
+            seen,
         })
     }
 
@@ -109,6 +115,10 @@ impl Csv {
             };
             let names = header_names(header);
             if names == first {
+                // Read by position; columns with no value yet take their
+                // types from this file's (a first file of a header only
+                // made every column text: max(a) of 3, 100, 25 was 3).
+                self.fill_unseen(rows);
                 layout_of.push(0);
                 continue;
             }
@@ -150,6 +160,10 @@ impl Csv {
             let kind = infer_kind(values.clone());
             let any = values.clone().any(|v| !v.is_empty());
             match self.fields.iter().position(|f| f.name == *n) {
+                Some(c) if any && !self.seen[c] => {
+                    (self.fields[c].kind, self.seen[c]) = (kind, true);
+                    map.push(c);
+                }
                 Some(c) => {
                     if any {
                         self.fields[c].kind = unify(self.fields[c].kind, kind);
@@ -158,11 +172,26 @@ impl Csv {
                 }
                 None => {
                     self.fields.push(Field::new(n.clone(), kind));
+                    self.seen.push(any);
                     map.push(self.fields.len() - 1);
                 }
             }
         }
         map
+    }
+
+    /// The columns of no value so far typed by `rows` (of a file with the
+    /// first file's header) where they hold one.
+    fn fill_unseen(&mut self, rows: &[Record]) {
+        let unseen: Vec<usize> = (0..self.fields.len()).filter(|&c| !self.seen[c]).collect();
+        for c in unseen {
+            let values = rows
+                .iter()
+                .filter_map(|r| r.get(c).and_then(|v| v.as_deref()));
+            if values.clone().any(|v| !v.is_empty()) {
+                (self.fields[c].kind, self.seen[c]) = (infer_kind(values), true);
+            }
+        }
     }
 }
 
@@ -444,6 +473,46 @@ pub fn has_header(sample: &[u8], delim: u8) -> bool {
 }
 
 /// Column names and types from sampled records.
+/// DuckDB's sample: a column with no value in the first 1000 records is
+/// typed by up to this many of the sample (1,500 empty values then 5 and 40
+/// were text: `max` 5, where DuckDB gives 40). JSON lines the same.
+pub(crate) const WIDE_SAMPLE: usize = 20_480;
+
+/// [`infer`] of a sample's first `records`, the columns with no value there
+/// typed by up to [`WIDE_SAMPLE`] records of it; and whether each column's
+/// type rests on a value.
+fn infer_sampled(
+    sample: &[u8],
+    (delim, quote): (u8, bool),
+    records: &[Record],
+    header: bool,
+) -> (Vec<Field>, Vec<bool>) {
+    let mut fields = infer(records, header);
+    let seen = |recs: &[Record]| -> Vec<bool> {
+        let rows = &recs[usize::from(header).min(recs.len())..];
+        let has = |c: usize| {
+            rows.iter().any(|r| {
+                r.get(c)
+                    .is_some_and(|v| v.as_deref().is_some_and(|v| !v.is_empty()))
+            })
+        };
+        (0..fields.len()).map(has).collect()
+    };
+    let mut seen_now = seen(records);
+    if seen_now.iter().all(|&s| s) {
+        return (fields, seen_now);
+    }
+    let more = sample_records(sample, delim, quote, WIDE_SAMPLE + 1);
+    let wide = infer(&more, header);
+    let seen_wide = seen(&more);
+    for c in 0..fields.len() {
+        if let (false, Some(true), Some(w)) = (seen_now[c], seen_wide.get(c), wide.get(c)) {
+            (fields[c].kind, seen_now[c]) = (w.kind, true);
+        }
+    }
+    (fields, seen_now)
+}
+
 fn infer(records: &[Record], header: bool) -> Vec<Field> {
     let (names, rows): (Vec<String>, &[Record]) = match records.split_first() {
         Some((h, rest)) if header => (header_names(h), rest),

@@ -1,6 +1,7 @@
 //! `jsonl`: one JSON object per line. The top-level keys seen in the first 1000
 //! records of the first input become columns, in the order first seen (or
-//! `--schema` names them). Types: a key whose sampled values are all integers is
+//! `--schema` names them); a key only `null` there is typed by up to 20,480
+//! records of the sample, as DuckDB's sample. Types: a key whose sampled values are all integers is
 //! `int`, all numbers `float`, all booleans `bool`, anything else (strings,
 //! mixes, nested objects and arrays) text; nested values and numbers in a text
 //! column are kept as their JSON text. A number column with integers beyond
@@ -123,13 +124,22 @@ impl JsonLines {
         let mut kinds: Vec<Option<Kind>> = Vec::new();
         // Per column: an integer beyond 2^53 seen, a number with a fraction seen.
         let mut big: Vec<(bool, bool)> = Vec::new();
-        for line in super::sample_lines(sample, 1000) {
+        // The first 1000 records' keys; a key of only nulls there is typed by
+        // up to 20,480 records of the sample (`csv::WIDE_SAMPLE`).
+        let lines = super::sample_lines(sample, super::csv::WIDE_SAMPLE);
+        for (n, line) in lines.into_iter().enumerate() {
+            let late = n >= 1000;
+            if late && kinds.iter().all(Option::is_some) {
+                break;
+            }
             let Ok(obj) = serde_json::from_slice::<Map<String, Value>>(line) else {
                 continue;
             };
             for (k, v) in &obj {
                 let i = match fields.iter().position(|f| &f.name == k) {
+                    Some(i) if late && kinds[i].is_some() => continue,
                     Some(i) => i,
+                    None if late => continue,
                     None => {
                         fields.push(Field::new(k.clone(), Kind::Str));
                         kinds.push(None);

@@ -886,3 +886,42 @@ fn too_little_memory_says_what_would_do() {
         "{err}"
     );
 }
+
+/// A column with no value in the first 1000 records is typed by more of
+/// the sample (DuckDB's 20,480 records), and a first file of a header only
+/// types nothing: both made the column text, so `max` of 5 and 40 was 5 and
+/// of 3, 100 and 25 was 3, exit 0 (DuckDB: 40 and 100).
+#[test]
+fn columns_without_a_value_in_the_first_records_are_typed_by_later_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let duck = duckdb_python();
+    let empty: String = (0..1500).map(|i| format!("{i},\n")).collect();
+    let csv = write(
+        &d.path().join("s.csv"),
+        &format!("id,x\n{empty}1,5\n2,40\n"),
+    );
+    answer_as_duckdb(duck.as_deref(), &csv, "SELECT max(x) FROM logs", "40\n");
+    let q = "SELECT x FROM logs WHERE x IS NOT NULL ORDER BY x DESC";
+    answer_as_duckdb(duck.as_deref(), &csv, q, "40\n5\n");
+    let nulls: String = (0..1500)
+        .map(|i| format!("{{\"id\":{i},\"x\":null}}\n"))
+        .collect();
+    let json = write(
+        &d.path().join("s.jsonl"),
+        &format!("{nulls}{{\"id\":1,\"x\":5}}\n{{\"id\":2,\"x\":40}}\n"),
+    );
+    let mut c = sql(&["SELECT max(x) FROM logs", "--csv"]);
+    c.arg(&json);
+    assert_eq!(ok(c), "max(logs.x)\n40\n");
+    let dir = d.path().join("days");
+    std::fs::create_dir(&dir).unwrap();
+    write(&dir.join("2026-01-01.csv"), "a,b\n");
+    write(&dir.join("2026-01-02.csv"), "a,b\n3,x\n100,y\n25,z\n");
+    let mut c = sql(&["SELECT max(a) FROM logs", "--csv"]);
+    c.arg(&dir);
+    assert_eq!(ok(c), "max(logs.a)\n100\n");
+    if let Some(py) = duck.as_deref() {
+        let glob = dir.join("*.csv");
+        assert_eq!(duckdb_csv(py, &glob, "SELECT max(a) FROM logs"), "100\n");
+    }
+}
