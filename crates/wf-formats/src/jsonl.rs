@@ -126,9 +126,11 @@ impl JsonLines {
         let mut big: Vec<(bool, bool)> = Vec::new();
         // The first 1000 records' keys; a key of only nulls there is typed by
         // up to 20,480 records of the sample (`csv::WIDE_SAMPLE`).
+        // (`sample_lines` of 1000 is a prefix of the wider one's.)
+        let early = super::sample_lines(sample, 1000).len();
         let lines = super::sample_lines(sample, super::csv::WIDE_SAMPLE);
         for (n, line) in lines.into_iter().enumerate() {
-            let late = n >= 1000;
+            let late = n >= early;
             if late && kinds.iter().all(Option::is_some) {
                 break;
             }
