@@ -43,6 +43,13 @@ pub enum FormatError {
     NoLogfmtPair,
     #[error("csv: no columns (empty input?)")]
     NoCsvColumns,
+    /// An input whose lines end in `\r` alone (classic Mac OS): read as one
+    /// line, its rows were lost (0 of a CSV's rows, exit 0; DuckDB splits).
+    #[error(
+        "{0}: its lines end in a carriage return alone (classic Mac OS), which wf does not \
+         split at: convert it first, e.g. tr '\\r' '\\n' < FILE > FILE.unix"
+    )]
+    CrLines(String),
     /// A CSV file whose first line shares no name with the table's header.
     #[error(
         "{file}: its first line ({}) shares no column name with the header of \

@@ -925,3 +925,31 @@ fn columns_without_a_value_in_the_first_records_are_typed_by_later_ones() {
         assert_eq!(duckdb_csv(py, &glob, "SELECT max(a) FROM logs"), "100\n");
     }
 }
+
+/// A file whose lines end in `\r` alone (classic Mac OS) was one line: a
+/// CSV of a header and two rows gave `count(*)` 0, exit 0 (DuckDB: 2). It
+/// is now an error naming the file and the way to convert it.
+#[test]
+fn lines_ended_by_a_carriage_return_alone_are_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("cr.csv", "a,b\r1,2\r3,4\r"),
+        ("cr.jsonl", "{\"a\":1}\r{\"a\":2}\r"),
+    ] {
+        let p = write(&d.path().join(name), text);
+        let mut c = sql(&["SELECT count(*) FROM logs", "--csv"]);
+        c.arg(&p);
+        let o = run(c, None);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr_of(&o));
+        assert!(
+            stderr_of(&o).contains("carriage return alone"),
+            "{}",
+            stderr_of(&o)
+        );
+    }
+    // A CR before a LF, or at the very end of a one-line file, is not that.
+    let p = write(&d.path().join("crlf.csv"), "a,b\r\n1,2\r\n");
+    let mut c = sql(&["SELECT count(*) FROM logs", "--csv"]);
+    c.arg(&p);
+    assert_eq!(ok(c), "count(*)\n1\n");
+}

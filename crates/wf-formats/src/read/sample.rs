@@ -13,7 +13,7 @@ use std::sync::Arc;
 use wf_core::scan::{Input, InputError, Source};
 
 use super::OpenError;
-use crate::{Format, FormatOptions};
+use crate::{Format, FormatError, FormatOptions};
 
 /// Bytes read from the start of the first input to detect a format or infer types.
 pub const SAMPLE: usize = 256 << 10;
@@ -51,6 +51,9 @@ pub fn format_of(
             break;
         }
     }
+    if cr_lines(&first) {
+        return Err(FormatError::CrLines(name.to_string()).into());
+    }
     let format = match spec.eq_ignore_ascii_case("auto") {
         true => crate::detect::detect_named(&first, fopts, name)?,
         false => crate::from_spec(spec, fopts, &first)?,
@@ -67,6 +70,13 @@ pub fn format_of(
         }
         _ => Ok(format),
     }
+}
+
+/// Whether a sample's lines end in `\r` alone: no `\n`, and a `\r` with
+/// more after it.
+fn cr_lines(sample: &[u8]) -> bool {
+    let cr = memchr::memchr(b'\r', sample);
+    memchr::memchr(b'\n', sample).is_none() && cr.is_some_and(|at| at + 1 < sample.len())
 }
 
 /// The sample of a regular file (streams have theirs taken when opened).
