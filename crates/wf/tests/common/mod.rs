@@ -37,6 +37,15 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Whether `tool` runs here (`tool --version`); if not, says the test skips.
+pub fn have(tool: &str) -> bool {
+    let there = Command::new(tool).arg("--version").output().is_ok();
+    if !there {
+        eprintln!("skipping: {tool} absent");
+    }
+    there
+}
+
 /// How long one process of a test may run before it is killed and the test
 /// fails: a command that never ends (a search done again and again) fails
 /// its test instead of hanging the suite until CI's timeout. 600 s, or
