@@ -953,3 +953,22 @@ fn lines_ended_by_a_carriage_return_alone_are_an_error() {
     c.arg(&p);
     assert_eq!(ok(c), "count(*)\n1\n");
 }
+
+/// `_file` is the path itself, and a format is known by the path's own
+/// extension: a file named `new<newline>line.csv` had `_file`
+/// `"…/new\nline.csv"` (quotes and a backslash, the form messages show)
+/// and was read as `fields`, its header a row.
+#[test]
+fn file_column_of_a_path_with_a_newline_is_the_path() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(&d.path().join("new\nline.csv"), "a\n1\n2\n");
+    let mut c = sql(&[
+        "SELECT _file AS f, sum(a) AS s FROM logs GROUP BY f",
+        "--json",
+    ]);
+    c.arg(&p);
+    let out = ok(c);
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["f"], p.to_str().unwrap(), "{out}");
+    assert_eq!(v["s"], 3, "{out}");
+}

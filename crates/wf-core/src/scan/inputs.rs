@@ -48,6 +48,23 @@ pub struct Input {
     pub span: Option<(u64, u64)>,
 }
 
+impl Input {
+    /// The input's path as text (lossy where it is not UTF-8), as a value:
+    /// `wf sql`'s `_file` and a format known by its extension. [`Input::name`]
+    /// escapes control characters for messages, so a file named `x\ny.log`
+    /// had `_file` `"x\ny.log"`, quotes and all, and a `.csv` so named was not
+    /// read as CSV.
+    pub fn path_text(&self) -> String {
+        match &self.source {
+            Source::File { path, .. } | Source::Compressed { path, .. } => {
+                path.to_string_lossy().into_owned()
+            }
+            // stdin (read through /proc/self/fd when spooled) keeps its name.
+            Source::Stream { .. } => self.name.clone(),
+        }
+    }
+}
+
 /// An input that could not be read, with the reason: `name: message` on
 /// stderr. `kind` is the kind of the I/O error behind it, when there was one,
 /// so that a caller can tell a missing file from an unreadable one without

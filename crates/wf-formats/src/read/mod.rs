@@ -475,7 +475,7 @@ fn job(
         virtuals,
         order,
         schema: Arc::new(t.schema.project(projection).expect("valid projection")),
-        names: Arc::new(cut.inputs.iter().map(|i| i.name.clone()).collect()),
+        names: Arc::new(cut.inputs.iter().map(Input::path_text).collect()),
         layouts: cut.idx.iter().map(|&i| t.format.layout_of(i)).collect(),
         inputs: Arc::new(cut.inputs.to_vec()),
         strict: t.strict,

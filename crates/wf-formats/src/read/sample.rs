@@ -44,18 +44,18 @@ pub fn format_of(
         }
     };
     // The first input with data: an empty first file says nothing of the format.
-    let (mut first, mut name) = (Cow::Borrowed(&[][..]), "");
+    let (mut first, mut name) = (Cow::Borrowed(&[][..]), String::new());
     for (k, input) in inputs.iter().enumerate() {
-        (first, name) = (sample(k)?, &input.name);
+        (first, name) = (sample(k)?, input.path_text());
         if !first.is_empty() {
             break;
         }
     }
     if cr_lines(&first) {
-        return Err(FormatError::CrLines(name.to_string()).into());
+        return Err(FormatError::CrLines(name).into());
     }
     let format = match spec.eq_ignore_ascii_case("auto") {
-        true => crate::detect::detect_named(&first, fopts, name)?,
+        true => crate::detect::detect_named(&first, fopts, &name)?,
         false => crate::from_spec(spec, fopts, &first)?,
     };
     match format.as_csv() {
