@@ -20,6 +20,8 @@
 //! timestamp (ISO 8601), bool, text; a later value that does not convert
 //! stops the query (`read::problem`), where with `--schema` it is NULL and
 //! counted. A record with another number of fields than the columns is malformed.
+//! A blank line is no row, but in a file of one column, where it is a NULL
+//! (an empty field), as DuckDB reads both.
 //!
 //! Records longer than a line: a file whose quoted fields hold line breaks can
 //! not be cut at any newline, so `read::quote` checks each CSV file first (one
@@ -898,6 +900,11 @@ impl FindingParser for CsvParser {
     #[inline(always)]
     fn parse_with(&mut self, record: &[u8], out: &mut Columns, f: &impl Finder) -> bool {
         self.parse_fields(record, out, f)
+    }
+
+    /// A file of one column: its blank line is an empty field, NULL.
+    fn blank_row(&self) -> bool {
+        self.want.len() == 1
     }
 
     /// Plain records (no quotes, no CR, the right number of fields) split at the

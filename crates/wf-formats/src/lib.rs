@@ -269,6 +269,12 @@ pub trait Parser: Send {
         false
     }
 
+    /// A blank line is a row (NULL in every column), not skipped: a CSV file
+    /// of one column, as DuckDB reads it (`x`, `1`, ``, `3` is three rows).
+    fn blank_is_row(&self) -> bool {
+        false
+    }
+
     /// Parse the records that start at `pos` of `piece`, each ended by the
     /// separator (class 0 of `map`), at most `room` of them, for as long as each
     /// is one the parser reads without help: no CR before the separator, not
@@ -338,11 +344,20 @@ pub(crate) trait FindingParser: Send {
         room: usize,
         out: &mut Columns,
     ) -> (usize, usize);
+
+    /// [`Parser::blank_is_row`].
+    fn blank_row(&self) -> bool {
+        false
+    }
 }
 
 impl<P: FindingParser> Parser for P {
     fn parse(&mut self, record: &[u8], out: &mut Columns) -> bool {
         self.parse_with(record, out, &bytemap::Plain)
+    }
+
+    fn blank_is_row(&self) -> bool {
+        self.blank_row()
     }
 
     fn parse_in(

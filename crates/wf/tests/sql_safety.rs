@@ -972,3 +972,23 @@ fn file_column_of_a_path_with_a_newline_is_the_path() {
     assert_eq!(v["f"], p.to_str().unwrap(), "{out}");
     assert_eq!(v["s"], 3, "{out}");
 }
+
+/// A blank line of a CSV file of one column is a row whose value is NULL,
+/// as DuckDB reads it (it was skipped: `count(*)` 2 where DuckDB gives 3);
+/// in a file of more columns a blank line is still no row, as in DuckDB.
+#[test]
+fn a_blank_line_of_a_one_column_csv_is_a_null_row() {
+    let d = tempfile::tempdir().unwrap();
+    let duck = duckdb_python();
+    let q = "SELECT count(*), count(x) FROM logs";
+    for (name, text, want) in [
+        ("mid.csv", "x\n1\n\n3\n", "3,2\n"),
+        ("ends.csv", "x\n1\n\n\n", "3,1\n"),
+        ("lead.csv", "x\n\n1\n", "2,1\n"),
+        ("crlf.csv", "x\r\n1\r\n\r\n3\r\n", "3,2\n"),
+        ("two.csv", "x,y\n1,2\n\n3,4\n", "2,2\n"),
+    ] {
+        let csv = write(&d.path().join(name), text);
+        answer_as_duckdb(duck.as_deref(), &csv, q, want);
+    }
+}

@@ -430,7 +430,7 @@ impl BatchJob {
         } else {
             pos
         };
-        if start == end {
+        if start == end && !st.parser.blank_is_row() {
             st.stats.blank += 1;
             return;
         }
