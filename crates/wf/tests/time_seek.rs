@@ -343,3 +343,30 @@ fn a_compressed_log_is_not_skipped_by_a_first_record_out_of_order() {
         assert_eq!(stat(&err, "files skipped by the time search"), 0, "{err}");
     }
 }
+
+/// A BGZF log with a record dated 2300 in the window and another at the
+/// start of its last block: `wf report` (which checks the order of the
+/// compressed spans it reads) searched it by block in its last round too,
+/// found the jump back again, and searched again for ever. The last round
+/// reads every file whole, compressed ones too.
+#[test]
+fn report_of_a_bgzf_log_with_records_centuries_ahead_ends() {
+    if !have("bgzip") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_, mut out, since, until) = far_future(dir.path());
+    // The first whole line of bgzip's last block (65280 input bytes each).
+    let block = (out.len() - 1) / 65280 * 65280;
+    let nl = block + out[block..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    let at = nl + out[nl..].iter().position(|&c| c == b'[').unwrap() + 8;
+    out[at..at + 4].copy_from_slice(b"2300");
+    let bgz = dir.path().join("future.log.gz");
+    std::fs::write(&bgz, pipe("bgzip", &["-c"], &out)).unwrap();
+    let cut = dir.path().join("cut.log");
+    std::fs::write(&cut, reference(&out, since, until)).unwrap();
+    let want = report(&[], &[&cut]);
+    let (s, u) = (iso(since), iso(until));
+    let got = report(&["--since", &s, "--until", &u], &[&bgz]);
+    assert_eq!(got["general"], want["general"]);
+}

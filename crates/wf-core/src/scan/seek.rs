@@ -74,14 +74,14 @@ pub enum Whole {
     OutOfOrder { at: u64, back_us: i64 },
     /// The file could not be probed.
     Io(io::Error),
-    /// A regular file, with a slack of [`WHOLE`] or more (`--disorder
-    /// 10000w`, or a search done again after records went back further than
-    /// a wider slack still): not searched, read whole.
+    /// A file (regular or compressed), with a slack of [`WHOLE`] or more
+    /// (`--disorder 10000w`, or a search done again after records went back
+    /// further than a wider slack still): not searched, read whole.
     Slack,
 }
 
 /// A slack past any log's span (`--disorder 10000w`, 192 years): with it
-/// [`seek_all`] searches no regular file ([`Whole::Slack`]: read whole).
+/// [`seek_all`] searches no file ([`Whole::Slack`]: read whole).
 /// The last round of a search done again; a round after it could find a
 /// record further back still (a line dated 2300 among today's) and never
 /// end.
@@ -219,7 +219,10 @@ pub fn seek_all(
     let mut out = Seeked::default();
     for (i, inp) in inputs.iter_mut().enumerate() {
         let (path, size) = match &inp.source {
-            Source::File { .. } if w.disorder >= WHOLE => {
+            // Compressed files too: searched by block in this round, a span
+            // still holding a jump back past WHOLE had `wf report` search
+            // again for ever.
+            Source::File { .. } | Source::Compressed { .. } if w.disorder >= WHOLE => {
                 out.whole.push((i, Whole::Slack));
                 continue;
             }
