@@ -15,8 +15,8 @@
 //! headers differ are matched by name, [`Csv::by_name`]), or `c1..cN` with
 //! `--no-header`, or names and types from `--schema`. Types are inferred from
 //! the first 1000 records of the first input (a column with no value there:
-//! up to 20,480 records of its sample, DuckDB's; or the first later file
-//! of the same header that has one), in the order int, float,
+//! up to 20,480 records of its sample, DuckDB's; or, when the first file
+//! has only a header, the first later file that has a value), in the order int, float,
 //! timestamp (ISO 8601), bool, text; a later value that does not convert
 //! stops the query (`read::problem`), where with `--schema` it is NULL and
 //! counted. A record with another number of fields than the columns is malformed.
@@ -74,10 +74,15 @@ impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let (quote, records) = sniff_quote(sample, delim, 1001);
-        let (fields, seen) = match &opts.schema {
+        let (fields, mut seen) = match &opts.schema {
             Some(s) => (s.clone(), vec![true; s.len()]),
             None => infer_sampled(sample, (delim, quote), &records, header),
         };
+        // A later file types a column only when this one has no rows: one
+        // with rows past its sample kept text (DuckDB sniffs the first).
+        if records.len() > usize::from(header) {
+            seen.fill(true);
+        }
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
         }

@@ -971,6 +971,21 @@ fn file_column_of_a_path_with_a_newline_is_the_path() {
     let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(v["f"], p.to_str().unwrap(), "{out}");
     assert_eq!(v["s"], 3, "{out}");
+    // Messages still show it escaped (a newline in a name would cut them).
+    let bad = write(&d.path().join("bad\nx.csv"), "a\n1\nx\n");
+    let mut c = sql(&["SELECT sum(a) FROM logs", "--schema", "a:int", "--strict"]);
+    c.arg(&bad);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert!(
+        stderr_of(&o).contains(&format!("{bad:?}")),
+        "{}",
+        stderr_of(&o)
+    );
+    // stdin, spooled to be read twice, is `<stdin>`, not /proc/self/fd/N.
+    let q = "SELECT DISTINCT _file FROM (SELECT _file FROM logs UNION ALL SELECT _file FROM logs)";
+    let c = sql(&[q, "--csv", "--format", "csv"]);
+    assert_eq!(ok_bytes(c, Some(b"a\n1\n")), b"_file\n<stdin>\n");
 }
 
 /// A blank line of a CSV file of one column is a row whose value is NULL,
@@ -991,4 +1006,35 @@ fn a_blank_line_of_a_one_column_csv_is_a_null_row() {
         let csv = write(&d.path().join(name), text);
         answer_as_duckdb(duck.as_deref(), &csv, q, want);
     }
+    // Blank lines before the first record are no rows (DuckDB, header=false: 3,2).
+    let csv = write(&d.path().join("nohead.csv"), "\n1\n\n3\n");
+    let q = "SELECT count(*), count(c1) FROM logs";
+    let mut c = sql(&[q, "--csv", "--format", "csv", "--no-header"]);
+    c.arg(&csv);
+    assert_eq!(ok(c), "count(*),count(logs.c1)\n3,2\n");
+}
+
+/// Only a first file of a header alone lends a later file's types: one
+/// with rows whose values come past its sample keeps the column text, as
+/// DuckDB (which sniffs the first file) does; typed by the second file, the
+/// query stopped at the first file's later "abc" (exit 2). And every CSV
+/// file's sample is checked for lines ended by `\r` alone.
+#[test]
+fn a_later_file_types_only_after_a_first_of_a_header_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("m");
+    std::fs::create_dir(&dir).unwrap();
+    let empty = ",x\n".repeat(30_000);
+    write(&dir.join("f1.csv"), &format!("a,b\n{empty}abc,x\n"));
+    write(&dir.join("f2.csv"), "a,b\n3,y\n100,z\n");
+    let mut c = sql(&["SELECT max(a), count(*) FROM logs", "--csv"]);
+    c.arg(&dir);
+    assert_eq!(ok(c), "max(logs.a),count(*)\nabc,30003\n");
+    let unix = write(&d.path().join("unix.csv"), "a,b\n5,6\n");
+    let mac = write(&d.path().join("mac.csv"), "a,b\r1,2\r3,4\r");
+    let mut c = sql(&["SELECT count(*) FROM logs", "--csv"]);
+    c.arg(&unix).arg(&mac);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert!(stderr_of(&o).contains("mac.csv: its lines end in a carriage return"));
 }

@@ -49,18 +49,20 @@ pub struct Input {
 }
 
 impl Input {
-    /// The input's path as text (lossy where it is not UTF-8), as a value:
-    /// `wf sql`'s `_file` and a format known by its extension. [`Input::name`]
-    /// escapes control characters for messages, so a file named `x\ny.log`
-    /// had `_file` `"x\ny.log"`, quotes and all, and a `.csv` so named was not
-    /// read as CSV.
+    /// The input's name as a value (`wf sql`'s `_file`, a format known by
+    /// its extension): the name, but for a path with a control character,
+    /// which [`Input::name`] shows escaped for messages (`"x\ny.csv"`,
+    /// quotes and all): then the path itself. A file so named had `_file`
+    /// in quotes and was not read as CSV. (Not the source's path in
+    /// general: spooled stdin is read through `/proc/self/fd/N`.)
     pub fn path_text(&self) -> String {
         match &self.source {
-            Source::File { path, .. } | Source::Compressed { path, .. } => {
+            Source::File { path, .. } | Source::Compressed { path, .. }
+                if self.name == format!("{path:?}") =>
+            {
                 path.to_string_lossy().into_owned()
             }
-            // stdin (read through /proc/self/fd when spooled) keeps its name.
-            Source::Stream { .. } => self.name.clone(),
+            _ => self.name.clone(),
         }
     }
 }

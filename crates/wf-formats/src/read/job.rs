@@ -67,7 +67,7 @@ pub struct BatchJob {
     pub order: Vec<Out>,
     /// The projected schema of every batch.
     pub schema: SchemaRef,
-    /// Input names, for `_file`.
+    /// Input names, for `_file` (`Input::path_text`; messages use `name`).
     pub names: Arc<Vec<String>>,
     /// Cut records quote-aware (CSV files with quoted line breaks, read whole).
     pub quoted: bool,
@@ -430,7 +430,10 @@ impl BatchJob {
         } else {
             pos
         };
-        if start == end && !st.parser.blank_is_row() {
+        // Blank lines before an input's first record are no rows, even where
+        // a blank line is one (a CSV of one column), as DuckDB skips them.
+        let leading = || chunk.offset == 0 && data[..pos].iter().all(|&b| b == b'\n' || b == b'\r');
+        if start == end && (!st.parser.blank_is_row() || leading()) {
             st.stats.blank += 1;
             return;
         }
@@ -544,7 +547,7 @@ impl BatchJob {
         };
         let err = RecordError {
             kind,
-            input: self.names[input].clone(),
+            input: self.inputs[input].name.clone(),
             byte: at,
             line: line_at(&self.inputs[input], at),
             column,

@@ -98,8 +98,9 @@ pub fn schema_hint(fields: &[Field], column: &str, value: &[u8]) -> String {
         })
         .collect();
     format!(
-        "the type was inferred from the first 1000 records of the first input; \
-         give the types with --schema '{}'",
+        "the type was inferred from the first 1000 records of the first input (a column \
+         with no value there: more of its sample, or the next file when the first has \
+         only a header); give the types with --schema '{}'",
         spec.join(",")
     )
 }

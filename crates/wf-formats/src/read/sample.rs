@@ -44,15 +44,15 @@ pub fn format_of(
         }
     };
     // The first input with data: an empty first file says nothing of the format.
-    let (mut first, mut name) = (Cow::Borrowed(&[][..]), String::new());
+    let (mut first, mut name, mut at) = (Cow::Borrowed(&[][..]), String::new(), 0);
     for (k, input) in inputs.iter().enumerate() {
-        (first, name) = (sample(k)?, input.path_text());
+        (first, name, at) = (sample(k)?, input.path_text(), k);
         if !first.is_empty() {
             break;
         }
     }
     if cr_lines(&first) {
-        return Err(FormatError::CrLines(name).into());
+        return Err(FormatError::CrLines(inputs[at].name.clone()).into());
     }
     let format = match spec.eq_ignore_ascii_case("auto") {
         true => crate::detect::detect_named(&first, fopts, &name)?,
@@ -64,6 +64,9 @@ pub fn format_of(
             for (k, i) in inputs.iter().enumerate() {
                 // An input that cannot be read is named by the scan.
                 let s = sample(k).map(|s| s.into_owned()).unwrap_or_default();
+                if cr_lines(&s) {
+                    return Err(FormatError::CrLines(i.name.clone()).into());
+                }
                 samples.push((i.name.clone(), s));
             }
             Ok(Arc::new(csv.clone().by_name(&samples)?))

@@ -49,7 +49,8 @@ field is NULL, but \"\" in a text column is the empty string (as polars reads it
 default makes it NULL, allow_quoted_nulls=false the empty string). Columns \
 from the header line (files with other headers are matched by name, NULL where a file lacks \
 a column, as DuckDB's union_by_name), or c1..cN with --no-header; a name used twice becomes \
-a, a_1. Types inferred from the first 1000 records (int, float, timestamp, bool, string; a \
+a, a_1. Types inferred from the first 1000 records (a column with no value there: up to \
+20,480, DuckDB's sample; int, float, timestamp, bool, string; a \
 zero-padded or signed number, 02134 or +7, is a string, as DuckDB infers it; integers beyond \
 64 bits are decimal(38,0), exact): a \
 later value that does not fit stops the query, naming file, line and value, as in DuckDB; or \
