@@ -1006,12 +1006,22 @@ fn a_blank_line_of_a_one_column_csv_is_a_null_row() {
         let csv = write(&d.path().join(name), text);
         answer_as_duckdb(duck.as_deref(), &csv, q, want);
     }
-    // Blank lines before the first record are no rows (DuckDB, header=false: 3,2).
+    // Blank lines before the first record are no rows (DuckDB, header=false:
+    // 3,2), however many chunks they fill.
     let csv = write(&d.path().join("nohead.csv"), "\n1\n\n3\n");
+    let long = write(
+        &d.path().join("long.csv"),
+        &format!("{}1\n\n3\n", "\n".repeat(300)),
+    );
     let q = "SELECT count(*), count(c1) FROM logs";
-    let mut c = sql(&[q, "--csv", "--format", "csv", "--no-header"]);
-    c.arg(&csv);
-    assert_eq!(ok(c), "count(*),count(logs.c1)\n3,2\n");
+    for (p, more) in [
+        (&csv, &[][..]),
+        (&long, &["-j", "2", "--chunk-size", "16"][..]),
+    ] {
+        let mut c = sql(&[q, "--csv", "--format", "csv", "--no-header"]);
+        c.args(more).arg(p);
+        assert_eq!(ok(c), "count(*),count(logs.c1)\n3,2\n", "{p:?} {more:?}");
+    }
 }
 
 /// Only a first file of a header alone lends a later file's types: one

@@ -478,6 +478,7 @@ fn job(
         names: Arc::new(cut.inputs.iter().map(Input::path_text).collect()),
         layouts: cut.idx.iter().map(|&i| t.format.layout_of(i)).collect(),
         inputs: Arc::new(cut.inputs.to_vec()),
+        heads: cut.inputs.iter().map(|_| Default::default()).collect(),
         strict: t.strict,
         failed: Default::default(),
         quoted: cut.quoted,
