@@ -74,15 +74,14 @@ impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let (quote, records) = sniff_quote(sample, delim, 1001);
-        let (fields, mut seen) = match &opts.schema {
-            Some(s) => (s.clone(), vec![true; s.len()]),
+        let fields = match &opts.schema {
+            Some(s) => s.clone(),
             None => infer_sampled(sample, (delim, quote), &records, header),
         };
         // A later file types a column only when this one has no rows: one
         // with rows past its sample kept text (DuckDB sniffs the first).
-        if records.len() > usize::from(header) {
-            seen.fill(true);
-        }
+        let typed = opts.schema.is_some() || records.len() > usize::from(header);
+        let seen = vec![typed; fields.len()];
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
         }
@@ -191,13 +190,11 @@ impl Csv {
     /// first file's header) where they hold one.
     fn fill_unseen(&mut self, rows: &[Record]) {
         let unseen: Vec<usize> = (0..self.fields.len()).filter(|&c| !self.seen[c]).collect();
-        for c in unseen {
+        for c in unseen.into_iter().filter(|&c| has_value(rows, c)) {
             let values = rows
                 .iter()
                 .filter_map(|r| r.get(c).and_then(|v| v.as_deref()));
-            if values.clone().any(|v| !v.is_empty()) {
-                (self.fields[c].kind, self.seen[c]) = (infer_kind(values), true);
-            }
+            (self.fields[c].kind, self.seen[c]) = (infer_kind(values), true);
         }
     }
 }
@@ -479,47 +476,49 @@ pub fn has_header(sample: &[u8], delim: u8) -> bool {
     (0..n).any(|i| !empty(i) && kind(&records, i) != kinds[i])
 }
 
-/// Column names and types from sampled records.
 /// DuckDB's sample: a column with no value in the first 1000 records is
 /// typed by up to this many of the sample (1,500 empty values then 5 and 40
 /// were text: `max` 5, where DuckDB gives 40). JSON lines the same.
 pub(crate) const WIDE_SAMPLE: usize = 20_480;
 
 /// [`infer`] of a sample's first `records`, the columns with no value there
-/// typed by up to [`WIDE_SAMPLE`] records of it; and whether each column's
-/// type rests on a value.
+/// typed by up to [`WIDE_SAMPLE`] records of it.
 fn infer_sampled(
     sample: &[u8],
     (delim, quote): (u8, bool),
     records: &[Record],
     header: bool,
-) -> (Vec<Field>, Vec<bool>) {
+) -> Vec<Field> {
     let mut fields = infer(records, header);
-    let seen = |recs: &[Record]| -> Vec<bool> {
-        let rows = &recs[usize::from(header).min(recs.len())..];
-        let has = |c: usize| {
-            rows.iter().any(|r| {
-                r.get(c)
-                    .is_some_and(|v| v.as_deref().is_some_and(|v| !v.is_empty()))
-            })
-        };
-        (0..fields.len()).map(has).collect()
-    };
-    let mut seen_now = seen(records);
-    if seen_now.iter().all(|&s| s) {
-        return (fields, seen_now);
+    let rows = |recs: &'_ [Record]| recs.len().saturating_sub(usize::from(header));
+    let unseen: Vec<usize> = (0..fields.len())
+        .filter(|&c| !has_value(&records[records.len() - rows(records)..], c))
+        .collect();
+    if unseen.is_empty() || rows(records) == 0 {
+        return fields;
     }
     let more = sample_records(sample, delim, quote, WIDE_SAMPLE + 1);
     let wide = infer(&more, header);
-    let seen_wide = seen(&more);
-    for c in 0..fields.len() {
-        if let (false, Some(true), Some(w)) = (seen_now[c], seen_wide.get(c), wide.get(c)) {
-            (fields[c].kind, seen_now[c]) = (w.kind, true);
+    for c in unseen {
+        match wide.get(c) {
+            Some(w) if has_value(&more[more.len() - rows(&more)..], c) => fields[c].kind = w.kind,
+            _ => {}
         }
     }
-    (fields, seen_now)
+    fields
 }
 
+/// Whether column `c` has a value (not NULL, not empty) in `rows`.
+fn has_value(rows: &[Record], c: usize) -> bool {
+    let v = |r: &Record| {
+        r.get(c)
+            .and_then(|v| v.as_deref())
+            .is_some_and(|v| !v.is_empty())
+    };
+    rows.iter().any(v)
+}
+
+/// Column names and types from sampled records.
 fn infer(records: &[Record], header: bool) -> Vec<Field> {
     let (names, rows): (Vec<String>, &[Record]) = match records.split_first() {
         Some((h, rest)) if header => (header_names(h), rest),

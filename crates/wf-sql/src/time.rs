@@ -247,11 +247,7 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
             };
         }
         let most = far.iter().map(|f| f.1).max().unwrap_or(0);
-        let again = if first {
-            most.saturating_mul(2)
-        } else {
-            seek::WHOLE
-        };
+        let again = seek::wider(most, first);
         for (i, back, at) in far {
             wf_core::warn!(
                 "wf sql: {}: the record at byte {at} is {:.3} s earlier than one before it, \
@@ -268,7 +264,7 @@ pub(crate) fn time_scan(table: &read::Table, tc: &TimeCol, bounds: Bounds) -> Ti
                 }
             );
         }
-        (disorder, first) = (again.min(seek::WHOLE), false);
+        (disorder, first) = (again, false);
     }
 }
 

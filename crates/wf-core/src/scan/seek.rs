@@ -87,6 +87,17 @@ pub enum Whole {
 /// end.
 pub const WHOLE: i64 = 10_000 * 7 * 86_400 * 1_000_000;
 
+/// The slack of a search done again after records read went back `most`
+/// further than one before them: the `first` time twice that, then
+/// [`WHOLE`] (a search with the slack it saw can find a record further back
+/// still). `wf count`, `wf feed` and `wf sql` all widen so.
+pub fn wider(most: i64, first: bool) -> i64 {
+    match first {
+        true => most.saturating_mul(2).min(WHOLE),
+        false => WHOLE,
+    }
+}
+
 /// What the search did to the inputs.
 #[derive(Debug, Default)]
 pub struct Seeked {

@@ -454,10 +454,7 @@ pub(crate) fn wider(
     first: bool,
 ) -> i64 {
     let most = far.iter().map(|f| f.1).max().unwrap_or(0);
-    let again = match first {
-        true => most.saturating_mul(2).min(seek::WHOLE),
-        false => seek::WHOLE,
-    };
+    let again = seek::wider(most, first);
     let how = match again {
         seek::WHOLE => "read whole and filtered".to_string(),
         d => format!("searched again with --disorder {}s", (d + SEC - 1) / SEC),
