@@ -66,7 +66,8 @@ pub struct Csv {
     /// The layout of each of the table's inputs (empty: all layout 0).
     layout_of: Vec<usize>,
     /// Per column, whether its type rests on a value (or `--schema`): one
-    /// without is text until a sample shows one ([`Csv::by_name`]).
+    /// without is text until a later file's sample shows one, if the first
+    /// file's sample was the whole file ([`Csv::by_name`]).
     seen: Vec<bool>,
 }
 
@@ -74,14 +75,10 @@ impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let (quote, records) = sniff_quote(sample, delim, 1001);
-        let fields = match &opts.schema {
-            Some(s) => s.clone(),
+        let (fields, seen) = match &opts.schema {
+            Some(s) => (s.clone(), vec![true; s.len()]),
             None => infer_sampled(sample, (delim, quote), &records, header),
         };
-        // A later file types a column only when this one has no rows: one
-        // with rows past its sample kept text (DuckDB sniffs the first).
-        let typed = opts.schema.is_some() || records.len() > usize::from(header);
-        let seen = vec![typed; fields.len()];
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
         }
@@ -107,9 +104,20 @@ impl Csv {
     /// the table's columns has no header: an error naming it. Files with
     /// `--schema` or `--no-header` are read by position instead, and so is
     /// every file when all headers are the first file's.
-    pub fn by_name(mut self, samples: &[(String, Vec<u8>)]) -> Result<Csv, FormatError> {
+    ///
+    /// As DuckDB's: a column with no value in the first file is typed by a
+    /// later file's values only if the first file was sampled whole
+    /// (`first_whole`); one with rows past its sample is text.
+    pub fn by_name(
+        mut self,
+        samples: &[(String, Vec<u8>)],
+        first_whole: bool,
+    ) -> Result<Csv, FormatError> {
         if !self.header || !self.inferred || samples.len() < 2 {
             return Ok(self);
+        }
+        if !first_whole {
+            self.seen.fill(true);
         }
         let first: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();
         let mut layout_of = Vec::with_capacity(samples.len());
@@ -482,30 +490,35 @@ pub fn has_header(sample: &[u8], delim: u8) -> bool {
 pub(crate) const WIDE_SAMPLE: usize = 20_480;
 
 /// [`infer`] of a sample's first `records`, the columns with no value there
-/// typed by up to [`WIDE_SAMPLE`] records of it.
+/// typed by up to [`WIDE_SAMPLE`] records of it (the header among them, as
+/// DuckDB counts them: a value on data line 20,480 is not seen); and per
+/// column whether it has a value in them.
 fn infer_sampled(
     sample: &[u8],
     (delim, quote): (u8, bool),
     records: &[Record],
     header: bool,
-) -> Vec<Field> {
+) -> (Vec<Field>, Vec<bool>) {
     let mut fields = infer(records, header);
     let rows = |recs: &'_ [Record]| recs.len().saturating_sub(usize::from(header));
-    let unseen: Vec<usize> = (0..fields.len())
-        .filter(|&c| !has_value(&records[records.len() - rows(records)..], c))
+    let mut seen: Vec<bool> = (0..fields.len())
+        .map(|c| has_value(&records[records.len() - rows(records)..], c))
         .collect();
-    if unseen.is_empty() || rows(records) == 0 {
-        return fields;
+    if seen.iter().all(|&s| s) || rows(records) == 0 {
+        return (fields, seen);
     }
-    let more = sample_records(sample, delim, quote, WIDE_SAMPLE + 1);
+    let more = sample_records(sample, delim, quote, WIDE_SAMPLE);
     let wide = infer(&more, header);
+    let unseen: Vec<usize> = (0..fields.len()).filter(|&c| !seen[c]).collect();
     for c in unseen {
         match wide.get(c) {
-            Some(w) if has_value(&more[more.len() - rows(&more)..], c) => fields[c].kind = w.kind,
+            Some(w) if has_value(&more[more.len() - rows(&more)..], c) => {
+                (fields[c].kind, seen[c]) = (w.kind, true);
+            }
             _ => {}
         }
     }
-    fields
+    (fields, seen)
 }
 
 /// Whether column `c` has a value (not NULL, not empty) in `rows`.
@@ -1173,14 +1186,18 @@ mod tests {
             ("2".to_string(), b"b,a\n1.5,2\n".to_vec()),
             ("3".to_string(), b"c,a,a\nx,1,2\n".to_vec()),
         ];
-        let u = c.clone().by_name(&samples).unwrap();
+        let u = c.clone().by_name(&samples, true).unwrap();
         let names: Vec<&str> = u.fields().iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c", "a_1"]);
         assert_eq!(u.fields()[1].kind, Kind::Float);
         assert_eq!(u.layouts, [vec![0, 1], vec![1, 0], vec![2, 0, 3]]);
         assert_eq!(u.layout_of, [0, 1, 2]);
         let bad = [samples[0].clone(), ("4".to_string(), b"5,6\n".to_vec())];
-        assert!(c.by_name(&bad).unwrap_err().to_string().starts_with("4: "));
+        assert!(c
+            .by_name(&bad, true)
+            .unwrap_err()
+            .to_string()
+            .starts_with("4: "));
         assert_eq!(
             unique_names(["_file", "a", "a", "a_1"].map(String::from)),
             ["_file_1", "a", "a_1", "a_1_1"]

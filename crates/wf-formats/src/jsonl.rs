@@ -1,7 +1,7 @@
 //! `jsonl`: one JSON object per line. The top-level keys seen in the first 1000
-//! records of the first input become columns, in the order first seen (or
-//! `--schema` names them); a key only `null` there is typed by up to 20,480
-//! records of the sample, as DuckDB's sample. Types: a key whose sampled values are all integers is
+//! records of each of the first 32 inputs become columns, in the order first
+//! seen (or `--schema` names them); a key only `null` there is typed by up to
+//! 20,480 records of each sample, as DuckDB's sample. Types: a key whose sampled values are all integers is
 //! `int`, all numbers `float`, all booleans `bool`, anything else (strings,
 //! mixes, nested objects and arrays) text; nested values and numbers in a text
 //! column are kept as their JSON text. A number column with integers beyond
@@ -111,8 +111,22 @@ fn number_text(n: &serde_json::Number, record: &[u8]) -> String {
     }
 }
 
+/// Inputs whose samples type the columns of several (DuckDB's
+/// `maximum_sample_files`).
+pub const SAMPLE_FILES: usize = 32;
+
 impl JsonLines {
     pub fn new(opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
+        Self::of_samples(opts, &[sample])
+    }
+
+    /// The columns of the keys of each sample's first 1000 records (in the
+    /// order first seen), typed by their values; a key only `null` there is
+    /// typed by the samples' later values. Up to [`SAMPLE_FILES`] inputs'
+    /// samples, as DuckDB's: a key of nulls in the first of two files was
+    /// text, `max` 9 of 9 and 100 in the second; a key only in the second
+    /// was no column.
+    pub fn of_samples(opts: &FormatOptions, samples: &[&[u8]]) -> Result<Self, FormatError> {
         if let Some(s) = &opts.schema {
             return Ok(JsonLines {
                 fields: s.clone(),
@@ -127,12 +141,15 @@ impl JsonLines {
         // The first 1000 records' keys; a key of only nulls there is typed by
         // up to 20,480 records of the sample (`csv::WIDE_SAMPLE`).
         // (`sample_lines` of 1000 is a prefix of the wider one's.)
-        let early = super::sample_lines(sample, 1000).len();
-        let lines = super::sample_lines(sample, super::csv::WIDE_SAMPLE);
-        for (n, line) in lines.into_iter().enumerate() {
-            let late = n >= early;
+        // Each sample in turn, its first 1000 records' keys added.
+        let lines = samples.iter().take(SAMPLE_FILES).flat_map(|s| {
+            let early = super::sample_lines(s, 1000).len();
+            let lines = super::sample_lines(s, super::csv::WIDE_SAMPLE).into_iter();
+            lines.enumerate().map(move |(n, line)| (line, n >= early))
+        });
+        for (line, late) in lines {
             if late && kinds.iter().all(Option::is_some) {
-                break;
+                continue;
             }
             let Ok(obj) = serde_json::from_slice::<Map<String, Value>>(line) else {
                 continue;
@@ -217,7 +234,18 @@ fn widen(k: Option<Kind>, v: &Value) -> Option<Kind> {
     })
 }
 
+impl JsonLines {
+    /// Its columns were inferred from a sample (no `--schema`).
+    pub fn inferred(&self) -> bool {
+        self.inferred
+    }
+}
+
 impl Format for JsonLines {
+    fn as_jsonl(&self) -> Option<&JsonLines> {
+        Some(self)
+    }
+
     fn name(&self) -> String {
         "jsonl".into()
     }

@@ -180,6 +180,11 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     fn as_csv(&self) -> Option<&csv::Csv> {
         None
     }
+    /// This format as JSON lines, for what only it does (typing columns by
+    /// later files' samples).
+    fn as_jsonl(&self) -> Option<&jsonl::JsonLines> {
+        None
+    }
     /// Records are cut at this byte (a trailing `\r` is removed by the caller).
     fn separator(&self) -> u8 {
         b'\n'

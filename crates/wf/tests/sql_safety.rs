@@ -281,6 +281,15 @@ fn duckdb_output(py: &str, csv: &Path, q: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// DuckDB's answer to `q` (which reads its files itself), a row a line.
+fn duckdb_rows(py: &str, q: &str) -> String {
+    let script = "import sys, duckdb\n\
+        for r in duckdb.connect().execute(sys.argv[1]).fetchall():\n    print(','.join(str(v) for v in r))\n";
+    let o = Command::new(py).args(["-c", script, q]).output().unwrap();
+    assert!(o.status.success(), "duckdb: {}", stderr_of(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
 #[test]
 fn integer_sums_do_not_wrap() {
     let d = tempfile::tempdir().unwrap();
@@ -1047,4 +1056,69 @@ fn a_later_file_types_only_after_a_first_of_a_header_alone() {
     let o = run(c, None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
     assert!(stderr_of(&o).contains("mac.csv: its lines end in a carriage return"));
+}
+
+/// A column with no value in the first 1000 rows is typed by up to 20,480
+/// lines of the file (the header among them, as DuckDB counts), however
+/// many bytes they are: a sample of 256 KiB left a column empty for 5,000
+/// rows of 100 bytes text (max 98 of 70..133). If those lines are the whole
+/// first file, a later file's values type it (CSV and JSON lines, as
+/// DuckDB; max was 9 of 9 and 100); if not, it stays text, as in DuckDB.
+#[test]
+fn a_column_empty_at_first_is_typed_as_duckdb_types_it() {
+    let d = tempfile::tempdir().unwrap();
+    let duck = duckdb_python();
+    let rows = |n: usize, tail: &str| -> String {
+        let empty: String = (0..n).map(|i| format!("{i},\n")).collect();
+        format!("id,v\n{empty}{tail}")
+    };
+    let pad = "x".repeat(100);
+    let mut late = "id,pad,v\n".to_string();
+    late.extend((0..5000).map(|i| format!("{i},{pad},\n")));
+    late.extend((0..10).map(|i| format!("{i},{pad},{}\n", 70 + 7 * i)));
+    let late = write(&d.path().join("late.csv"), &late);
+    answer_as_duckdb(
+        duck.as_deref(),
+        &late,
+        "SELECT max(v), min(v) FROM logs",
+        "133,70\n",
+    );
+    // 10 on data line 20,479 is sampled: a number; on 20,480 it is not.
+    let q = "SELECT max(v) FROM logs";
+    let inside = write(&d.path().join("in.csv"), &rows(20_477, "a,10\nb,7\n"));
+    answer_as_duckdb(duck.as_deref(), &inside, q, "10\n");
+    let outside = write(&d.path().join("out.csv"), &rows(20_479, "a,10\nb,7\n"));
+    answer_as_duckdb(duck.as_deref(), &outside, q, "7\n");
+    // Several files: the first whole (two rows), or not (30,000 rows of
+    // 200 KB, sampled whole by bytes but not by lines).
+    for (first, want) in [(rows(2, ""), "100\n"), (rows(30_000, ""), "9\n")] {
+        let dir = tempfile::tempdir_in(d.path()).unwrap();
+        write(&dir.path().join("1.csv"), &first);
+        write(&dir.path().join("2.csv"), "id,v\n3,9\n4,100\n");
+        let mut c = sql(&[q, "--csv"]);
+        c.arg(dir.path());
+        assert_eq!(ok(c), format!("max(logs.v)\n{want}"), "{:?}", &first[..20]);
+        if let Some(py) = duck.as_deref() {
+            let glob = dir.path().join("*.csv");
+            let dq = format!("SELECT max(v) FROM read_csv('{}')", glob.display());
+            assert_eq!(duckdb_rows(py, &dq), want, "DuckDB: {dq}");
+        }
+    }
+    // JSON lines: a key of nulls, or none, in the first file.
+    for first in ["{\"id\":1,\"v\":null}\n", "{\"id\":1}\n"] {
+        let dir = tempfile::tempdir_in(d.path()).unwrap();
+        write(&dir.path().join("1.jsonl"), first);
+        write(
+            &dir.path().join("2.jsonl"),
+            "{\"id\":3,\"v\":9}\n{\"id\":4,\"v\":100}\n",
+        );
+        let mut c = sql(&[q, "--csv"]);
+        c.arg(dir.path());
+        assert_eq!(ok(c), "max(logs.v)\n100\n", "{first}");
+        if let Some(py) = duck.as_deref() {
+            let glob = dir.path().join("*.jsonl");
+            let dq = format!("SELECT max(v) FROM read_json('{}')", glob.display());
+            assert_eq!(duckdb_rows(py, &dq), "100\n", "DuckDB: {dq}");
+        }
+    }
 }

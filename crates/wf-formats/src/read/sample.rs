@@ -54,10 +54,27 @@ pub fn format_of(
     if cr_lines(&first) {
         return Err(FormatError::CrLines(inputs[at].name.clone()).into());
     }
-    let format = match spec.eq_ignore_ascii_case("auto") {
-        true => crate::detect::detect_named(&first, fopts, &name)?,
-        false => crate::from_spec(spec, fopts, &first)?,
+    let make = |sample: &[u8]| match spec.eq_ignore_ascii_case("auto") {
+        true => crate::detect::detect_named(sample, fopts, &name),
+        false => crate::from_spec(spec, fopts, sample),
     };
+    let mut format = make(&first)?;
+    // A stream's sample is never known to be its whole input.
+    let mut whole = false;
+    if typed_by_sample(format.as_ref()) {
+        if let Some((wide, all)) = wide_sample(&inputs[at])? {
+            (first, whole) = (Cow::Owned(wide), all);
+            format = make(&first)?;
+        }
+    }
+    if inputs.len() > 1 && format.as_jsonl().is_some_and(|j| j.inferred()) {
+        let later = (at + 1..inputs.len()).take(crate::jsonl::SAMPLE_FILES - 1);
+        // An input that cannot be read is named by the scan.
+        let later: Vec<_> = later.map(|k| sample(k).unwrap_or_default()).collect();
+        let mut all = vec![&first[..]];
+        all.extend(later.iter().map(|s| &s[..]));
+        return Ok(Arc::new(crate::jsonl::JsonLines::of_samples(fopts, &all)?));
+    }
     match format.as_csv() {
         Some(csv) if inputs.len() > 1 => {
             let mut samples = Vec::with_capacity(inputs.len());
@@ -69,7 +86,7 @@ pub fn format_of(
                 }
                 samples.push((i.name.clone(), s));
             }
-            Ok(Arc::new(csv.clone().by_name(&samples)?))
+            Ok(Arc::new(csv.clone().by_name(&samples, whole)?))
         }
         _ => Ok(format),
     }
@@ -80,6 +97,33 @@ pub fn format_of(
 fn cr_lines(sample: &[u8]) -> bool {
     let cr = memchr::memchr(b'\r', sample);
     memchr::memchr(b'\n', sample).is_none() && cr.is_some_and(|at| at + 1 < sample.len())
+}
+
+/// Lines a CSV or JSON-lines table's first input is sampled to, for the
+/// types of its columns: DuckDB's `sample_size` (a column empty for the
+/// first 5,000 rows of a 535 KB file was text in a sample of SAMPLE bytes,
+/// `max` 98 of 70..133).
+pub const WIDE_LINES: usize = 20_480;
+
+/// Whether `format` types its columns from its sample (CSV, JSON lines).
+fn typed_by_sample(format: &dyn Format) -> bool {
+    format.as_csv().is_some() || format.name() == "jsonl"
+}
+
+/// The sample of a regular file read on to [`WIDE_LINES`] lines, and
+/// whether those are the whole file; `None` for a stream (sampled when
+/// opened, to SAMPLE bytes).
+fn wide_sample(i: &Input) -> Result<Option<(Vec<u8>, bool)>, InputError> {
+    let Source::File { path, size } = &i.source else {
+        return Ok(None);
+    };
+    let io = |e: std::io::Error| InputError::io(&i.name, &e);
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let (wide, eof) = sample_lines_of(&mut f, *size, WIDE_LINES).map_err(io)?;
+    // DuckDB's sample is of lines: 30,000 short ones are not all sampled.
+    let cut = usize::from(!wide.ends_with(b"\n") && !wide.is_empty());
+    let whole = eof && memchr::memchr_iter(b'\n', &wide).count() + cut <= WIDE_LINES;
+    Ok(Some((wide, whole)))
 }
 
 /// The sample of a regular file (streams have theirs taken when opened).
@@ -104,25 +148,36 @@ pub fn read_sample(i: &Input) -> Result<Vec<u8>, InputError> {
 /// the BOM was stripped by a copy of the whole sample: 60% of the CPU time of
 /// `wf sql` over one 64 MiB line went to faulting in and copying those pages).
 pub fn sample_of(r: &mut dyn Read, size: u64) -> std::io::Result<Vec<u8>> {
+    Ok(sample_lines_of(r, size, 0)?.0)
+}
+
+/// [`sample_of`], read on until it also holds `lines` line ends (at most
+/// MAX_SAMPLE bytes); and whether it holds the whole input.
+fn sample_lines_of(r: &mut dyn Read, size: u64, lines: usize) -> std::io::Result<(Vec<u8>, bool)> {
     let mut buf = Vec::with_capacity(SAMPLE);
-    let mut searched = SAMPLE;
-    loop {
+    // Bytes searched, line ends among them, and whether one is past SAMPLE.
+    let (mut searched, mut ends, mut past) = (0, 0, false);
+    let whole = loop {
         if buf.len() >= SAMPLE {
-            if buf.len() >= MAX_SAMPLE || memchr::memchr(b'\n', &buf[searched..]).is_some() {
-                break;
+            if lines > 0 {
+                ends += memchr::memchr_iter(b'\n', &buf[searched..]).count();
             }
+            past = past || memchr::memchr(b'\n', &buf[searched.max(SAMPLE)..]).is_some();
             searched = buf.len();
+            if buf.len() >= MAX_SAMPLE || (past && ends >= lines) {
+                break false;
+            }
             let want = (size as usize).clamp(buf.len(), MAX_SAMPLE);
             buf.reserve_exact(want.saturating_sub(buf.capacity()));
         }
         if append(r, &mut buf, SAMPLE)? == 0 {
-            break;
+            break true;
         }
-    }
+    };
     if buf.starts_with(BOM) {
         buf.drain(..BOM.len());
     }
-    Ok(buf)
+    Ok((buf, whole))
 }
 
 /// Append up to `n` bytes of `r` to `buf` (fewer only at its end); returns
