@@ -2,7 +2,8 @@
 //! in multiplication of INT64"): DataFusion's wrap silently (`x * 2` of
 //! 9000000000000000000 was -446744073709551616, exit 0; issue 36's
 //! overflow). An analyzer rule, after DataFusion's type coercion, turns each
-//! such operation on two integers of one type into a call of [`Checked`],
+//! such operation on two integers of one type (and the negation of one, as
+//! `0 - x`) into a call of [`Checked`],
 //! arrow's checked kernel; its column keeps the name it had. Other types
 //! (floats, decimals, times and intervals, so the time push-down's `now() -
 //! INTERVAL '1 hour'`) are left to DataFusion. Integer `sum` is widened
@@ -128,6 +129,11 @@ impl CheckedArithmetic {
 
     /// `e` as a checked call if it is integer arithmetic.
     fn expr(&self, e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+        if let Expr::Negative(x) = &e {
+            return self
+                .negative(x, schema)
+                .map(|n| n.map_or(Transformed::no(e), Transformed::yes));
+        }
         let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
             return Ok(Transformed::no(e));
         };
@@ -146,5 +152,20 @@ impl CheckedArithmetic {
         let args = vec![(**left).clone(), (**right).clone()];
         let call = ScalarFunction::new_udf(udf.clone(), args);
         Ok(Transformed::yes(Expr::ScalarFunction(call)))
+    }
+
+    /// `-x` of a signed integer as `0 - x`, checked: DataFusion's negation
+    /// wraps (`-a` of -9223372036854775808 was itself, exit 0; DuckDB:
+    /// "Overflow in negation").
+    fn negative(&self, x: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
+        let Ok(t) = x.get_type(schema) else {
+            return Ok(None);
+        };
+        if !t.is_signed_integer() {
+            return Ok(None);
+        }
+        let zero = Expr::Literal(ScalarValue::new_zero(&t)?, None);
+        let call = ScalarFunction::new_udf(self.sub.clone(), vec![zero, x.clone()]);
+        Ok(Some(Expr::ScalarFunction(call)))
     }
 }

@@ -2,6 +2,7 @@
 //! HUGEINT: DataFusion's own `sum` of Int64 wraps silently (two rows of
 //! 9223372036854775807 summed to -2, exit 0; issue 36). Integer arguments are
 //! coerced to Decimal128(38, 0) and summed by DataFusion's decimal `sum`;
+//! decimals of over 28 digits are widened to Decimal256 ([`WIDE_FROM`]);
 //! every other type (float, decimal, interval) is DataFusion's `sum` as it was.
 //! An i128 holds the sum of 2^64 values of the i64 range, so the widened sum
 //! cannot overflow. A scale-0 decimal prints the digits an integer would (text,
@@ -22,6 +23,15 @@ use datafusion::scalar::ScalarValue;
 
 /// The type integer sums are computed in.
 pub const WIDE: DataType = DataType::Decimal128(38, 0);
+
+/// Decimals of more digits than this are summed as Decimal256: DataFusion
+/// sums a Decimal128(p, s) in an i128 that wraps, to p + 10 digits (at most
+/// 38), so two values of 38 digits summed to -14028236692093846346337460743176821145
+/// and 99999999999999999999999999999999999999 + 1 printed 10^37, exit 0.
+/// Summed in 256 bits (to p + 10 digits, at most 76) the sum is exact
+/// whatever the order of the rows (DuckDB's HUGEINT sum stops with
+/// "Overflow in HUGEINT addition" past 2^127, or on the way there).
+const WIDE_FROM: u8 = 28;
 
 /// DataFusion's `sum` with integer arguments widened first.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -70,6 +80,7 @@ impl AggregateUDFImpl for WideSum {
             .iter()
             .map(|f| match f.data_type() {
                 t if t.is_integer() => WIDE,
+                DataType::Decimal128(p, s) if *p > WIDE_FROM => DataType::Decimal256(*p, *s),
                 t => t.clone(),
             })
             .collect())

@@ -371,6 +371,65 @@ fn integer_arithmetic_that_overflows_is_an_error() {
     answer_as_duckdb(duck.as_deref(), &csv, q, want);
 }
 
+/// The negation of the smallest integer stops the query, as DuckDB's does
+/// (it wrapped to itself, exit 0). Sums of decimals of 38 digits are exact
+/// (they wrapped in 128 bits: two such values summed to -1402823669...,
+/// and 99999999999999999999999999999999999999 + 1 printed 10^37); DuckDB
+/// gives 10^38 too, and stops with "Overflow in HUGEINT addition" where
+/// the sum passes 2^127, which here is summed exactly, at every `-j`.
+#[test]
+fn negation_and_wide_decimal_sums_do_not_wrap() {
+    let d = tempfile::tempdir().unwrap();
+    let duck = duckdb_python();
+    let min = write(&d.path().join("min.csv"), "a\n-9223372036854775808\n5\n");
+    let mut c = sql(&["SELECT -a FROM logs", "--csv"]);
+    c.arg(&min);
+    let o = run(c, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert!(stderr_of(&o).contains("overflow"), "{}", stderr_of(&o));
+    if let Some(py) = &duck {
+        let o = duckdb_output(py, &min, "SELECT -a FROM logs");
+        assert!(
+            stderr_of(&o).contains("Overflow in negation"),
+            "{}",
+            stderr_of(&o)
+        );
+    }
+    answer_as_duckdb(
+        duck.as_deref(),
+        &min,
+        "SELECT -a FROM logs WHERE a > 0",
+        "-5\n",
+    );
+    let nines = "9".repeat(38);
+    let one = write(&d.path().join("one.csv"), &format!("a\n{nines}\n1\n"));
+    let tens = format!("1{}\n", "0".repeat(38));
+    answer_as_duckdb(duck.as_deref(), &one, "SELECT sum(a) FROM logs", &tens);
+    let two = write(
+        &d.path().join("two.csv"),
+        &format!("a,u\n{nines},1\n{nines},2\n"),
+    );
+    let twice = format!("1{}8", "9".repeat(37));
+    for (q, want) in [
+        ("SELECT sum(a) FROM logs", format!("{twice}\n")),
+        (
+            "SELECT 1 AS g, sum(a) FROM logs GROUP BY g",
+            format!("1,{twice}\n"),
+        ),
+        (
+            "SELECT u, sum(a) OVER (ORDER BY u) FROM logs ORDER BY u",
+            format!("1,{nines}\n2,{twice}\n"),
+        ),
+    ] {
+        for j in ["1", "3"] {
+            let mut c = sql(&[q, "--csv", "-j", j, "--chunk-size", "7"]);
+            c.arg(&two);
+            let out = ok(c);
+            assert_eq!(out.split_once('\n').unwrap().1, want, "{q} -j {j}");
+        }
+    }
+}
+
 /// A one-column `.csv` file is CSV, its header sniffed as DuckDB sniffs it
 /// (before: `fields`, its header a row, `count(*)` one more, exit 0).
 #[test]
