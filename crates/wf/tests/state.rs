@@ -236,3 +236,56 @@ fn a_state_that_cannot_be_written_is_exit_2() {
     let (out, _, _) = wf_run("count", &["--state", s], &dir);
     assert_eq!(out, fresh);
 }
+
+/// The state file among the inputs is no input: met in a directory walked
+/// for logs it is left out, named among them it is left out and said.
+/// Read as a log, it added its bytes every run (`wf count --state
+/// logs/wf.state logs/`: 100, then 103, 105 records, exit 0).
+#[test]
+fn the_state_file_among_the_inputs_is_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fs::read(generated_log(tmp.path(), "200K", "0", 5)).unwrap();
+    let dir = logs_dir(tmp.path());
+    let log = dir.join("access.log");
+    append(&log, &src);
+    // The report's own figures of the run (its size read, its time) differ.
+    let figures = |job: &str, out: &str| -> String {
+        if job != "report" {
+            return out.to_string();
+        }
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        let g = &v["general"];
+        format!(
+            "{} {} {}",
+            g["total_requests"], g["failed_requests"], v["requests"]
+        )
+    };
+    for job in ["count", "wf2", "report"] {
+        let inside = dir.join(format!("{job}.state"));
+        let s = inside.to_str().unwrap();
+        let json: &[&str] = if job == "report" { &["--json"] } else { &[] };
+        let plain = figures(job, &wf_run(job, json, &log).0);
+        for _ in 0..3 {
+            let (out, err, ok) = wf_run(job, &[json, &["--state", s]].concat(), &dir);
+            assert!(ok && figures(job, &out) == plain, "{job}: {err}\n{out}");
+        }
+        // Named (a glob `access.log*` meets `access.log.state`).
+        let mut c = wf();
+        c.arg(job)
+            .args(json)
+            .args(["--state", s])
+            .arg(&log)
+            .arg(&inside);
+        let o = run(c, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert_eq!(
+            figures(job, &String::from_utf8_lossy(&o.stdout)),
+            plain,
+            "{job}"
+        );
+        let said = format!("{s}: the --state file, left out of the inputs");
+        assert!(err.contains(&said), "{err}");
+        fs::remove_file(&inside).unwrap();
+    }
+}

@@ -132,6 +132,18 @@ pub(crate) fn files_only(inputs: &[wf_core::scan::Input]) -> Result<(), StateErr
     }
 }
 
+/// The state file among the inputs, left out, said (a walk of its
+/// directory leaves it out unsaid): read as a log, it added its bytes to
+/// the count every run (`wf count --state logs/wf.state logs/`: 100, then
+/// 103, 105 records; a glob `access.log*` meets `access.log.state`).
+fn leave_out_state(inputs: &mut Vec<wf_core::scan::Input>, state: &Path) {
+    while let Some(i) = wf_core::scan::input_at(state, inputs.iter()) {
+        let at = inputs.iter().position(|x| std::ptr::eq(x, i)).unwrap_or(0);
+        let out = inputs.remove(at);
+        wf_core::warn!("wf: {}: the --state file, left out of the inputs", out.name);
+    }
+}
+
 /// The settings a state of `job` is made with: the job's name, the input and
 /// window settings, and `more` of the command.
 pub(crate) fn settings<J: Partial>(r: &StateRun, more: Settings) -> Settings {
@@ -160,8 +172,10 @@ impl StateRun<'_> {
             .as_ref()
             .map(|l| l.ledger.clone())
             .unwrap_or_default();
+        wf_core::scan::leave_out_of_walks(self.path);
         let collected = self.args.input.collect();
         let mut inputs = collected.inputs;
+        leave_out_state(&mut inputs, self.path);
         files_only(&inputs).map_err(fail)?;
         let old = &ledger.entries;
         let resume = state::resume(old, &mut inputs, self.opts.sep);
