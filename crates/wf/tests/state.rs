@@ -289,3 +289,43 @@ fn the_state_file_among_the_inputs_is_left_out() {
         fs::remove_file(&inside).unwrap();
     }
 }
+
+/// A `--state` run with `--since` whose new lines have no time is no error:
+/// the run before read the timed ones (it exited 2, "none of the 1 records
+/// read has a time", and the state was not saved). A first run of only
+/// such lines still is one.
+#[test]
+fn new_lines_without_a_time_continue_a_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("access.log");
+    let line = |t: &str| format!("1.2.3.4 - - [{t} +0000] \"GET / HTTP/1.0\" 200 5\n");
+    append(&log, line("10/Oct/2020:13:55:36").as_bytes());
+    append(&log, line("10/Oct/2020:13:56:36").as_bytes());
+    let state = tmp.path().join("s");
+    let args = [
+        "--since",
+        "2020-10-10T13:56:00Z",
+        "--state",
+        state.to_str().unwrap(),
+    ];
+    let (out, err, ok) = wf_run("count", &args, &log);
+    assert!(ok && out.starts_with("1 record,"), "{err}\n{out}");
+    append(&log, b"this line has no time\n");
+    let (out, err, ok) = wf_run("count", &args, &log);
+    assert!(ok && out.starts_with("1 record,"), "{err}\n{out}");
+    assert!(!err.contains("not updated"), "{err}");
+    let untimed = tmp.path().join("untimed.log");
+    append(&untimed, b"no time here\n");
+    let other = tmp.path().join("s2");
+    let args = [
+        "--since",
+        "2020-10-10T13:56:00Z",
+        "--state",
+        other.to_str().unwrap(),
+    ];
+    let (_, err, ok) = wf_run("count", &args, &untimed);
+    assert!(
+        !ok && err.contains("none of the 1 records read has a time"),
+        "{err}"
+    );
+}

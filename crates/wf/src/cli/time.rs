@@ -387,7 +387,13 @@ impl TimeArgs {
             .map(|i| out.decoded_end(i))
             .collect();
         let st = out.state;
-        errors.extend(none_timed(st.inside + st.outside, st.untimed, format));
+        // A run that continues inputs (`--state`, `--follow`'s later looks)
+        // read their timed records before: new lines without a time are no
+        // sign of a wrong format (they made such a run exit 2, unsaved).
+        let continued = given.iter().any(|i| i.span.is_some_and(|(s, _)| s > 0));
+        if !continued {
+            errors.extend(none_timed(st.inside + st.outside, st.untimed, format));
+        }
         let mut extra_all = vec![
             ("records outside the time range".into(), st.outside),
             ("records without a time".into(), st.untimed),
