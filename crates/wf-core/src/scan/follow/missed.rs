@@ -5,9 +5,9 @@
 //! renamed in its turn, a third created) the file in the middle is never
 //! opened and its records are lost. Rotation keeps that file beside the
 //! name (`access.log.1`, `access.log-20261128`), so at each rotation by
-//! rename wf looks at the files in the name's directory whose name starts
-//! with the followed one's, and reads whole those that can only be such a
-//! file:
+//! rename wf looks at the files in the name's directory whose name is the
+//! followed one's and a rotation's suffix (`.1`, `-20261128`), and reads
+//! whole those that can only be such a file:
 //!
 //! - not compressed (a compressed copy is of a file that was read);
 //! - not a file wf has followed, nor one that was there when it started
@@ -19,8 +19,8 @@
 //! compressed within the same poll, or one whose inode is that of a file wf
 //! followed before (reused after a removal); those records are lost as
 //! they are by `tail -F`. An unrelated file copied in beside the log under
-//! a name starting with the log's between two rotations is read as if it
-//! were one.
+//! such a name (`access.log.1`) between two rotations is read as if it were
+//! one.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -98,8 +98,18 @@ impl Known {
     }
 }
 
-/// Regular files in `path`'s directory whose name starts with its name (not
-/// the name itself): (path, (device, inode), modification time in ns).
+/// Whether a name's end after the followed one's is a rotation's: `.`, `-`
+/// or `_` and a digit (`.1`, `-20261128`, `.2026-11-28`). Another log whose
+/// name starts with the log's (`access.log_ssl`, `access.log.old`) is none:
+/// one made beside the log while it was followed was read whole at the
+/// next rotation (1,600 records where the two files of the log held 1,100).
+fn rotation_suffix(end: &[u8]) -> bool {
+    matches!(end, [b'.' | b'-' | b'_', d, ..] if d.is_ascii_digit())
+}
+
+/// Regular files in `path`'s directory whose name is its name and a
+/// rotation's suffix ([`rotation_suffix`]): (path, (device, inode),
+/// modification time in ns).
 fn siblings(path: &Path) -> Vec<(PathBuf, (u64, u64), i128)> {
     let (Some(name), dir) = (path.file_name(), path.parent()) else {
         return Vec::new();
@@ -116,7 +126,7 @@ fn siblings(path: &Path) -> Vec<(PathBuf, (u64, u64), i128)> {
     for e in entries.flatten() {
         let n = e.file_name();
         let b = n.as_encoded_bytes();
-        if b.len() <= prefix.len() || !b.starts_with(prefix) {
+        if !b.starts_with(prefix) || !rotation_suffix(&b[prefix.len()..]) {
             continue;
         }
         let p = dir.join(&n);
@@ -128,4 +138,38 @@ fn siblings(path: &Path) -> Vec<(PathBuf, (u64, u64), i128)> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only rotations' names are looked at: another log whose name starts
+    /// with the followed one's is not.
+    #[test]
+    fn siblings_are_the_rotations_names() {
+        let d = tempfile::tempdir().unwrap();
+        let names = [
+            "access.log",
+            "access.log.1",
+            "access.log-20261128",
+            "access.log_2",
+            "access.log_ssl",
+            "access.log.old",
+            "access.logs",
+            "access.log.",
+        ];
+        for n in names {
+            std::fs::write(d.path().join(n), "x\n").unwrap();
+        }
+        let mut found: Vec<String> = siblings(&d.path().join("access.log"))
+            .into_iter()
+            .map(|(p, _, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            ["access.log-20261128", "access.log.1", "access.log_2"]
+        );
+    }
 }
