@@ -113,3 +113,31 @@ fn other_settings_and_other_jobs_are_refused() {
     assert!(!ok && out.is_none());
     assert!(err.contains("another job"), "{err}");
 }
+
+/// An input none of whose lines read is an error of a `--state` run as of
+/// a plain one (it was exit 0, unsaid: the counts per input were dropped);
+/// a file continued whose new lines all fail is not (its earlier ones
+/// read), and `--stats` names failed lines by their file.
+#[test]
+fn an_unread_input_is_said_under_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("logs");
+    fs::create_dir(&dir).unwrap();
+    let good = "1.2.3.4 - - [10/Oct/2020:13:55:36 +0000] \"GET / HTTP/1.0\" 200 5 \"-\" \"x\"\n";
+    append(&dir.join("a.log"), good.repeat(3).as_bytes());
+    append(&dir.join("b.log"), b"not a log line\n");
+    let state = tmp.path().join("s");
+    let args = ["--state", state.to_str().unwrap(), "--stats"];
+    let (_, err, ok) = report(&args, &dir);
+    assert!(
+        !ok && err.contains("b.log: none of 1 lines read as combined"),
+        "{err}"
+    );
+    assert!(err.contains("failed line at byte offset of"), "{err}");
+    append(&dir.join("a.log"), b"bad line\n");
+    let (json, err, ok) = report(&args, &dir);
+    assert!(ok, "{err}");
+    let at = format!("a.log: {}", 3 * good.len());
+    assert!(err.contains(&at), "{err}");
+    assert_eq!(json.unwrap()["general"]["failed_requests"], 2);
+}

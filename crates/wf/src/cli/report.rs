@@ -230,11 +230,8 @@ impl JobCmd for ReportArgs {
             Err(e) => return JobRun::failed(e),
         };
         let mut acc = out.state.acc;
-        if self.state.state.is_some() {
-            // Input indices of this run's scans are not those of `names`.
-            acc.failed_at.clear();
-            acc.inputs.clear();
-        }
+        let read = read_names(&mut acc, &out.read, &names);
+        let read = &read;
         let mut errors = out.errors;
         // The new state is synced and renamed while the report is made.
         let report = wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone());
@@ -244,13 +241,13 @@ impl JobCmd for ReportArgs {
             Err(e) => return failed(errors, "--memory", e.to_string()),
         };
         self.resolve(&mut report, &mut Resolver::default());
-        errors.extend(failures(&acc, &job.format_name(), &names));
+        errors.extend(failures(&acc, &job.format_name(), read));
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),
         ];
         for (input, offset) in &acc.failed_at {
-            let name = names.get(*input).map_or("?", String::as_str);
+            let name = read.get(*input).map_or("?", String::as_str);
             extra.push((format!("failed line at byte offset of {name}"), *offset));
         }
         if let Some(n) = job.spill().map(|s| s.runs()).filter(|&n| n > 0) {
@@ -280,6 +277,28 @@ impl JobCmd for ReportArgs {
             decoded: out.decoded,
         }
     }
+}
+
+/// The names of the inputs `acc` counts by: a `--state` run's are those it
+/// read (`read`; a file with nothing new is not), where they were all
+/// cleared and an input none of whose lines read was exit 0, unsaid. A
+/// file continued is no such input for its new lines alone: its counts of
+/// lines are left out.
+fn read_names(
+    acc: &mut wf_report::acc::Acc,
+    read: &[(String, bool)],
+    names: &[String],
+) -> Vec<String> {
+    if read.is_empty() {
+        return names.to_vec();
+    }
+    for (k, (_, from_start)) in read.iter().enumerate() {
+        match acc.inputs.get_mut(k) {
+            Some(lines) if !from_start => *lines = Default::default(),
+            _ => {}
+        }
+    }
+    read.iter().map(|(n, _)| n.clone()).collect()
 }
 
 /// Says on stderr when the sizes overflowed, or most lines failed: the log

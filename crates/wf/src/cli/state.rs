@@ -144,6 +144,16 @@ fn leave_out_state(inputs: &mut Vec<wf_core::scan::Input>, state: &Path) {
     }
 }
 
+/// An input of no bytes in place of `i` (a compressed file, which cannot
+/// be cut at an offset, read as a plain file's empty span).
+fn nothing_of(i: &wf_core::scan::Input) -> wf_core::scan::Input {
+    let mut none = i.clone();
+    let path = wf_core::scan::input_path(i).cloned().unwrap_or_default();
+    none.source = Source::File { path, size: 0 };
+    none.span = Some((0, 0));
+    none
+}
+
 /// The settings a state of `job` is made with: the job's name, the input and
 /// window settings, and `more` of the command.
 pub(crate) fn settings<J: Partial>(r: &StateRun, more: Settings) -> Settings {
@@ -193,7 +203,16 @@ impl StateRun<'_> {
             v
         };
         let main_inputs = part(&|i| Some(inputs[i].span.unwrap_or((0, u64::MAX))));
-        let tail_inputs = part(&|i| resume.tails[i]);
+        let from_start = |i: usize| inputs[i].span.is_none_or(|(s, _)| s == 0);
+        // Input k of the tails' scan is input k of the main one (nothing
+        // read where there is no tail): the job's counts per input add up.
+        let tails = read.iter().any(|&i| resume.tails[i].is_some());
+        let mut tail_inputs = part(&|i| Some(resume.tails[i].unwrap_or((0, 0))));
+        for (k, &i) in read.iter().enumerate() {
+            if resume.tails[i].is_none() {
+                tail_inputs[k] = nothing_of(&inputs[i]);
+            }
+        }
         let again = || Same(&job);
         let (t, o, p) = (self.time, self.opts, self.progress);
         // The old state is decoded while the scan runs (see `state::Loaded`).
@@ -231,10 +250,14 @@ impl StateRun<'_> {
             extra: main.extra,
             ends: vec![],
             pending,
+            read: read
+                .iter()
+                .map(|&i| (inputs[i].name.clone(), from_start(i)))
+                .collect(),
         };
         out.errors.extend(main.errors);
         out.errors.extend(unsaved);
-        if !tail_inputs.is_empty() {
+        if tails {
             let tail = t.scan_inputs(again(), self.format, tail_inputs, vec![], o, None);
             job.merge(&mut out.state, tail.state);
             out.bytes += tail.bytes;

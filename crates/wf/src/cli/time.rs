@@ -255,6 +255,10 @@ pub(crate) struct Scanned<S> {
     pub(crate) ends: Vec<Option<u64>>,
     /// `--state`: the new state's last steps, still running.
     pub(crate) pending: Option<super::pending::Pending>,
+    /// `--state`: the inputs read, in the order of the job's counts per
+    /// input, by name and whether from their start (empty: the run's
+    /// collected inputs, each from its start).
+    pub(crate) read: Vec<(String, bool)>,
 }
 
 impl TimeArgs {
@@ -342,6 +346,7 @@ impl TimeArgs {
                 errors,
                 extra: vec![],
                 pending: None,
+                read: vec![],
             };
         };
         let time = move |r: &[u8]| format.time(r);
@@ -409,6 +414,7 @@ impl TimeArgs {
             errors,
             extra: extra_all,
             pending: None,
+            read: vec![],
         }
     }
 }
