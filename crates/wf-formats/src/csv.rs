@@ -564,20 +564,22 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
         }
         any
     };
-    if all(&|v| written_as_number(v) && columns::parse_int(v).is_some()) {
+    // Numbers with spaces or tabs around them are numbers (DuckDB's too).
+    let number = |v: &[u8], f: &dyn Fn(&[u8]) -> bool| written_as_number(trim(v)) && f(trim(v));
+    if all(&|v| number(v, &|v| columns::parse_int(v).is_some())) {
         Kind::Int
-    } else if all(&|v| written_as_number(v) && integer(v)) {
+    } else if all(&|v| number(v, &integer)) {
         // Integers beyond 64 bits: a float would round them (9223372036854775809
         // read as 9.223372036854776e18). DuckDB's sniffer makes them HUGEINT
         // (BIGNUM past 38 digits); here a decimal(38,0), or text past it.
-        match all(&|v| v.strip_prefix(b"-").unwrap_or(v).len() <= 38) {
+        match all(&|v| trim(v).strip_prefix(b"-").unwrap_or(trim(v)).len() <= 38) {
             true => Kind::Decimal {
                 precision: 38,
                 scale: 0,
             },
             false => Kind::Str,
         }
-    } else if all(&|v| written_as_number(v) && decimal(v).is_some()) {
+    } else if all(&|v| number(v, &|v| decimal(v).is_some())) {
         Kind::Float
     } else if all(&|v| time::parse_iso(v).is_some()) {
         Kind::Time
@@ -613,7 +615,28 @@ fn written_as_number(v: &[u8]) -> bool {
     }
 }
 
-/// A plain decimal (`-12.3`, `4`, `.5`, `1e3`) as a float; the common
+/// A value without the spaces and tabs around it (a number's, as DuckDB
+/// reads `1, 9`: `max` was the text ' 9' of 9, 10 and 100).
+#[inline]
+pub fn trim(v: &[u8]) -> &[u8] {
+    let blank = |c: &u8| *c == b' ' || *c == b'\t';
+    let start = v.iter().position(|c| !blank(c)).unwrap_or(v.len());
+    let end = v.iter().rposition(|c| !blank(c)).map_or(start, |e| e + 1);
+    &v[start..end]
+}
+
+/// An integer column's value: [`columns::parse_int`], of the value without
+/// the spaces and tabs around it if it has some.
+#[inline(always)]
+fn int_of(v: &[u8]) -> Option<i64> {
+    columns::parse_int(v).or_else(|| {
+        let t = trim(v);
+        (t.len() < v.len()).then(|| columns::parse_int(t)).flatten()
+    })
+}
+
+/// A plain decimal (`-12.3`, `4`, `.5`, `1e3`, spaces around it allowed,
+/// `NaN` and `inf` as DuckDB reads them) as a float; the common
 /// `digits.digits` shape is read without the general parser, exactly (an
 /// integer of at most 15 digits divided by a power of ten is correctly rounded).
 pub fn decimal(v: &[u8]) -> Option<f64> {
@@ -716,14 +739,27 @@ fn word_digits(x: u64, k: usize) -> u64 {
 }
 
 fn general_float(v: &[u8]) -> Option<f64> {
-    let s = std::str::from_utf8(v).ok()?;
-    // Only numbers: Rust's parser also takes "inf", "nan" and "infinity".
+    let s = std::str::from_utf8(trim(v)).ok()?;
+    // Rust's parser also takes "infinity" and "nan" in any case, and
+    // "1e5" with other letters nowhere: these are checked apart.
     if s.bytes()
         .any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E')
     {
-        return None;
+        return not_a_number(s);
     }
     s.parse().ok()
+}
+
+/// `NaN`, `inf`, `-Infinity` (any case), as DuckDB reads them into a DOUBLE
+/// (a column of floats with a `NaN` was text: `min` 10.25 of 9.5 and 10.25).
+fn not_a_number(s: &str) -> Option<f64> {
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let x = match body.to_ascii_lowercase().as_str() {
+        "nan" => f64::NAN,
+        "inf" | "infinity" => f64::INFINITY,
+        _ => return None,
+    };
+    Some(if s.starts_with('-') { -x } else { x })
 }
 
 /// One field of a record being split: NULL (unquoted and empty), a span of the
@@ -1011,9 +1047,7 @@ impl CsvParser {
                         decimal128_at(piece, s, e, precision, scale)
                     })
                 }
-                Kind::Int => {
-                    out.extend_ints(o, spans, stride, k, |s, e| columns::parse_int(&piece[s..e]))
-                }
+                Kind::Int => out.extend_ints(o, spans, stride, k, |s, e| int_of(&piece[s..e])),
                 _ => {
                     out.extend_texts(o, piece, spans, stride, k);
                     true
@@ -1057,6 +1091,13 @@ impl CsvParser {
                             out.bad(o, v);
                         }
                         out.decimal(o, x)
+                    }
+                    Kind::Int => {
+                        let x = int_of(v);
+                        if x.is_none() {
+                            out.bad(o, v);
+                        }
+                        out.int(o, x)
                     }
                     _ => out.text_as_kind(o, v),
                 },
@@ -1214,7 +1255,10 @@ mod tests {
             );
         }
         assert_eq!(decimal(b"1e3"), Some(1000.0));
-        assert_eq!(decimal(b"nan"), None);
+        assert!(decimal(b"nan").is_some_and(f64::is_nan));
+        assert_eq!(decimal(b" -Infinity\t"), Some(f64::NEG_INFINITY));
+        assert_eq!(decimal(b" 2.5 "), Some(2.5));
+        assert_eq!(decimal(b"nano"), None);
         assert_eq!(decimal(b"1.2.3"), None);
     }
 

@@ -1181,3 +1181,60 @@ fn a_column_empty_at_first_is_typed_as_duckdb_types_it() {
         }
     }
 }
+
+/// Numbers with spaces or tabs around them, and `NaN`, `inf`, `Infinity`
+/// in a column of floats, are numbers, as DuckDB reads them: they made the
+/// column text (`max` ' 9' of 9, 10 and 100; `min` 10.25 of 9.5, NaN and
+/// 10.25). Text keeps its spaces, and a value of spaces alone is text.
+#[test]
+fn numbers_with_spaces_and_nan_are_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    let duck = duckdb_python();
+    for (name, text, q, want) in [
+        (
+            "sp.csv",
+            "id,v\n1, 9\n2,\t10 \n3, 100\n",
+            "SELECT max(v), sum(v) FROM logs",
+            "100,119\n",
+        ),
+        (
+            "quoted.csv",
+            "x,y\n\" 5\",a \n6,\tb\n",
+            "SELECT sum(x), max(y) FROM logs",
+            "11,a \n",
+        ),
+        (
+            "float.csv",
+            "id,x\n1, 1.5\n2,2.25\n",
+            "SELECT sum(x) FROM logs",
+            "3.75\n",
+        ),
+        (
+            "blank.csv",
+            "x\n1\n  \n2\n",
+            "SELECT max(x), count(*) FROM logs",
+            "2,3\n",
+        ),
+        ("inner.csv", "x\n1 2\n3\n", "SELECT max(x) FROM logs", "3\n"),
+        (
+            "nan.csv",
+            "x\n9.5\nNaN\n10.25\nnan\n",
+            "SELECT min(x), sum(CASE WHEN isnan(x) THEN 1 ELSE 0 END) FROM logs",
+            "9.5,2\n",
+        ),
+        (
+            "inf.csv",
+            "x\n1\ninf\n-Infinity\n2\n",
+            "SELECT count(*) FILTER (WHERE x > 1e308), count(*) FILTER (WHERE x < -1e308), \
+             max(x) FILTER (WHERE x < 100) FROM logs",
+            "1,1,2.0\n",
+        ),
+    ] {
+        let csv = write(&d.path().join(name), text);
+        answer_as_duckdb(duck.as_deref(), &csv, q, want);
+    }
+    // DuckDB 2.0 reads a float with spaces after it as text (`2.25 `), an
+    // integer with them as a number (`2 `); here both are numbers.
+    let csv = write(&d.path().join("after.csv"), "id,x\n1, 1.5\n2,2.25 \n");
+    answer_as_duckdb(None, &csv, "SELECT sum(x) FROM logs", "3.75\n");
+}
