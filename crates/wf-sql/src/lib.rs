@@ -20,6 +20,7 @@ mod share;
 mod shared;
 pub mod stream;
 pub mod sum;
+mod sum256;
 pub mod table;
 mod time;
 mod time_order;

@@ -2,8 +2,8 @@
 //! HUGEINT: DataFusion's own `sum` of Int64 wraps silently (two rows of
 //! 9223372036854775807 summed to -2, exit 0; issue 36). Integer arguments are
 //! coerced to Decimal128(38, 0) and summed by DataFusion's decimal `sum`;
-//! decimals of over 28 digits are widened to Decimal256 ([`WIDE_FROM`]);
-//! every other type (float, decimal, interval) is DataFusion's `sum` as it was.
+//! decimals of over 28 digits are added in 256 bits (`sum256`); every other
+//! type (float, decimal, interval) is DataFusion's `sum` as it was.
 //! An i128 holds the sum of 2^64 values of the i64 range, so the widened sum
 //! cannot overflow. A scale-0 decimal prints the digits an integer would (text,
 //! CSV and JSON alike); in Parquet and Python it is a decimal column.
@@ -21,17 +21,10 @@ use datafusion::logical_expr::{
 };
 use datafusion::scalar::ScalarValue;
 
+use crate::sum256::{self, GroupSum256, Sum256};
+
 /// The type integer sums are computed in.
 pub const WIDE: DataType = DataType::Decimal128(38, 0);
-
-/// Decimals of more digits than this are summed as Decimal256: DataFusion
-/// sums a Decimal128(p, s) in an i128 that wraps, to p + 10 digits (at most
-/// 38), so two values of 38 digits summed to -14028236692093846346337460743176821145
-/// and 99999999999999999999999999999999999999 + 1 printed 10^37, exit 0.
-/// Summed in 256 bits (to p + 10 digits, at most 76) the sum is exact
-/// whatever the order of the rows (DuckDB's HUGEINT sum stops with
-/// "Overflow in HUGEINT addition" past 2^127, or on the way there).
-const WIDE_FROM: u8 = 28;
 
 /// DataFusion's `sum` with integer arguments widened first.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -51,6 +44,12 @@ impl WideSum {
     pub fn udaf() -> AggregateUDF {
         AggregateUDF::new_from_impl(Self::new())
     }
+}
+
+/// The scale of a sum added in 256 bits (`sum256`), if it is one.
+fn wide(args: &AccumulatorArgs) -> Option<i8> {
+    let input = args.expr_fields.first()?.data_type();
+    sum256::wide_scale(input).filter(|_| !args.is_distinct)
 }
 
 impl Default for WideSum {
@@ -80,7 +79,6 @@ impl AggregateUDFImpl for WideSum {
             .iter()
             .map(|f| match f.data_type() {
                 t if t.is_integer() => WIDE,
-                DataType::Decimal128(p, s) if *p > WIDE_FROM => DataType::Decimal256(*p, *s),
                 t => t.clone(),
             })
             .collect())
@@ -91,11 +89,21 @@ impl AggregateUDFImpl for WideSum {
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        self.inner.accumulator(args)
+        match wide(&args) {
+            Some(scale) => Ok(Box::new(Sum256::new(scale))),
+            None => self.inner.accumulator(args),
+        }
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        self.inner.state_fields(args)
+        let input = args.input_fields.first().map(|f| f.data_type());
+        match input
+            .and_then(sum256::wide_scale)
+            .filter(|_| !args.is_distinct)
+        {
+            Some(scale) => Ok(sum256::state_fields(args.name, scale)),
+            None => self.inner.state_fields(args),
+        }
     }
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
@@ -106,11 +114,17 @@ impl AggregateUDFImpl for WideSum {
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
-        self.inner.create_groups_accumulator(args)
+        match wide(&args) {
+            Some(scale) => Ok(Box::new(GroupSum256::new(scale))),
+            None => self.inner.create_groups_accumulator(args),
+        }
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        self.inner.create_sliding_accumulator(args)
+        match wide(&args) {
+            Some(scale) => Ok(Box::new(Sum256::new(scale))),
+            None => self.inner.create_sliding_accumulator(args),
+        }
     }
 
     fn reverse_expr(&self) -> ReversedUDAF {
