@@ -260,7 +260,7 @@ fn the_state_file_among_the_inputs_is_left_out() {
             g["total_requests"], g["failed_requests"], v["requests"]
         )
     };
-    for job in ["count", "wf2", "report"] {
+    for job in ["count", "wf2", "report", "pangram"] {
         let inside = dir.join(format!("{job}.state"));
         let s = inside.to_str().unwrap();
         let json: &[&str] = if job == "report" { &["--json"] } else { &[] };

@@ -132,10 +132,21 @@ pub(crate) fn files_only(inputs: &[wf_core::scan::Input]) -> Result<(), StateErr
     }
 }
 
-/// The state file among the inputs, left out, said (a walk of its
-/// directory leaves it out unsaid): read as a log, it added its bytes to
-/// the count every run (`wf count --state logs/wf.state logs/`: 100, then
-/// 103, 105 records; a glob `access.log*` meets `access.log.state`).
+/// A `--state` run's inputs: the state file is none, left out unsaid by a
+/// walk of its directory and said where it is named: read as a log, it
+/// added its bytes to the count every run (`wf count --state logs/wf.state
+/// logs/`: 100, then 103, 105 records; a glob `access.log*` meets
+/// `access.log.state`; `wf pangram` found windows in it).
+pub(crate) fn collect_without(
+    input: &super::args::InputArgs,
+    state: &Path,
+) -> wf_core::scan::Collected {
+    wf_core::scan::leave_out_of_walks(state);
+    let mut collected = input.collect();
+    leave_out_state(&mut collected.inputs, state);
+    collected
+}
+
 fn leave_out_state(inputs: &mut Vec<wf_core::scan::Input>, state: &Path) {
     while let Some(i) = wf_core::scan::input_at(state, inputs.iter()) {
         let at = inputs.iter().position(|x| std::ptr::eq(x, i)).unwrap_or(0);
@@ -182,10 +193,8 @@ impl StateRun<'_> {
             .as_ref()
             .map(|l| l.ledger.clone())
             .unwrap_or_default();
-        wf_core::scan::leave_out_of_walks(self.path);
-        let collected = self.args.input.collect();
+        let collected = collect_without(&self.args.input, self.path);
         let mut inputs = collected.inputs;
-        leave_out_state(&mut inputs, self.path);
         files_only(&inputs).map_err(fail)?;
         let old = &ledger.entries;
         let resume = state::resume(old, &mut inputs, self.opts.sep);

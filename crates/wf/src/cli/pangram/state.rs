@@ -103,7 +103,7 @@ impl StateRun<'_> {
             Some(l) => (Some(l.state().map_err(fail)?), l.ledger),
             None => (None, Ledger::default()),
         };
-        let collected = self.args.input.collect();
+        let collected = crate::cli::state::collect_without(&self.args.input, self.path);
         let mut inputs = collected.inputs;
         files_only(&inputs).map_err(fail)?;
         let old = ledger.entries;
