@@ -69,6 +69,8 @@ pub struct Csv {
     /// without is text until a later file's sample shows one, if the first
     /// file's sample was the whole file ([`Csv::by_name`]).
     seen: Vec<bool>,
+    /// The first file's sample has rows (not a header alone).
+    rows: bool,
 }
 
 impl Csv {
@@ -91,7 +93,13 @@ impl Csv {
             layout_of: Vec::new(),
             fields,
             seen,
+            rows: records.len() > usize::from(header),
         })
+    }
+
+    /// Some column has no value in the sample (nor a type from `--schema`).
+    pub fn has_unseen(&self) -> bool {
+        self.seen.iter().any(|s| !s)
     }
 
     /// The table over inputs whose headers may differ (their samples, with
@@ -107,7 +115,8 @@ impl Csv {
     ///
     /// As DuckDB's: a column with no value in the first file is typed by a
     /// later file's values only if the first file was sampled whole
-    /// (`first_whole`); one with rows past its sample is text.
+    /// (`first_whole`) or is a header alone; one with rows past its sample
+    /// is text.
     pub fn by_name(
         mut self,
         samples: &[(String, Vec<u8>)],
@@ -116,7 +125,7 @@ impl Csv {
         if !self.header || !self.inferred || samples.len() < 2 {
             return Ok(self);
         }
-        if !first_whole {
+        if !first_whole && self.rows {
             self.seen.fill(true);
         }
         let first: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();

@@ -26,6 +26,8 @@ pub struct JsonLines {
     fields: Vec<Field>,
     inferred: bool,
     notes: Vec<String>,
+    /// Some key had only nulls in the samples (typed text).
+    untyped: bool,
 }
 
 /// The largest integer every smaller one of which a float holds exactly (2^53).
@@ -132,6 +134,7 @@ impl JsonLines {
                 fields: s.clone(),
                 inferred: false,
                 notes: Vec::new(),
+                untyped: false,
             });
         }
         let mut fields: Vec<Field> = Vec::new();
@@ -178,6 +181,7 @@ impl JsonLines {
             return Err(FormatError::NoJsonObject);
         }
         let mut notes = Vec::new();
+        let untyped = kinds.iter().any(Option::is_none);
         for ((f, k), (big, frac)) in fields.iter_mut().zip(kinds).zip(big) {
             f.kind = k.unwrap_or(Kind::Str);
             if f.kind == Kind::Float && big {
@@ -193,6 +197,7 @@ impl JsonLines {
             fields,
             inferred: true,
             notes,
+            untyped,
         })
     }
 }
@@ -238,6 +243,11 @@ impl JsonLines {
     /// Its columns were inferred from a sample (no `--schema`).
     pub fn inferred(&self) -> bool {
         self.inferred
+    }
+
+    /// Some key had only nulls in the samples (its column is text).
+    pub fn has_untyped(&self) -> bool {
+        self.untyped
     }
 }
 

@@ -47,7 +47,7 @@ use wf_formats::{FormatError, FormatOptions};
 
 // `stream` takes its samples as a file's are taken.
 pub use wf_formats::read::sample::strip_bom;
-pub(crate) use wf_formats::read::sample::{MAX_SAMPLE, SAMPLE};
+pub(crate) use wf_formats::read::sample::{MAX_SAMPLE, SAMPLE, WIDE_LINES};
 
 pub use output::Output;
 pub use table::{LogTable, ScanReport};

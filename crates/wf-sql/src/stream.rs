@@ -95,17 +95,23 @@ impl Stream {
     }
 
     /// Read what a file's sample holds (at least SAMPLE bytes, then to the
-    /// end of a record, at most MAX_SAMPLE), or less: up to the end of the
-    /// stream, an error, or a quiet spell once something came.
+    /// end of a record and on to WIDE_LINES lines, at most MAX_SAMPLE), or
+    /// less: up to the end of the stream, an error, or a quiet spell once
+    /// something came. The lines type a CSV or JSON column empty at first
+    /// as a regular file's do (a gzipped one was text: max 98 of 70..133).
     fn take_sample(&mut self) {
-        let mut searched = super::SAMPLE;
+        let (mut searched, mut lines, mut past) = (0, 0, false);
         loop {
             if self.head.len() >= super::SAMPLE {
-                let rest = &self.head[searched..];
-                if self.head.len() >= super::MAX_SAMPLE || memchr::memchr(b'\n', rest).is_some() {
+                let new = &self.head[searched..];
+                lines += memchr::memchr_iter(b'\n', new).count();
+                let after = &self.head[searched.max(super::SAMPLE)..];
+                past = past || memchr::memchr(b'\n', after).is_some();
+                searched = self.head.len();
+                let wide = past && lines >= super::WIDE_LINES;
+                if self.head.len() >= super::MAX_SAMPLE || wide {
                     return;
                 }
-                searched = self.head.len();
             }
             let got = if self.head.is_empty() {
                 self.rx

@@ -1149,13 +1149,19 @@ fn a_column_empty_at_first_is_typed_as_duckdb_types_it() {
     let mut late = "id,pad,v\n".to_string();
     late.extend((0..5000).map(|i| format!("{i},{pad},\n")));
     late.extend((0..10).map(|i| format!("{i},{pad},{}\n", 70 + 7 * i)));
+    let gz = gzip(late.as_bytes());
     let late = write(&d.path().join("late.csv"), &late);
-    answer_as_duckdb(
-        duck.as_deref(),
-        &late,
-        "SELECT max(v), min(v) FROM logs",
-        "133,70\n",
-    );
+    let q = "SELECT max(v), min(v) FROM logs";
+    answer_as_duckdb(duck.as_deref(), &late, q, "133,70\n");
+    // Gzipped, and from stdin: sampled as far.
+    let late_gz = d.path().join("late.csv.gz");
+    std::fs::write(&late_gz, &gz).unwrap();
+    let mut c = sql(&[q, "--csv"]);
+    c.arg(&late_gz);
+    assert_eq!(ok(c), "max(logs.v),min(logs.v)\n133,70\n");
+    let c = sql(&[q, "--csv", "--format", "csv"]);
+    let piped = ok_bytes(c, Some(&std::fs::read(&late).unwrap()));
+    assert_eq!(piped, b"max(logs.v),min(logs.v)\n133,70\n");
     // 10 on data line 20,479 is sampled: a number; on 20,480 it is not.
     let q = "SELECT max(v) FROM logs";
     let inside = write(&d.path().join("in.csv"), &rows(20_477, "a,10\nb,7\n"));
@@ -1177,6 +1183,13 @@ fn a_column_empty_at_first_is_typed_as_duckdb_types_it() {
             assert_eq!(duckdb_rows(py, &dq), want, "DuckDB: {dq}");
         }
     }
+    // A gzipped first file of a header alone lends a later file's types.
+    let dir = tempfile::tempdir_in(d.path()).unwrap();
+    std::fs::write(dir.path().join("1.csv.gz"), gzip(b"id,v\n")).unwrap();
+    write(&dir.path().join("2.csv"), "id,v\n3,9\n4,100\n");
+    let mut c = sql(&[q, "--csv"]);
+    c.arg(dir.path());
+    assert_eq!(ok(c), "max(logs.v)\n100\n");
     // JSON lines: a key of nulls, or none, in the first file.
     for first in ["{\"id\":1,\"v\":null}\n", "{\"id\":1}\n"] {
         let dir = tempfile::tempdir_in(d.path()).unwrap();
@@ -1251,4 +1264,12 @@ fn numbers_with_spaces_and_nan_are_numbers() {
     // integer with them as a number (`2 `); here both are numbers.
     let csv = write(&d.path().join("after.csv"), "id,x\n1, 1.5\n2,2.25 \n");
     answer_as_duckdb(None, &csv, "SELECT sum(x) FROM logs", "3.75\n");
+}
+
+/// `data` gzipped.
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
 }
