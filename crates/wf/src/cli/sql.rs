@@ -50,9 +50,10 @@ default makes it NULL, allow_quoted_nulls=false the empty string). Columns \
 from the header line (files with other headers are matched by name, NULL where a file lacks \
 a column, as DuckDB's union_by_name), or c1..cN with --no-header; a name used twice becomes \
 a, a_1. Types inferred from the first 1000 records (a column with no value there: up to \
-20,480, DuckDB's sample; int, float, timestamp, bool, string; a \
-zero-padded or signed number, 02134 or +7, is a string, as DuckDB infers it; integers beyond \
-64 bits are decimal(38,0), exact): a \
+20,480 lines, DuckDB's sample, then the later files' if those lines were the whole first file; \
+int, float, timestamp, bool, string; numbers may have spaces around them, floats be NaN or \
+inf; a zero-padded or signed number, 02134 or +7, is a string, as DuckDB infers it; integers \
+beyond 64 bits are decimal(38,0), exact, their sums too, beyond 38 digits an error): a \
 later value that does not fit stops the query, naming file, line and value, as in DuckDB; or \
 given with --schema 'name:type,...' (a value that does not fit is NULL, counted by --stats; \
 --strict makes it an error), where decimal(P,S) is exact fixed point (sums and averages the \
@@ -60,7 +61,8 @@ same at every -j, unlike float)
   jsonl      one JSON object per line; top-level keys are columns, nested values JSON text; \
 a number column with integers beyond 2^53 is decimal(38,0), or text if it has fractions too \
 (a float would round them; --stats says so); the columns are the keys of the first 1000 \
-records: a key first seen later is not read, and stderr says so (--schema names them all)
+records of each of the first 32 files: a key first seen later is not read, and stderr says \
+so (--schema names them all)
   logfmt     key=value key2=\"quoted value\" records; keys are columns, types inferred (keys \
 first seen after 1000 records as in jsonl)
   fields     runs of whitespace, like awk: columns c1..cN (text unless --schema)
