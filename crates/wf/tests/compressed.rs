@@ -504,3 +504,53 @@ fn zstd_long_windows_need_and_take_the_window_option() {
     let (code, _, err) = count_json(&["--zstd-window-log-max", "32"], &f);
     assert_eq!(code, Some(2), "{err}");
 }
+
+/// `wf pangram` (which copies a compressed input to a temporary file first)
+/// searches what a cut compressed file decodes to, up to its last whole
+/// line, as `count` reads it, and names the file and where it stopped
+/// (it found nothing in it: the copy was dropped whole). From stdin too.
+#[test]
+fn pangram_searches_what_a_cut_file_decodes_to() {
+    let t = tempfile::tempdir().unwrap();
+    let text: String = (0..40_000)
+        .map(|i| format!("The quick brown fox {i} jumps over the lazy dog; pack my box\n"))
+        .collect();
+    let plain = t.path().join("book.txt");
+    std::fs::write(&plain, &text).unwrap();
+    let z = compress("gzip", "gz", &[], &plain, t.path());
+    let bytes = std::fs::read(&z).unwrap();
+    let cut = t.path().join("cut.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let pangram = |path: Option<&Path>, stdin: Option<&[u8]>| {
+        let mut c = wf();
+        c.args(["pangram", "--all", "--json"]).args(path);
+        let o = run(c, stdin);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            err,
+        )
+    };
+    let (code, out, err) = pangram(Some(&cut), None);
+    assert_eq!(code, Some(2), "{err}");
+    let at: usize = err
+        .split("bytes ")
+        .nth(1)
+        .and_then(|r| r.split("..").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        at > 100_000 && text.as_bytes()[at - 1] == b'\n',
+        "{at}: {err}"
+    );
+    let prefix = t.path().join("prefix.txt");
+    std::fs::write(&prefix, &text[..at]).unwrap();
+    let (_, want, _) = pangram(Some(&prefix), None);
+    let name = |s: &str| s.replace("prefix.txt", "X").replace("cut.gz", "X");
+    assert!(want.lines().count() > 1000, "{want}");
+    assert_eq!(name(&out), name(&want));
+    let (code, piped, err) = pangram(None, Some(&bytes[..bytes.len() / 2]));
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(piped.lines().count(), want.lines().count());
+}

@@ -149,11 +149,19 @@ impl Planner<'_> {
     ) -> Vec<(usize, Arc<File>)> {
         let mut files = Vec::new();
         for &i in streams {
-            match spool(&self.inputs[i].source, Some(&self.shared.meter)) {
-                Ok(f) => {
+            match spool(
+                &self.inputs[i].source,
+                Some(&self.shared.meter),
+                self.opts.sep,
+            ) {
+                Ok((f, cut)) => {
                     let f = Arc::new(f);
                     *spooled[i].lock().unwrap() = Some(f.clone());
                     files.push((i, f));
+                    if let Some((at, e)) = cut {
+                        let msg = format!("bytes {at}.. not read: {}", io_message(&e));
+                        self.shared.io_error(i, msg, &e);
+                    }
                 }
                 Err(e) => self.shared.io_error(i, e.to_string(), &e),
             }
