@@ -45,7 +45,7 @@ wf gen wf2 --size 1G --days 30 -o month.log"
     #[command(
         name = "1brc",
         long_about = "One Billion Row Challenge style data: `station;temperature` lines, one \
-decimal, temperatures in [-99.9, 99.9], station names of 4 to 30 bytes (some UTF-8), drawn with \
+decimal, temperatures in [-99.9, 99.9], station names of 4 to 38 bytes (some UTF-8), drawn with \
 a mild skew. About 14 bytes a row: 75 million rows make 1 GiB. The same seed gives the same \
 bytes.\n\nExamples:\n  wf gen 1brc --rows 1000000 -o m.txt\n  \
 wf sql --format csv --delimiter ';' --no-header --schema 'station:string,t:float' \\\n    \
