@@ -254,13 +254,15 @@ fn wf2(
     Ok(wf_core::report::wf2::json(&report))
 }
 
-fn pangram_job(top: usize, all: bool, max_letters: Option<u64>) -> Pangram {
-    let mode = if all {
-        Mode::All { max_letters }
-    } else {
-        Mode::Top(top)
+/// The pangram job of these settings; `max_letters` needs `all`, as the
+/// CLI's --max-letters needs --all (it was ignored without a word).
+fn pangram_job(top: usize, all: bool, max_letters: Option<u64>) -> PyResult<Pangram> {
+    let mode = match (all, max_letters) {
+        (true, _) => Mode::All { max_letters },
+        (false, None) => Mode::Top(top),
+        (false, Some(_)) => return Err(value_error("max_letters needs all=True")),
     };
-    Pangram { mode }
+    Ok(Pangram { mode })
 }
 
 /// The lines of `wf pangram --json` over `paths`.
@@ -275,7 +277,7 @@ fn pangram(
     threads: Option<usize>,
     chunk_size: Option<u64>,
 ) -> PyResult<Vec<String>> {
-    let job = pangram_job(top, all, max_letters);
+    let job = pangram_job(top, all, max_letters)?;
     let mut opts = scan_options(threads, chunk_size)?;
     opts.spool_streams = true; // window text is read back after the scan
     let out = run(py, &job, collect(paths)?, &opts)?;
@@ -582,7 +584,7 @@ fn partial_state<'py>(
     let bytes = match job {
         "count" => travel(py, &Count { sep: b'\n' }, r, input, &opts)?,
         "wf2" => travel(py, &Wf2, r, input, &opts)?,
-        "pangram" => travel(py, &pangram_job(top, all, max_letters), r, input, &opts)?,
+        "pangram" => travel(py, &pangram_job(top, all, max_letters)?, r, input, &opts)?,
         _ => return Err(unknown_job(job)),
     };
     Ok(PyBytes::new(py, &bytes))

@@ -111,6 +111,12 @@ def test_pangram_text_equals_cli(wf, text_dir):
     check_pangram(wf, [text_dir / "three.txt", text_dir / "one.txt"])
 
 
+def test_pangram_max_letters_needs_all(text_dir):
+    # As the CLI's --max-letters needs --all (it was ignored without a word).
+    with pytest.raises(ValueError, match="max_letters needs all=True"):
+        widefinder.pangram([text_dir], max_letters=5)
+
+
 def test_pangram_books_equal_cli(wf, books):
     check_pangram(wf, [books])
 
