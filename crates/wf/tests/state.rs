@@ -329,3 +329,32 @@ fn new_lines_without_a_time_continue_a_window() {
         "{err}"
     );
 }
+
+/// `--stats` of a `--state` run counts the records of a last line without
+/// its newline (read apart, not saved as read) as a plain run does: the
+/// untimed ones were left out (1 where a plain run said 2).
+#[test]
+fn stats_count_the_unfinished_last_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("a.log");
+    let line = |t: &str| format!("1.2.3.4 - - [{t} +0000] \"GET / HTTP/1.0\" 200 5\n");
+    let text = format!(
+        "{}no time 1\n{}no time 2",
+        line("10/Oct/2020:13:55:36"),
+        line("10/Oct/2020:13:57:36")
+    );
+    append(&log, text.as_bytes());
+    let state = tmp.path().join("s");
+    let since = ["--stats", "--since", "2020-10-10T13:56:00Z"];
+    let plain = wf_run("count", &since, &log).1;
+    let with = [&since[..], &["--state", state.to_str().unwrap()]].concat();
+    let stated = wf_run("count", &with, &log).1;
+    let records = |err: &str| -> Vec<String> {
+        err.lines()
+            .filter(|l| l.starts_with("records"))
+            .map(String::from)
+            .collect()
+    };
+    assert!(plain.contains("records without a time: 2"), "{plain}");
+    assert_eq!(records(&stated), records(&plain), "{stated}");
+}
