@@ -168,12 +168,15 @@ fn add_records(extra: &mut Vec<(String, u64)>, tail: Vec<(String, u64)>) {
     }
 }
 
-/// An input of no bytes in place of `i` (a compressed file, which cannot
-/// be cut at an offset, read as a plain file's empty span).
+/// An input of no bytes in place of `i`, under its name: an empty span of
+/// /dev/null, which always opens (`i`'s file may be gone since the main
+/// scan read it, which is no error; and a compressed file cannot be cut).
 fn nothing_of(i: &wf_core::scan::Input) -> wf_core::scan::Input {
     let mut none = i.clone();
-    let path = wf_core::scan::input_path(i).cloned().unwrap_or_default();
-    none.source = Source::File { path, size: 0 };
+    none.source = Source::File {
+        path: PathBuf::from("/dev/null"),
+        size: 0,
+    };
     none.span = Some((0, 0));
     none
 }
