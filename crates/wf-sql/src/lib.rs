@@ -454,9 +454,20 @@ pub fn open(
     notes: &mut dyn FnMut(String),
 ) -> Result<Opened, SqlError> {
     let meter = Arc::new(Meter::default());
-    let (opened, spool_errors) = open_streams(&mut t.inputs, &meter);
-    let samples: Vec<(usize, &[u8])> = opened.iter().map(|(i, s)| (*i, s.sample())).collect();
-    let format = read::sample::format_of(&t.format, &t.inputs, &samples, fopts)?;
+    let (mut opened, spool_errors) = open_streams(&mut t.inputs, &meter);
+    let format_of = |opened: &[(usize, stream::Stream)]| {
+        let samples: Vec<(usize, &[u8])> = opened.iter().map(|(i, s)| (*i, s.sample())).collect();
+        read::sample::format_of(&t.format, &t.inputs, &samples, fopts)
+    };
+    let mut format = format_of(&opened)?;
+    // A first input that is a stream is read on only when its sample left
+    // a column untyped (a regular file is, in `format_of`).
+    if read::sample::needs_wider_sample(format.as_ref()) {
+        if let Some(k) = first_stream(&t.inputs, &opened) {
+            opened[k].1.widen();
+            format = format_of(&opened)?;
+        }
+    }
     let streams = Arc::new(stream::Streams::new(opened, format.quoting()));
     if t.format == "auto" {
         notes(format!("{}: format {} (detected)", t.name, format.name()));
@@ -535,6 +546,22 @@ impl read::Streams for Feeds {
 /// Start reading the stream inputs (stdin, pipes, compressed files) and take
 /// their samples (see `sql::stream`): the streams by input index, and the
 /// errors of those that could not be opened (which leave the table).
+/// The place in `opened` of the table's first input with data, if that is
+/// a stream.
+fn first_stream(inputs: &[Input], opened: &[(usize, stream::Stream)]) -> Option<usize> {
+    for (k, inp) in inputs.iter().enumerate() {
+        match opened.iter().position(|(i, _)| *i == k) {
+            Some(p) if !opened[p].1.sample().is_empty() => return Some(p),
+            Some(_) => {}
+            None => match inp.source {
+                Source::File { size: 0, .. } => {}
+                _ => return None,
+            },
+        }
+    }
+    None
+}
+
 fn open_streams(
     inputs: &mut Vec<Input>,
     meter: &Arc<Meter>,

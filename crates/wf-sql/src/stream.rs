@@ -31,7 +31,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel as chan;
 
@@ -41,6 +41,9 @@ use wf_formats::csv::Quoting;
 
 /// How long a stream may send nothing before its sample is what came so far.
 pub const QUIET: Duration = Duration::from_millis(250);
+
+/// The longest [`Stream::widen`] reads on for (a slow pipe's lines).
+const WIDEN_FOR: Duration = Duration::from_secs(1);
 
 /// Bytes per read of a stream, and reads buffered ahead of the scan (the
 /// back-pressure that bounds what a reading thread holds: 16 MiB).
@@ -95,21 +98,39 @@ impl Stream {
     }
 
     /// Read what a file's sample holds (at least SAMPLE bytes, then to the
-    /// end of a record and on to WIDE_LINES lines, at most MAX_SAMPLE), or
-    /// less: up to the end of the stream, an error, or a quiet spell once
-    /// something came. The lines type a CSV or JSON column empty at first
-    /// as a regular file's do (a gzipped one was text: max 98 of 70..133).
+    /// end of a record, at most MAX_SAMPLE), or less: up to the end of the
+    /// stream, an error, or a quiet spell once something came.
     fn take_sample(&mut self) {
-        let (mut searched, mut lines, mut past) = (0, 0, false);
+        self.read_on(0, None);
+    }
+
+    /// Read the sample on to WIDE_LINES lines (at most MAX_SAMPLE bytes, for
+    /// at most WIDEN_FOR): asked only of a table's first input, when its
+    /// sample left a CSV or JSON column without a value (a gzipped file's
+    /// late values were text: max 98 of 70..133). Every stream read that
+    /// far took 60 MB and 0.25 s of 3 KB lines per .gz file, and a pipe
+    /// writing a line every 30 ms made `LIMIT 3` wait for 20,480 of them.
+    pub fn widen(&mut self) {
+        if self.failed.is_none() {
+            self.read_on(super::WIDE_LINES, Some(Instant::now() + WIDEN_FOR));
+        }
+    }
+
+    /// Read until SAMPLE bytes and a record end, and `lines` line ends, are
+    /// held (or MAX_SAMPLE bytes, the stream's end, an error, a quiet spell
+    /// or `until`).
+    fn read_on(&mut self, lines: usize, until: Option<Instant>) {
+        let (mut searched, mut ends, mut past) = (0, 0, false);
         loop {
             if self.head.len() >= super::SAMPLE {
-                let new = &self.head[searched..];
-                lines += memchr::memchr_iter(b'\n', new).count();
+                if lines > 0 {
+                    ends += memchr::memchr_iter(b'\n', &self.head[searched..]).count();
+                }
                 let after = &self.head[searched.max(super::SAMPLE)..];
                 past = past || memchr::memchr(b'\n', after).is_some();
                 searched = self.head.len();
-                let wide = past && lines >= super::WIDE_LINES;
-                if self.head.len() >= super::MAX_SAMPLE || wide {
+                let late = until.is_some_and(|t| Instant::now() >= t);
+                if self.head.len() >= super::MAX_SAMPLE || (past && ends >= lines) || late {
                     return;
                 }
             }

@@ -61,7 +61,7 @@ pub fn format_of(
     let mut format = make(&first)?;
     // A stream's sample is never known to be its whole input.
     let mut whole = false;
-    if typed_by_sample(format.as_ref()) {
+    if needs_wider_sample(format.as_ref()) {
         if let Some((wide, all)) = wide_sample(&inputs[at])? {
             (first, whole) = (Cow::Owned(wide), all);
             format = make(&first)?;
@@ -107,7 +107,7 @@ pub const WIDE_LINES: usize = 20_480;
 
 /// Whether `format` has a column its sample gave no type (CSV, JSON lines):
 /// only then is the first input read further (3 KB lines: 64 MiB, 0.1 s).
-fn typed_by_sample(format: &dyn Format) -> bool {
+pub fn needs_wider_sample(format: &dyn Format) -> bool {
     format.as_csv().is_some_and(|c| c.has_unseen())
         || format.as_jsonl().is_some_and(|j| j.has_untyped())
 }
