@@ -579,6 +579,11 @@ fn partial_state<'py>(
     max_letters: Option<u64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    if job != "pangram" && (all || max_letters.is_some()) {
+        return Err(value_error(format!(
+            "all and max_letters are pangram's, not {job}'s"
+        )));
+    }
     let r = ranged(source, start, end)?;
     let opts = scan_options(Some(threads), None)?;
     let bytes = match job {

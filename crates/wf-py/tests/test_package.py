@@ -115,6 +115,10 @@ def test_pangram_max_letters_needs_all(text_dir):
     # As the CLI's --max-letters needs --all (it was ignored without a word).
     with pytest.raises(ValueError, match="max_letters needs all=True"):
         widefinder.pangram([text_dir], max_letters=5)
+    # The same of another job's partial state.
+    one = str(text_dir / "one.txt")
+    with pytest.raises(ValueError, match="pangram's, not count's"):
+        widefinder.partial("count", one, max_letters=30)
 
 
 def test_pangram_books_equal_cli(wf, books):
