@@ -496,7 +496,7 @@ pub fn has_header(sample: &[u8], delim: u8) -> bool {
 /// DuckDB's sample: a column with no value in the first 1000 records is
 /// typed by up to this many of the sample (1,500 empty values then 5 and 40
 /// were text: `max` 5, where DuckDB gives 40). JSON lines the same.
-pub(crate) const WIDE_SAMPLE: usize = 20_480;
+pub const WIDE_SAMPLE: usize = 20_480;
 
 /// [`infer`] of a sample's first `records`, the columns with no value there
 /// typed by up to [`WIDE_SAMPLE`] records of it (the header among them, as
@@ -574,7 +574,10 @@ pub fn infer_kind<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Kind {
         any
     };
     // Numbers with spaces or tabs around them are numbers (DuckDB's too).
-    let number = |v: &[u8], f: &dyn Fn(&[u8]) -> bool| written_as_number(trim(v)) && f(trim(v));
+    let number = |v: &[u8], f: &dyn Fn(&[u8]) -> bool| {
+        let v = trim(v);
+        written_as_number(v) && f(v)
+    };
     if all(&|v| number(v, &|v| columns::parse_int(v).is_some())) {
         Kind::Int
     } else if all(&|v| number(v, &integer)) {

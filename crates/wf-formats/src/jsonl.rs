@@ -122,6 +122,16 @@ impl JsonLines {
         Self::of_samples(opts, &[sample])
     }
 
+    /// Its columns were inferred from a sample (no `--schema`).
+    pub fn inferred(&self) -> bool {
+        self.inferred
+    }
+
+    /// Some key had only nulls in the samples (its column is text).
+    pub fn has_untyped(&self) -> bool {
+        self.untyped
+    }
+
     /// The columns of the keys of each sample's first 1000 records (in the
     /// order first seen), typed by their values; a key only `null` there is
     /// typed by the samples' later values. Up to [`SAMPLE_FILES`] inputs'
@@ -141,10 +151,9 @@ impl JsonLines {
         let mut kinds: Vec<Option<Kind>> = Vec::new();
         // Per column: an integer beyond 2^53 seen, a number with a fraction seen.
         let mut big: Vec<(bool, bool)> = Vec::new();
-        // The first 1000 records' keys; a key of only nulls there is typed by
-        // up to 20,480 records of the sample (`csv::WIDE_SAMPLE`).
-        // (`sample_lines` of 1000 is a prefix of the wider one's.)
-        // Each sample in turn, its first 1000 records' keys added.
+        // Each sample in turn: its first 1000 records' keys; a key of only
+        // nulls so far is typed by up to 20,480 records of each sample
+        // (`csv::WIDE_SAMPLE`; `sample_lines` of 1000 is a prefix of it).
         let lines = samples.iter().take(SAMPLE_FILES).flat_map(|s| {
             let early = super::sample_lines(s, 1000).len();
             let lines = super::sample_lines(s, super::csv::WIDE_SAMPLE).into_iter();
@@ -237,18 +246,6 @@ fn widen(k: Option<Kind>, v: &Value) -> Option<Kind> {
         (Some(Kind::Int), Kind::Float) | (Some(Kind::Float), Kind::Int) => Kind::Float,
         _ => Kind::Str,
     })
-}
-
-impl JsonLines {
-    /// Its columns were inferred from a sample (no `--schema`).
-    pub fn inferred(&self) -> bool {
-        self.inferred
-    }
-
-    /// Some key had only nulls in the samples (its column is text).
-    pub fn has_untyped(&self) -> bool {
-        self.untyped
-    }
 }
 
 impl Format for JsonLines {

@@ -47,7 +47,7 @@ use wf_formats::{FormatError, FormatOptions};
 
 // `stream` takes its samples as a file's are taken.
 pub use wf_formats::read::sample::strip_bom;
-pub(crate) use wf_formats::read::sample::{MAX_SAMPLE, SAMPLE, WIDE_LINES};
+pub(crate) use wf_formats::read::sample::SampleEnd;
 
 pub use output::Output;
 pub use table::{LogTable, ScanReport};
@@ -543,9 +543,6 @@ impl read::Streams for Feeds {
     }
 }
 
-/// Start reading the stream inputs (stdin, pipes, compressed files) and take
-/// their samples (see `sql::stream`): the streams by input index, and the
-/// errors of those that could not be opened (which leave the table).
 /// The place in `opened` of the table's first input with data, if that is
 /// a stream.
 fn first_stream(inputs: &[Input], opened: &[(usize, stream::Stream)]) -> Option<usize> {
@@ -562,6 +559,9 @@ fn first_stream(inputs: &[Input], opened: &[(usize, stream::Stream)]) -> Option<
     None
 }
 
+/// Start reading the stream inputs (stdin, pipes, compressed files) and take
+/// their samples (see `sql::stream`): the streams by input index, and the
+/// errors of those that could not be opened (which leave the table).
 fn open_streams(
     inputs: &mut Vec<Input>,
     meter: &Arc<Meter>,

@@ -112,7 +112,10 @@ impl Stream {
     /// writing a line every 30 ms made `LIMIT 3` wait for 20,480 of them.
     pub fn widen(&mut self) {
         if self.failed.is_none() {
-            self.read_on(super::WIDE_LINES, Some(Instant::now() + WIDEN_FOR));
+            self.read_on(
+                wf_formats::read::sample::WIDE_LINES,
+                Some(Instant::now() + WIDEN_FOR),
+            );
         }
     }
 
@@ -120,19 +123,11 @@ impl Stream {
     /// held (or MAX_SAMPLE bytes, the stream's end, an error, a quiet spell
     /// or `until`).
     fn read_on(&mut self, lines: usize, until: Option<Instant>) {
-        let (mut searched, mut ends, mut past) = (0, 0, false);
+        let mut end = super::SampleEnd::new(lines);
         loop {
-            if self.head.len() >= super::SAMPLE {
-                if lines > 0 {
-                    ends += memchr::memchr_iter(b'\n', &self.head[searched..]).count();
-                }
-                let after = &self.head[searched.max(super::SAMPLE)..];
-                past = past || memchr::memchr(b'\n', after).is_some();
-                searched = self.head.len();
-                let late = until.is_some_and(|t| Instant::now() >= t);
-                if self.head.len() >= super::MAX_SAMPLE || (past && ends >= lines) || late {
-                    return;
-                }
+            let late = until.is_some_and(|t| Instant::now() >= t);
+            if end.reached(&self.head) || late {
+                return;
             }
             let got = if self.head.is_empty() {
                 self.rx

@@ -46,10 +46,14 @@ impl WideSum {
     }
 }
 
-/// The scale of a sum added in 256 bits (`sum256`), if it is one.
+/// The scale of a sum added in 256 bits (`sum256`), if it is one: of its
+/// input `fields`, not DISTINCT.
+fn wide_of(fields: &[FieldRef], distinct: bool) -> Option<i8> {
+    sum256::wide_scale(fields.first()?.data_type()).filter(|_| !distinct)
+}
+
 fn wide(args: &AccumulatorArgs) -> Option<i8> {
-    let input = args.expr_fields.first()?.data_type();
-    sum256::wide_scale(input).filter(|_| !args.is_distinct)
+    wide_of(args.expr_fields, args.is_distinct)
 }
 
 impl Default for WideSum {
@@ -96,11 +100,7 @@ impl AggregateUDFImpl for WideSum {
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        let input = args.input_fields.first().map(|f| f.data_type());
-        match input
-            .and_then(sum256::wide_scale)
-            .filter(|_| !args.is_distinct)
-        {
+        match wide_of(args.input_fields, args.is_distinct) {
             Some(scale) => Ok(sum256::state_fields(args.name, scale)),
             None => self.inner.state_fields(args),
         }

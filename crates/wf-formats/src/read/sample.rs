@@ -103,7 +103,44 @@ fn cr_lines(sample: &[u8]) -> bool {
 /// types of its columns: DuckDB's `sample_size` (a column empty for the
 /// first 5,000 rows of a 535 KB file was text in a sample of SAMPLE bytes,
 /// `max` 98 of 70..133).
-pub const WIDE_LINES: usize = 20_480;
+pub use crate::csv::WIDE_SAMPLE as WIDE_LINES;
+
+/// Where a sample growing in a buffer may end: SAMPLE bytes and a record
+/// end past them, and `lines` line ends; or MAX_SAMPLE bytes. Files' and
+/// streams' samples both end so (`wf_sql::stream`). Each byte is searched
+/// once: a search from SAMPLE after every read made a 64 MiB line
+/// quadratic.
+pub struct SampleEnd {
+    lines: usize,
+    searched: usize,
+    ends: usize,
+    past: bool,
+}
+
+impl SampleEnd {
+    pub fn new(lines: usize) -> Self {
+        SampleEnd {
+            lines,
+            searched: 0,
+            ends: 0,
+            past: false,
+        }
+    }
+
+    /// Whether `buf`, grown since the last call, holds a whole sample.
+    pub fn reached(&mut self, buf: &[u8]) -> bool {
+        if buf.len() < SAMPLE {
+            return false;
+        }
+        if self.lines > 0 {
+            self.ends += memchr::memchr_iter(b'\n', &buf[self.searched..]).count();
+        }
+        let after = &buf[self.searched.max(SAMPLE)..];
+        self.past = self.past || memchr::memchr(b'\n', after).is_some();
+        self.searched = buf.len();
+        buf.len() >= MAX_SAMPLE || (self.past && self.ends >= self.lines)
+    }
+}
 
 /// Whether `format` has a column its sample gave no type (CSV, JSON lines):
 /// only then is the first input read further (3 KB lines: 64 MiB, 0.1 s).
@@ -143,9 +180,8 @@ pub fn read_sample(i: &Input) -> Result<Vec<u8>, InputError> {
 /// without a leading byte order mark. `size` (the input's, if known) sizes the
 /// buffer for a long record at once.
 ///
-/// Each byte is searched once and copied once: `buf[SAMPLE..searched]` holds
-/// no newline (a search from SAMPLE after every read made a 64 MiB line
-/// quadratic), and the reads go straight into the buffer (`read_to_end` in
+/// Each byte is searched once ([`SampleEnd`]) and copied once: the reads go
+/// straight into the buffer (`read_to_end` in
 /// steps of SAMPLE probed with small reads and grew the buffer by copying, and
 /// the BOM was stripped by a copy of the whole sample: 60% of the CPU time of
 /// `wf sql` over one 64 MiB line went to faulting in and copying those pages).
@@ -157,18 +193,12 @@ pub fn sample_of(r: &mut dyn Read, size: u64) -> std::io::Result<Vec<u8>> {
 /// MAX_SAMPLE bytes); and whether it holds the whole input.
 fn sample_lines_of(r: &mut dyn Read, size: u64, lines: usize) -> std::io::Result<(Vec<u8>, bool)> {
     let mut buf = Vec::with_capacity(SAMPLE);
-    // Bytes searched, line ends among them, and whether one is past SAMPLE.
-    let (mut searched, mut ends, mut past) = (0, 0, false);
+    let mut end = SampleEnd::new(lines);
     let whole = loop {
+        if end.reached(&buf) {
+            break false;
+        }
         if buf.len() >= SAMPLE {
-            if lines > 0 {
-                ends += memchr::memchr_iter(b'\n', &buf[searched..]).count();
-            }
-            past = past || memchr::memchr(b'\n', &buf[searched.max(SAMPLE)..]).is_some();
-            searched = buf.len();
-            if buf.len() >= MAX_SAMPLE || (past && ends >= lines) {
-                break false;
-            }
             let want = (size as usize).clamp(buf.len(), MAX_SAMPLE);
             buf.reserve_exact(want.saturating_sub(buf.capacity()));
         }

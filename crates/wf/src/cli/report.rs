@@ -231,7 +231,6 @@ impl JobCmd for ReportArgs {
         };
         let mut acc = out.state.acc;
         let read = read_names(&mut acc, &out.read, &names);
-        let read = &read;
         let mut errors = out.errors;
         // The new state is synced and renamed while the report is made.
         let report = wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone());
@@ -241,7 +240,7 @@ impl JobCmd for ReportArgs {
             Err(e) => return failed(errors, "--memory", e.to_string()),
         };
         self.resolve(&mut report, &mut Resolver::default());
-        errors.extend(failures(&acc, &job.format_name(), read));
+        errors.extend(failures(&acc, &job.format_name(), &read));
         let mut extra = vec![
             ("lines failed".to_string(), acc.failed),
             ("lines skipped (blank or #)".to_string(), acc.skipped),

@@ -20,7 +20,7 @@ use wf_core::jobs::partial::{self, Partial};
 use wf_core::jobs::time::TimeFormat;
 use wf_core::jobs::Same;
 use wf_core::scan::state::{self, Entry, Fate, Ledger, Restart, Settings, StateError};
-use wf_core::scan::{InputError, Progress, ScanOptions, Source};
+use wf_core::scan::{Input, InputError, Progress, ScanOptions, Source};
 
 use super::args::ScanArgs;
 use super::pending::{unwritten, Pending};
@@ -147,12 +147,14 @@ pub(crate) fn collect_without(
     collected
 }
 
-fn leave_out_state(inputs: &mut Vec<wf_core::scan::Input>, state: &Path) {
-    while let Some(i) = wf_core::scan::input_at(state, inputs.iter()) {
-        let at = inputs.iter().position(|x| std::ptr::eq(x, i)).unwrap_or(0);
-        let out = inputs.remove(at);
-        wf_core::warn!("wf: {}: the --state file, left out of the inputs", out.name);
-    }
+fn leave_out_state(inputs: &mut Vec<Input>, state: &Path) {
+    inputs.retain(|i| {
+        let named = wf_core::scan::input_at(state, [i]).is_some();
+        if named {
+            wf_core::warn!("wf: {}: the --state file, left out of the inputs", i.name);
+        }
+        !named
+    });
 }
 
 /// The tails' counts of records (kept, outside the window, without a
@@ -168,10 +170,32 @@ fn add_records(extra: &mut Vec<(String, u64)>, tail: Vec<(String, u64)>) {
     }
 }
 
+/// The main scan's inputs (each from where the state left it) and the
+/// tails' scan's, input k of one being input k of the other (nothing read
+/// where a file has no tail): the job's counts per input add up.
+fn scans_of(
+    inputs: &[Input],
+    read: &[usize],
+    tails: &[Option<(u64, u64)>],
+) -> (Vec<Input>, Vec<Input>) {
+    let with = |i: usize, span| Input {
+        span: Some(span),
+        ..inputs[i].clone()
+    };
+    let main = read
+        .iter()
+        .map(|&i| with(i, inputs[i].span.unwrap_or((0, u64::MAX))));
+    let tail = read.iter().map(|&i| match tails[i] {
+        Some(span) => with(i, span),
+        None => nothing_of(&inputs[i]),
+    });
+    (main.collect(), tail.collect())
+}
+
 /// An input of no bytes in place of `i`, under its name: an empty span of
 /// /dev/null, which always opens (`i`'s file may be gone since the main
 /// scan read it, which is no error; and a compressed file cannot be cut).
-fn nothing_of(i: &wf_core::scan::Input) -> wf_core::scan::Input {
+fn nothing_of(i: &Input) -> Input {
     let mut none = i.clone();
     none.source = Source::File {
         path: PathBuf::from("/dev/null"),
@@ -216,28 +240,9 @@ impl StateRun<'_> {
         let resume = state::resume(old, &mut inputs, self.opts.sep);
         say(&resume, old, &inputs);
         let read: Vec<usize> = (0..inputs.len()).filter(|&i| !resume.skipped(i)).collect();
-        let part = |keep: &dyn Fn(usize) -> Option<(u64, u64)>| -> Vec<_> {
-            let mut v = Vec::new();
-            for &i in &read {
-                if let Some(span) = keep(i) {
-                    let mut inp = inputs[i].clone();
-                    inp.span = Some(span);
-                    v.push(inp);
-                }
-            }
-            v
-        };
-        let main_inputs = part(&|i| Some(inputs[i].span.unwrap_or((0, u64::MAX))));
+        let (main_inputs, tail_inputs) = scans_of(&inputs, &read, &resume.tails);
         let from_start = |i: usize| inputs[i].span.is_none_or(|(s, _)| s == 0);
-        // Input k of the tails' scan is input k of the main one (nothing
-        // read where there is no tail): the job's counts per input add up.
         let tails = read.iter().any(|&i| resume.tails[i].is_some());
-        let mut tail_inputs = part(&|i| Some(resume.tails[i].unwrap_or((0, 0))));
-        for (k, &i) in read.iter().enumerate() {
-            if resume.tails[i].is_none() {
-                tail_inputs[k] = nothing_of(&inputs[i]);
-            }
-        }
         let again = || Same(&job);
         let (t, o, p) = (self.time, self.opts, self.progress);
         // The old state is decoded while the scan runs (see `state::Loaded`).
