@@ -599,8 +599,10 @@ pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
 /// in another format than `--format`'s: a common log read as combined has
 /// no row, a combined one read as common a NULL size in every row); more
 /// briefly, of any line not a row or value read as NULL (an answer that
-/// leaves out 2 of 5 TSV lines with stray quotes said nothing, exit 0); and
-/// of records with keys that are not columns (JSON lines, logfmt), whose
+/// leaves out 2 of 5 TSV lines with stray quotes said nothing, exit 0); of
+/// text that is not valid UTF-8, read with U+FFFD (said only under
+/// `--stats` before, where DuckDB stops); and of records with keys that are
+/// not columns (JSON lines, logfmt), whose
 /// values no query reads.
 /// A table none of whose lines read parsed ([`unread`]) is an error, not
 /// one of these.
@@ -638,6 +640,17 @@ pub fn warnings(t: &TableRun) -> Vec<String> {
             if n == 1 { "record has" } else { "records have" },
             unknown.names.join(", "),
             if unknown.more { ", ..." } else { "" },
+        ));
+    }
+    let utf8 = r.stats.invalid_utf8;
+    if utf8 > 0 {
+        // Replaced, the answer may differ from the file's bytes (two
+        // different bad sequences group as one): DuckDB stops; say it.
+        let n = if utf8 == 1 { "value is" } else { "values are" };
+        out.push(format!(
+            "table {}: {utf8} text {n} not valid UTF-8, read with U+FFFD for each bad \
+             sequence (--stats; --strict stops at the first)",
+            t.name
         ));
     }
     if bad > 0 && bad >= rows {

@@ -2213,12 +2213,22 @@ fn invalid_utf8_is_replaced_and_counted_never_a_crash() {
     let (rows, stats) = sql_ok(
         &["--format", "csv"],
         "SELECT name, n FROM logs ORDER BY n",
-        &[p],
+        std::slice::from_ref(&p),
     );
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["ok", "b\u{fffd}d", "q\u{fffd}(", "\u{fffd}"]);
     assert_eq!(stats.invalid_utf8, 3);
     assert_eq!(stats.rows, 4);
+    // Said without --stats too: the answer is not the file's bytes.
+    let q = "SELECT count(DISTINCT name) AS n FROM logs";
+    let r = wf_sql(&["--format", "csv"], q, &[p]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("table logs: 3 text values are not valid UTF-8, read with U+FFFD"),
+        "{}",
+        r.stderr
+    );
 }
 
 // ------------------------------------------------------------------ -o files
