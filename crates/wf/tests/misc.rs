@@ -124,3 +124,47 @@ fn gen_and_bench_survive_a_full_stderr() {
     let bench = ["bench", "--", "count", "/nonexistent/wf-nosuch"];
     assert_eq!(with_stderr_full(&bench), Some(2));
 }
+
+/// A list of inputs on stdin is read once however often a command collects
+/// its inputs: `wf report` looks at the first input for its format, then
+/// scans, and the second read of stdin was empty (0 requests, exit 0), as it
+/// was for `--since` and `--state` runs. Every command's answer from `ls |
+/// wf CMD --files-from -` is its answer over the same paths named.
+#[test]
+fn a_files_from_list_on_stdin_gives_the_named_files_answer() {
+    let t = tempfile::tempdir().unwrap();
+    let a = generated_log(t.path(), "40K", "0", 1);
+    let b = t.path().join("b.log");
+    std::fs::copy(&a, &b).unwrap();
+    let list = format!("{}\n{}\n", a.display(), b.display());
+    let state = t.path().join("s.state");
+    let runs: &[&[&str]] = &[
+        &["report", "--json"],
+        &["report", "--json", "--since", "2000-01-01"],
+        &["count", "--json", "--since", "2000-01-01"],
+        &["wf2", "--json"],
+        &["count", "--json"],
+        &[
+            "sql",
+            "--no-progress",
+            "--json",
+            "SELECT count(*) AS n FROM logs",
+        ],
+    ];
+    for args in runs {
+        let mut named = wf();
+        named.args(*args).arg(&a).arg(&b);
+        let want = ok(named);
+        let mut listed = wf();
+        listed.args(*args).args(["--files-from", "-"]);
+        assert_eq!(ok_with(listed, Some(list.as_bytes())), want, "{args:?}");
+    }
+    // A --state run (its first: everything new) likewise.
+    let mut named = wf();
+    named.args(["report", "--json"]).arg(&a).arg(&b);
+    let want = ok(named);
+    let mut listed = wf();
+    let s = state.to_str().unwrap();
+    listed.args(["report", "--json", "--state", s, "--files-from", "-"]);
+    assert_eq!(ok_with(listed, Some(list.as_bytes())), want);
+}

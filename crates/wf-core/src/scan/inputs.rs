@@ -428,6 +428,12 @@ fn pseudo_file(p: &Path, md: &fs::Metadata) -> bool {
 /// ignored; a trailing `\r` is kept (it may be part of a name).
 fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
     use std::os::unix::ffi::OsStringExt;
+    let regular = list.as_os_str() != "-" && fs::metadata(list).is_ok_and(|m| m.is_file());
+    if !regular {
+        if let Some(kept) = kept_list(list) {
+            return Ok(kept);
+        }
+    }
     let mut bytes = Vec::new();
     if list.as_os_str() == "-" {
         io::stdin().lock().read_to_end(&mut bytes)?;
@@ -437,7 +443,26 @@ fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
     let sep = if bytes.contains(&0) { 0 } else { b'\n' };
     let names = bytes.split(|&b| b == sep).filter(|n| !n.is_empty());
     let path = |n: &[u8]| PathBuf::from(std::ffi::OsString::from_vec(n.to_vec()));
-    Ok(names.map(path).collect())
+    let names: Vec<PathBuf> = names.map(path).collect();
+    if !regular {
+        LISTS.lock().unwrap().push((list.to_owned(), names.clone()));
+    }
+    Ok(names)
+}
+
+/// Lists read from stdin, a pipe or a FIFO, which read once: a command
+/// collects its inputs more than once (`wf report` its format from the first
+/// input's head, then its scan), and a second read of the pipe was empty:
+/// `ls *.log | wf report --files-from -` reported 0 requests, exit 0. A
+/// regular file's list is read again each time (`--follow` sees names added).
+static LISTS: std::sync::Mutex<Vec<(PathBuf, Vec<PathBuf>)>> = std::sync::Mutex::new(Vec::new());
+
+fn kept_list(list: &Path) -> Option<Vec<PathBuf>> {
+    let lists = LISTS.lock().unwrap();
+    lists
+        .iter()
+        .find(|(l, _)| l == list)
+        .map(|(_, n)| n.clone())
 }
 
 /// The largest size (`u64::MAX` bytes, one byte short of 16 EiB).
