@@ -482,12 +482,13 @@ struct Hit<'a> {
     line: Line<'a>,
     /// (UTC microseconds, offset seconds), when the format has a time.
     time: Option<(i64, i64)>,
-    /// As GoAccess keys it ([`rules::agent_key`]).
+    /// As GoAccess keys it ([`rules::agent_key`]); `None` when the format
+    /// has no agent.
     agent: Option<Cow<'a, [u8]>>,
 }
 
 impl Hit<'_> {
-    /// The user agent ("" for a line without one: every visitor's agent).
+    /// The user agent ("" in a format without one: every visitor's agent).
     fn agent(&self) -> &[u8] {
         self.agent.as_deref().unwrap_or(b"")
     }
@@ -707,7 +708,12 @@ impl ReportJob {
                 vhost: opt_text(c.vhost),
             },
             time,
-            agent: opt_text(c.agent).map(rules::agent_key),
+            // A line without an agent (a JSON log's missing header) is
+            // GoAccess's "-" agent, as an empty one is: three such requests
+            // of one client were two visitors here, one there.
+            agent: c
+                .agent
+                .map(|i| f.text(i).map_or(Cow::Borrowed(&b"-"[..]), rules::agent_key)),
         })
     }
 }

@@ -2067,3 +2067,28 @@ fn since_reads_caddy_epoch_times() {
         }
     }
 }
+
+/// A JSON line without a User-Agent is GoAccess's "-" agent, as an empty
+/// one and "-" are: one client's three requests of one day, one with each,
+/// are one visitor (GoAccess 1.7: 1; wf said 2, the missing agent a key of
+/// its own).
+#[test]
+fn a_missing_agent_is_the_dash_agent() {
+    let d = dir();
+    let p = d.path().join("c.log");
+    let line = |ts: u32, uri: &str, headers: &str| {
+        format!(
+            "{{\"level\":\"info\",\"ts\":{ts}.0,\"logger\":\"http.log.access\",\"msg\":\"handled \
+             request\",\"request\":{{\"remote_ip\":\"10.0.0.30\",\"client_ip\":\"10.0.0.30\",\
+             \"proto\":\"HTTP/1.1\",\"method\":\"GET\",\"host\":\"example.com\",\"uri\":\"{uri}\",\
+             \"headers\":{headers}}},\"size\":10,\"status\":200}}\n"
+        )
+    };
+    let text = line(1705511132, "/a", r#"{"User-Agent":["-"]}"#)
+        + &line(1705511133, "/b", "{}")
+        + &line(1705511134, "/c", r#"{"User-Agent":[""]}"#);
+    std::fs::write(&p, text).unwrap();
+    let j = report_json(&["--format", "caddy"], &[&p]);
+    assert_eq!(j["general"]["valid_requests"], 3, "{}", j["general"]);
+    assert_eq!(j["general"]["unique_visitors"], 1, "{}", j["general"]);
+}
