@@ -23,7 +23,10 @@
 //! `\t`: [`unescape`]), so that one copied from httpd.conf or nginx.conf
 //! works. Apache's `%{format}t` is the `time` column when it writes a whole
 //! time (a strftime pattern read with chrono, or `sec`/`msec`/`usec`); it
-//! had been read and dropped, and a report of such a log had no day.
+//! had been read and dropped, and a report of such a log had no day. So is
+//! nginx's `$msec` (seconds with a fraction) in a format without
+//! `$time_local` or `$time_iso8601`; beside one of them it is a number,
+//! `msec`.
 
 use std::sync::Arc;
 
@@ -53,6 +56,9 @@ enum Conv {
     /// Apache's `%{sec}t`, `%{msec}t`, `%{usec}t`: an integer since the
     /// epoch, in units of this many microseconds.
     Epoch(i64),
+    /// nginx's `$msec`: seconds since the epoch with a fraction
+    /// (`1705511132.123`).
+    EpochFraction,
     /// The request line: four columns, method, path, protocol, request.
     Request,
     /// Read but not kept (e.g. `%{msec_frac}t`, a piece of a time).
@@ -174,16 +180,31 @@ impl LogFormat {
         let unescaped = unescape(format);
         let f = &unescaped[..];
         let mut i = 0;
+        let mut pieces = Vec::new();
         while i < f.len() {
             if f[i] != b'$' {
-                b.lit(f[i]);
+                pieces.push(Err(f[i]));
                 i += 1;
                 continue;
             }
             let (var, next) = nginx_variable(f, i + 1)?;
             i = next;
-            let (name, conv) = nginx_column(&var);
-            b.field(&name, conv);
+            pieces.push(Ok(var));
+        }
+        // `$msec` is the time when no other variable is: a log of only
+        // it had no day in `wf report`, and no `time` for `--since`.
+        let timed = pieces
+            .iter()
+            .any(|p| matches!(p.as_deref(), Ok("time_local" | "time_iso8601")));
+        for p in pieces {
+            match p {
+                Err(lit) => b.lit(lit),
+                Ok(var) if var == "msec" && !timed => b.field("time", Conv::EpochFraction),
+                Ok(var) => {
+                    let (name, conv) = nginx_column(&var);
+                    b.field(&name, conv);
+                }
+            }
         }
         Ok(b.build(format!("nginx:'{format}'")))
     }
@@ -295,7 +316,9 @@ fn conv_kind(c: &Conv) -> Kind {
     match c {
         Conv::Int => Kind::Int,
         Conv::Float | Conv::LenientFloat => Kind::Float,
-        Conv::Clf { .. } | Conv::Iso | Conv::Strf(_) | Conv::Epoch(_) => Kind::Time,
+        Conv::Clf { .. } | Conv::Iso | Conv::Strf(_) | Conv::Epoch(_) | Conv::EpochFraction => {
+            Kind::Time
+        }
         _ => Kind::Str,
     }
 }
@@ -555,6 +578,7 @@ impl RowParser for LogRows {
             Conv::Iso => value_of(v, parse_iso).map_or(Value::Null, Value::Time),
             Conv::Strf(t) => value_of(v, |v| strf(t, v)).map_or(Value::Null, Value::Time),
             Conv::Epoch(unit) => value_of(v, |v| epoch(*unit, v)).map_or(Value::Null, Value::Time),
+            Conv::EpochFraction => value_of(v, epoch_fraction).map_or(Value::Null, Value::Time),
             Conv::Skip => Value::Null,
         }
     }
@@ -763,6 +787,10 @@ fn append(v: &[u8], o: &Out, out: &mut Columns) {
             let x = converted(out, v, |v| epoch(*unit, v));
             out.time(c, x)
         }
+        Conv::EpochFraction => {
+            let x = converted(out, v, epoch_fraction);
+            out.time(c, x)
+        }
         Conv::Request | Conv::Skip => {}
     }
 }
@@ -775,6 +803,25 @@ fn strf(t: &Strftime, v: &[u8]) -> Option<i64> {
 /// A `%{sec}t`, `%{msec}t` or `%{usec}t` time's UTC microseconds.
 fn epoch(unit: i64, v: &[u8]) -> Option<i64> {
     columns::parse_int(v)?.checked_mul(unit)
+}
+
+/// An nginx `$msec` time's UTC microseconds: seconds, and up to 6 digits of
+/// a fraction (more are cut).
+fn epoch_fraction(v: &[u8]) -> Option<i64> {
+    let (whole, frac) = match memchr::memchr(b'.', v) {
+        Some(dot) => (&v[..dot], &v[dot + 1..]),
+        None => (v, &b""[..]),
+    };
+    if whole.is_empty() || !whole.iter().chain(frac).all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut micros: i64 = 0;
+    for i in 0..6 {
+        micros = micros * 10 + frac.get(i).map_or(0, |d| i64::from(d - b'0'));
+    }
+    columns::parse_int(whole)?
+        .checked_mul(1_000_000)?
+        .checked_add(micros)
 }
 
 /// A typed value: `-` or empty is NULL; a value that does not convert is NULL
@@ -1127,6 +1174,38 @@ mod tests {
         let (b, bad) = parse_all(&f, &["1.2.3.4\t200\\x0.5", "1.2.3.4 200\\x0.5"]);
         assert_eq!((b.num_rows(), bad), (1, 1));
         assert_eq!(b.column(1).as_primitive::<Int64Type>().value(0), 200);
+    }
+
+    /// nginx's `$msec` is the time (seconds with a fraction) when the
+    /// format has no other: a log of only it had no day in `wf report`.
+    /// Beside `$time_local` it is a number, `msec`.
+    #[test]
+    fn nginx_msec_is_the_time_alone() {
+        let f = LogFormat::nginx("$remote_addr [$msec] $status").unwrap();
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["client", "time", "status"]);
+        let lines = [
+            "1.2.3.4 [1705511132.123] 200",
+            "1.2.3.4 [1705511132] 200",
+            "1.2.3.4 [1705511132.1234567] 200",
+            "1.2.3.4 [-] 200",
+            "1.2.3.4 [17055x1132.1] 200",
+        ];
+        let (b, _) = parse_all(&f, &lines);
+        let t = b.column(1).as_primitive::<TimestampMicrosecondType>();
+        let want = [
+            Some(1_705_511_132_123_000),
+            Some(1_705_511_132_000_000),
+            Some(1_705_511_132_123_456),
+            None,
+            None,
+        ];
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(t.is_valid(i).then(|| t.value(i)), *w, "{}", lines[i]);
+        }
+        let f = LogFormat::nginx("$remote_addr [$time_local] $msec $status").unwrap();
+        let names: Vec<&str> = f.fields().iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["client", "time", "msec", "status"]);
     }
 
     /// Apache's `%{format}t`: a strftime pattern of a whole time or seconds

@@ -2092,3 +2092,31 @@ fn a_missing_agent_is_the_dash_agent() {
     assert_eq!(j["general"]["valid_requests"], 3, "{}", j["general"]);
     assert_eq!(j["general"]["unique_visitors"], 1, "{}", j["general"]);
 }
+
+/// An nginx format whose only time is `$msec` (seconds since the epoch with
+/// a fraction): its lines have days and hours (the report had none, one
+/// visitor of two days' requests, and said nothing).
+#[test]
+fn nginx_msec_times_have_days() {
+    let d = dir();
+    let p = d.path().join("msec.log");
+    std::fs::write(
+        &p,
+        "1.2.3.4 [1705511132.123] \"GET /a HTTP/1.1\" 200 10 \"Mozilla/5.0\"\n\
+         1.2.3.4 [1705597533.999] \"GET /a HTTP/1.1\" 200 10 \"Mozilla/5.0\"\n",
+    )
+    .unwrap();
+    let f = "nginx:$remote_addr [$msec] \"$request\" $status $body_bytes_sent \"$http_user_agent\"";
+    let mut c = wf();
+    c.env("TZ", "UTC")
+        .args(["report", "--json", "--format", f])
+        .arg(&p);
+    let j: Value = serde_json::from_str(&ok(c)).unwrap();
+    assert_eq!(j["general"]["unique_visitors"], 2, "{}", j["general"]);
+    assert_eq!(
+        j["general"]["start_date"], "17/Jan/2024",
+        "{}",
+        j["general"]
+    );
+    assert_eq!(j["general"]["end_date"], "18/Jan/2024", "{}", j["general"]);
+}

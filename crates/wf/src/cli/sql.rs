@@ -39,7 +39,8 @@ referrer, user_agent
 read as httpd.conf and nginx.conf read them, so a format copied from either works
   nginx:'FORMAT'   an nginx log_format string, e.g. nginx:'$remote_addr [$time_local] \
 \"$request\" $status $body_bytes_sent $request_time'; $request_time and \
-$upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers
+$upstream_*_time are float columns, $status, $body_bytes_sent, $bytes_sent integers; \
+$msec is the time column when the format has no $time_local or $time_iso8601
   csv, tsv   RFC 4180 (quoted fields may hold the delimiter, \"\" and line breaks); a quote \
 inside an unquoted field is data, as DuckDB and Python's csv read it (1,x\"y,3 is 1, x\"y, 3); \
 a quote that opens a field and never closes it makes its line one malformed record; a file \
