@@ -14,7 +14,8 @@
 //! is split again by GoAccess's rules as a text log's is.
 //!
 //! Values: a time is a number of seconds since the epoch (Caddy's default
-//! `ts`) or an ISO 8601 / CLF text (its zone is the log's zone, read back by
+//! `ts`; milli-, micro- or nanoseconds from 10^11 up, see [`time`]) or an
+//! ISO 8601 / CLF text (its zone is the log's zone, read back by
 //! `rules::local_offset`); numbers may be JSON numbers or texts. A line that
 //! is not a JSON object is a failed line; a missing client, status or time
 //! too, as in a text log.
@@ -203,12 +204,28 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
-/// Seconds since the epoch (a number), or an ISO 8601 or CLF text.
+/// Seconds since the epoch (a number), or an ISO 8601 or CLF text. A number
+/// of 10^11 or more is in milli-, micro- or nanoseconds (Caddy's
+/// `time_format unix_milli_float`, `unix_nano`), by its size: 10^11 seconds
+/// is the year 5138, and such a log's days were 56015-07-01.
 fn time(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => {
+            if let Some(i) = n
+                .as_i64()
+                .filter(|i| i.unsigned_abs() >= 100_000_000_000_000_000)
+            {
+                return Some(i.div_euclid(1000));
+            }
             let s = n.as_f64()?;
-            s.is_finite().then(|| (s * 1e6).round() as i64)
+            let micros_per = match s.abs() {
+                a if a < 1e11 => 1e6,
+                a if a < 1e14 => 1e3,
+                a if a < 1e17 => 1.0,
+                _ => 1e-3,
+            };
+            let us = (s * micros_per).round();
+            (us.is_finite() && us.abs() < 9.2e18).then_some(us as i64)
         }
         Value::String(s) => wf_formats::time::parse_any(s.as_bytes()),
         _ => None,
@@ -280,6 +297,24 @@ impl Parser for MappedParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Caddy's numeric `ts` in seconds, milli-, micro- or nanoseconds is
+    /// one instant (read as seconds, milliseconds were the year 56015).
+    #[test]
+    fn epoch_numbers_in_any_unit_are_one_instant() {
+        let want = Some(1_705_511_132_500_000);
+        for v in [
+            serde_json::json!(1_705_511_132.5),
+            serde_json::json!(1_705_511_132_500.0),
+            serde_json::json!(1_705_511_132_500_i64),
+            serde_json::json!(1_705_511_132_500_000_i64),
+            serde_json::json!(1_705_511_132_500_000_000_i64),
+        ] {
+            assert_eq!(time(&v), want, "{v}");
+        }
+        assert_eq!(time(&serde_json::json!(0.25)), Some(250_000));
+        assert_eq!(time(&serde_json::json!(1e300)), None);
+    }
 
     #[test]
     fn mappings_parse_and_say_what_is_wrong() {
