@@ -449,12 +449,14 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
         bytes: a.bytes,
     };
     let max = meta.max_rows;
-    let day_of = |t: Option<(i64, i64)>| {
-        t.map(|(utc, off)| day_names((utc.div_euclid(1_000_000) + off).div_euclid(86_400)).0)
-    };
+    // The earliest and latest dates written, as GoAccess gives them: of a
+    // log of several zones, not those of the first and last instants
+    // (02/Jan +1400 is before 01/Jan -1200: the span ran backwards).
+    let mut dated = tl.days.iter().map(|d| d.key).filter(|&d| d != NO_TIME);
+    let (first_day, last_day) = (dated.next(), dated.next_back());
     let general = General {
-        start_date: day_of(a.first),
-        end_date: day_of(a.last),
+        start_date: first_day.map(|d| day_names(d).0),
+        end_date: last_day.or(first_day).map(|d| day_names(d).0),
         first_time: a.first.map(|(u, o)| rfc3339(u, o)),
         last_time: a.last.map(|(u, o)| rfc3339(u, o)),
         total_requests: a.lines,

@@ -2120,3 +2120,25 @@ fn nginx_msec_times_have_days() {
     );
     assert_eq!(j["general"]["end_date"], "18/Jan/2024", "{}", j["general"]);
 }
+
+/// The first and last dates are the earliest and latest written, as
+/// GoAccess gives them: 02/Jan at +1400 is an instant before 01/Jan at
+/// -1200, and the span was 02/Jan to 01/Jan.
+#[test]
+fn the_dates_span_the_days_written() {
+    let d = dir();
+    let p = d.path().join("z.log");
+    std::fs::write(
+        &p,
+        "1.1.1.1 - - [02/Jan/2024:10:00:00 +1400] \"GET /a HTTP/1.1\" 200 10 \"-\" \"M\"\n\
+         1.1.1.2 - - [01/Jan/2024:23:00:00 -1200] \"GET /b HTTP/1.1\" 200 10 \"-\" \"M\"\n",
+    )
+    .unwrap();
+    let j = report_json(&[], &[&p]);
+    assert_eq!(
+        j["general"]["start_date"], "01/Jan/2024",
+        "{}",
+        j["general"]
+    );
+    assert_eq!(j["general"]["end_date"], "02/Jan/2024", "{}", j["general"]);
+}
