@@ -3,7 +3,7 @@
 //! (`DESIGN.md`; each rule was checked against `goaccess --no-ip-validation`
 //! on lines made to test it, see `tests/report.rs` in the `wf` crate).
 //!
-//! - The request line: a known method as a prefix (any case), then the URL up
+//! - The request line, trimmed: a known method as a prefix (any case), then the URL up
 //!   to the last space, then a known protocol; a line that starts with no known
 //!   method is its own URL with method and protocol `---`; a known method
 //!   without a known protocol is the URL `-`. The URL is %-decoded once and
@@ -78,8 +78,11 @@ fn prefix_of(s: &[u8], list: &[&'static str]) -> Option<&'static str> {
         .find(|m| s.len() >= m.len() && s[..m.len()].eq_ignore_ascii_case(m.as_bytes()))
 }
 
-/// GoAccess's `parse_req` (see the module comment).
+/// GoAccess's `parse_req` (see the module comment), of the line trimmed
+/// first, as GoAccess 1.7 reads the field (`" GET /a HTTP/1.1"` was an
+/// unsplit request here, `"GET /a HTTP/1.1 "` the URL `-`).
 pub fn request(line: &[u8]) -> Request<'_> {
+    let line = line.trim_ascii();
     let whole = |url: &'static [u8]| Request {
         method: NO_METHOD,
         url: Cow::Borrowed(url),

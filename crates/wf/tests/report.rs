@@ -280,6 +280,7 @@ fn starts_with_ci(s: &str, p: &str) -> bool {
 
 /// "METHOD URL PROTOCOL" as GoAccess keys a request, and its URL.
 fn goaccess_request(req: &str) -> (String, String) {
+    let req = req.trim_matches(|c: char| c.is_ascii_whitespace());
     let Some(m) = METHODS.iter().find(|m| starts_with_ci(req, m)) else {
         let u = decode(req);
         return (format!("--- {u} ---"), u);
@@ -1652,6 +1653,12 @@ fn request_lines_are_keyed_as_goaccess_keys_them() {
         "GET  /two-spaces HTTP/1.1",
         "GET /a HTTP/1.1 extra",
         "SEARCH /s HTTP/1.1",
+        " GET /lead HTTP/1.1",
+        "GET /trail HTTP/2.0 ",
+        "  GET   /many HTTP/1.0  ",
+        "\tGET /tab HTTP/1.1",
+        " ",
+        "",
     ];
     let methods = METHODS.iter().map(|m| format!("{m} /{m} HTTP/1.1"));
     let text: String = methods
