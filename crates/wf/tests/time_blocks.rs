@@ -187,6 +187,47 @@ fn a_joined_log_over_blocks_counts_the_short_runs_records() {
     }
 }
 
+/// One line out of place at the end or the start of a log (a long download
+/// logged hours late) skips no record of a window over the plain file, BGZF
+/// or zstd frames: the edges' records are all looked at, and the file is
+/// found out of order (before, the plain file was skipped after its last
+/// line alone: 0 records, exit 0; a BGZF file of one block after its first).
+#[test]
+fn one_line_out_of_place_at_an_edge_skips_no_record() {
+    let Some(f) = files() else { return };
+    let body = log(20_000);
+    let all: Vec<&[u8]> = body.split_inclusive(|&c| c == b'\n').collect();
+    let t = times(&body);
+    let (first, last) = (t[0], t[t.len() - 1]);
+    // 30 minutes out of place: within the eighths' order (the probes at
+    // 1/8 and 7/8 of the file are hours away), far outside the slack.
+    let late_tail = [&body[..], all[all.len() - 900]].concat();
+    let late_head = [all[900], &body[..]].concat();
+    let dir = f._dir.path();
+    for (name, data, a, b) in [
+        ("tail", &late_tail, last - 600, last + 60),
+        ("head", &late_head, first - 60, first + 600),
+    ] {
+        let want = reference(data, a, b)
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count() as u64;
+        assert!(want > 200, "{name}: {want}");
+        let (plain, bgz, zst) = (
+            dir.join(format!("{name}.log")),
+            dir.join(format!("{name}.log.gz")),
+            dir.join(format!("{name}.log.zst")),
+        );
+        std::fs::write(&plain, data).unwrap();
+        std::fs::write(&bgz, pipe("bgzip", &["-c"], data)).unwrap();
+        std::fs::write(&zst, zstd_frames(data, 400, true)).unwrap();
+        for path in [&plain, &bgz, &zst] {
+            let (v, err) = count(&["--since", &iso(a), "--until", &iso(b)], path, None);
+            assert_eq!(v["records"], want, "{path:?}\n{err}");
+        }
+    }
+}
+
 /// The report of a window over BGZF and multi-frame zstd equals the one
 /// over the plain file, failed lines' offsets included, at -j 1 and 3, and
 /// most compressed bytes are not read.

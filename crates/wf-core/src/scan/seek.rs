@@ -15,7 +15,8 @@
 //! ([`crate::jobs::window`]) still checks every record's time.
 //!
 //! The order is checked, not trusted: the probes' times (the searches', the
-//! file's eighths, and up to 128 spread over each side the span leaves out,
+//! file's eighths, every record of its first and last 4 KiB or blocks, and
+//! up to 128 spread over each side the span leaves out,
 //! [`Prober::probe_skipped`]) are checked for order afterwards; a file where
 //! one goes back by more than the slack is read whole (and the caller says
 //! so). A run joined out of order shorter than 1/128 of a side can still
@@ -441,6 +442,13 @@ fn blocks_of(
     }))
 }
 
+/// A file's first or last bytes.
+#[derive(Clone, Copy)]
+enum Edge {
+    Head,
+    Tail,
+}
+
 /// Where probes read: a regular file at byte offsets, or a compressed file
 /// at its blocks (a probe's position is a block's index).
 enum Target<'f> {
@@ -458,6 +466,9 @@ struct Prober<'a> {
     probes: Vec<(u64, i64)>,
     /// Bytes read (compressed bytes, for blocks).
     read: u64,
+    /// The largest step back between records decoded in a run from a
+    /// block ([`Prober::edge_block`]), and the block's start.
+    block_back: Option<(u64, i64)>,
 }
 
 impl<'a> Prober<'a> {
@@ -468,6 +479,7 @@ impl<'a> Prober<'a> {
             time,
             probes: Vec::new(),
             read: 0,
+            block_back: None,
         }
     }
 
@@ -500,17 +512,31 @@ impl<'a> Prober<'a> {
         let lo = w.since.saturating_sub(w.disorder);
         let hi = w.until.saturating_add(w.disorder);
         if let Target::Blocks(p) = self.target {
-            // The last record's time, for the order check, as a plain
-            // file's tail is read below.
-            self.last_block_time(p)?;
+            // The first and last blocks' records, for the order check, as a
+            // plain file's head and tail are read below.
+            self.edge_block(p, 0)?;
+            // A BGZF file ends with an empty block.
+            let n = p.starts.len();
+            if n > 1 && !self.edge_block(p, n - 1)? && n > 2 {
+                self.edge_block(p, n - 2)?;
+            }
         }
         if let Target::Plain(f) = self.target {
             // A rotated log older or newer than the window: skipped after
-            // its tail or its head.
-            if self.last_time(f, size)?.is_some_and(|t| t < lo) {
+            // every record of its tail or its head. On its last record
+            // alone, a long download logged 2 h late at the end of a day's
+            // log had the day skipped (0 records, exit 0); each of them is
+            // a probe, so the order check sees such a record.
+            if self
+                .edge_times(f, size, Edge::Tail)?
+                .is_some_and(|(_, max)| max < lo)
+            {
                 return Ok((size, size));
             }
-            if self.probe_at(f, 0, size)?.is_some_and(|(_, t)| t > hi) {
+            if self
+                .edge_times(f, size, Edge::Head)?
+                .is_some_and(|(min, _)| min > hi)
+            {
                 return Ok((0, 0));
             }
         }
@@ -645,11 +671,15 @@ impl<'a> Prober<'a> {
         Ok(found)
     }
 
-    /// Records the time of the last record with one in the last block
-    /// (decoded whole, up to [`PROBE_LIMIT`]) at the block's start.
-    fn last_block_time(&mut self, parts: &Parts) -> io::Result<()> {
-        let Some(&start) = parts.starts.last() else {
-            return Ok(());
+    /// The records decoded from block `k` on (up to [`PROBE_LIMIT`], on
+    /// into later blocks): the largest step back between them
+    /// ([`Prober::block_back`]; they are in file order), and a probe at the
+    /// block's start of the first one's time (the first block) or the last
+    /// one's (the last); whether it found one. Of the first and last blocks,
+    /// where one record out of place had a window's records searched away.
+    fn edge_block(&mut self, parts: &Parts, k: usize) -> io::Result<bool> {
+        let Some(&start) = parts.starts.get(k) else {
+            return Ok(false);
         };
         let (dec, consumed, _) = split::open_part(parts, start, parts.size, None)?;
         let mut buf = Vec::new();
@@ -664,15 +694,33 @@ impl<'a> Prober<'a> {
         if buf.len() == PROBE_LIMIT && recs.last().is_some_and(|r| r.last() != Some(&sep)) {
             recs.pop();
         }
-        recs.iter().rev().find_map(|r| self.found(r, start));
-        Ok(())
+        let times: Vec<i64> = recs.iter().filter_map(|r| (self.time)(r)).collect();
+        // Probes would share the block's position: the records' order is
+        // checked here, among themselves.
+        let mut latest = i64::MIN;
+        for &t in &times {
+            let back = latest.saturating_sub(t);
+            if back > self.block_back.map_or(0, |(_, b)| b) {
+                self.block_back = Some((start, back));
+            }
+            latest = latest.max(t);
+        }
+        let edge = if k == 0 { times.first() } else { times.last() };
+        if let Some(&t) = edge {
+            self.probes.push((start, t));
+        }
+        Ok(edge.is_some())
     }
 
-    /// The time of the last record with one in the file's last
-    /// [`PROBE_READ`] bytes (whole records after the first separator there).
-    fn last_time(&mut self, f: &File, size: u64) -> io::Result<Option<i64>> {
-        let from = size.saturating_sub(PROBE_READ as u64);
-        let mut buf = vec![0u8; (size - from) as usize];
+    /// The earliest and latest times of the records with one in the file's
+    /// first or last [`PROBE_READ`] bytes (whole records: the tail's after
+    /// its first separator), each a probe.
+    fn edge_times(&mut self, f: &File, size: u64, edge: Edge) -> io::Result<Option<(i64, i64)>> {
+        let from = match edge {
+            Edge::Head => 0,
+            Edge::Tail => size.saturating_sub(PROBE_READ as u64),
+        };
+        let mut buf = vec![0u8; (size - from).min(PROBE_READ as u64) as usize];
         let got = read_full_at(f, &mut buf, from)?;
         self.read += got as u64;
         buf.truncate(got);
@@ -683,13 +731,19 @@ impl<'a> Prober<'a> {
             recs.push((at, r));
             at += r.len() as u64;
         }
-        let whole = usize::from(from > 0).min(recs.len())..recs.len();
-        for &(start, rec) in recs[whole].iter().rev() {
+        let cut_before = usize::from(from > 0).min(recs.len());
+        // The head's last record may run on past what was read.
+        let cut_after = match edge {
+            Edge::Head if from + (got as u64) < size => recs.len().saturating_sub(1),
+            _ => recs.len(),
+        };
+        let mut span: Option<(i64, i64)> = None;
+        for &(start, rec) in &recs[cut_before..cut_after.max(cut_before)] {
             if let Some((_, t)) = self.found(rec, start) {
-                return Ok(Some(t));
+                span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
             }
         }
-        Ok(None)
+        Ok(span)
     }
 
     /// The first record at or after `pos` that has a time: its start and time;
@@ -733,6 +787,9 @@ impl<'a> Prober<'a> {
     /// Fails if, in file order, a probe's time is earlier than one before it
     /// by more than `disorder`.
     fn check(&mut self, disorder: i64) -> Result<(), Whole> {
+        if let Some((at, back_us)) = self.block_back.filter(|&(_, b)| b > disorder) {
+            return Err(Whole::OutOfOrder { at, back_us });
+        }
         self.probes.sort_unstable();
         let mut latest = i64::MIN;
         for &(at, t) in &self.probes {
@@ -830,6 +887,31 @@ mod tests {
             assert_eq!(s.files_skipped, 1);
             // The eighths (order check), and the tail or the head.
             assert!(s.probed <= 10 * PROBE_READ as u64, "{s:?}");
+        }
+    }
+
+    /// One record out of place at a file's end or start (a long download
+    /// logged late) does not have the file skipped: 0 records, exit 0, of a
+    /// window the rest of the file holds. Every record of the tail and head
+    /// is a probe, so the file is found out of order and read whole.
+    #[test]
+    fn one_record_out_of_place_at_an_edge_skips_no_file() {
+        let body: String = (100..10000).map(|t| format!("{t} some text\n")).collect();
+        let late_tail = format!("{body}5000 a long download\n");
+        let late_head = format!("9000 a long download\n{body}");
+        for (text, since, until) in [(&late_tail, 9900, 20000), (&late_head, 0, 200)] {
+            let (_f, mut inp) = file(text);
+            let w = Window {
+                since,
+                until,
+                disorder: 2,
+            };
+            let s = seek(std::slice::from_mut(&mut inp), &w, b'\n', &time);
+            assert_eq!(s.files_skipped, 0, "{since}..{until}: {s:?}");
+            assert!(
+                matches!(s.whole[..], [(0, Whole::OutOfOrder { .. })]),
+                "{since}..{until}: {s:?}"
+            );
         }
     }
 

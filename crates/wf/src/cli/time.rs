@@ -58,9 +58,11 @@ pub(crate) struct TimeArgs {
     /// under about 1% of it; a record read that is further back than the
     /// slack (a long download logged when it ended) has the files searched
     /// again with twice the farthest jump back, then read whole (said on
-    /// stderr); `--disorder 10000w` reads every file whole. A lone record out
-    /// of place just outside what is read, or in a BGZF or zstd file searched
-    /// by block (but for `wf report`), is not seen. E.g. `--disorder 1h`.
+    /// stderr); `--disorder 10000w` reads every file whole. Every record of a
+    /// file's first and last 4 KiB (block, compressed) is looked at; a lone
+    /// record out of place elsewhere just outside what is read, or in a BGZF
+    /// or zstd file searched by block (but for `wf report`), is not seen.
+    /// E.g. `--disorder 1h`.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     disorder: i64,
 }
