@@ -466,6 +466,16 @@ pub fn open(
         if let Some(k) = first_stream(&t.inputs, &opened) {
             opened[k].1.widen();
             format = format_of(&opened)?;
+            // A sample ending inside a quoted field: read on until it closes.
+            let mut lines = read::sample::WIDE_LINES;
+            while format.as_csv().is_some_and(|c| c.open_at_end()) {
+                lines *= 4;
+                let more = opened[k].1.read_through(lines);
+                format = format_of(&opened)?;
+                if !more || opened[k].1.sample().len() >= read::sample::MAX_SAMPLE {
+                    break;
+                }
+            }
         }
     }
     let streams = Arc::new(stream::Streams::new(opened, format.quoting()));

@@ -119,6 +119,26 @@ impl Stream {
         }
     }
 
+    /// Read on, through quiet spells, until `lines` line ends are held (or
+    /// MAX_SAMPLE bytes, the stream's end or an error): asked when the
+    /// sample ends inside a CSV quoted field, whose record, and the types
+    /// of those after it, only later bytes give (a pipe that paused inside
+    /// one had its lines read as records). Whether the stream may have more.
+    pub fn read_through(&mut self, lines: usize) -> bool {
+        let mut end = super::SampleEnd::new(lines);
+        while self.failed.is_none() {
+            if end.reached(&self.head) {
+                return true;
+            }
+            match self.rx.recv() {
+                Ok(Msg::Data(v)) => self.head.extend_from_slice(&v),
+                Ok(Msg::Failed(e)) => self.failed = Some(e),
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
     /// Read until SAMPLE bytes and a record end, and `lines` line ends, are
     /// held (or MAX_SAMPLE bytes, the stream's end, an error, a quiet spell
     /// or `until`).

@@ -2911,3 +2911,52 @@ fn short_options_before_the_query_and_a_commented_query() {
     );
     assert_eq!(r.code, Some(2));
 }
+
+/// A quoted field with line breaks that runs past the end of the sample
+/// (a file's 256 KiB, or where a pipe paused): the sample is read on until
+/// it closes, as DuckDB's sample is of records. Before, its lines were read
+/// as the sample's records: quoting was turned off for the whole file
+/// (60,012 rows of 12, exit 0), or the columns typed from them (`max(id)`
+/// 9 of 1..12, compared as text).
+#[test]
+fn a_quoted_field_past_the_sample_end_is_sampled_whole() {
+    let t = scratch();
+    let long = t.path().join("long.csv");
+    let mut text = String::from("id,txt\n1,\"x0\n");
+    for i in 0..60_000 {
+        text.push_str(&format!("a{i},b\n"));
+    }
+    text.push_str("end\"\n");
+    for i in 2..13 {
+        text.push_str(&format!("{i},b\n"));
+    }
+    std::fs::write(&long, &text).unwrap();
+    let q = "SELECT count(*) AS n, max(id) AS m, min(id) AS lo FROM logs";
+    let (rows, _) = sql_ok(&[], q, std::slice::from_ref(&long));
+    assert_eq!(tuples(&rows, &["n", "m", "lo"]), json!([[12, 12, 1]]));
+    // The same from stdin.
+    let mut c = wf();
+    c.args(["sql", "--no-progress", "--json", "--format", "csv", q]);
+    let out = ok_with(c, Some(text.as_bytes()));
+    assert_eq!(
+        tuples(&json_lines(out.as_bytes()), &["n", "m", "lo"]),
+        json!([[12, 12, 1]])
+    );
+    // A pipe that pauses inside the quoted field, longer than a stream's
+    // quiet spell (250 ms): the row is whole, not cut at its line break.
+    let wf_path = wf().get_program().to_owned();
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(
+            "(printf 'id,t\\n1,\"a\\n'; sleep 0.6; printf 'b\"\\n2,c\\n') | \
+             \"$0\" sql --no-progress --json --format csv 'SELECT id, t FROM logs ORDER BY id'",
+        )
+        .arg(&wf_path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        tuples(&json_lines(&o.stdout), &["id", "t"]),
+        json!([[1, "a\nb"], [2, "c"]])
+    );
+}

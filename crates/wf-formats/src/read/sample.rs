@@ -61,11 +61,19 @@ pub fn format_of(
     let mut format = make(&first)?;
     // A stream's sample is never known to be its whole input.
     let mut whole = false;
-    if needs_wider_sample(format.as_ref()) {
-        if let Some((wide, all)) = wide_sample(&inputs[at])? {
-            (first, whole) = (Cow::Owned(wide), all);
-            format = make(&first)?;
+    let mut lines = WIDE_LINES;
+    while needs_wider_sample(format.as_ref()) {
+        let Some((wide, eof, all)) = wide_sample(&inputs[at], lines)? else {
+            break;
+        };
+        (first, whole) = (Cow::Owned(wide), all);
+        format = make(&first)?;
+        // Read on further only to close a quoted field the sample ends in.
+        let open = format.as_csv().is_some_and(|c| c.open_at_end());
+        if !open || eof || first.len() >= MAX_SAMPLE {
+            break;
         }
+        lines *= 4;
     }
     if inputs.len() > 1 && format.as_jsonl().is_some_and(|j| j.inferred()) {
         let later = (at + 1..inputs.len()).take(crate::jsonl::SAMPLE_FILES - 1);
@@ -142,27 +150,34 @@ impl SampleEnd {
     }
 }
 
-/// Whether `format` has a column its sample gave no type (CSV, JSON lines):
-/// only then is the first input read further (3 KB lines: 64 MiB, 0.1 s).
+/// Whether `format` has a column its sample gave no type (CSV, JSON lines),
+/// or its sample ends inside a CSV quoted field (a record of 60,000 lines
+/// had its lines typed the columns, or turned quoting off): only then is
+/// the first input read further (3 KB lines: 64 MiB, 0.1 s), the second
+/// case until the field closes (at most [`MAX_SAMPLE`]).
 pub fn needs_wider_sample(format: &dyn Format) -> bool {
-    format.as_csv().is_some_and(|c| c.has_unseen())
+    format
+        .as_csv()
+        .is_some_and(|c| c.has_unseen() || c.open_at_end())
         || format.as_jsonl().is_some_and(|j| j.has_untyped())
 }
 
-/// The sample of a regular file read on to [`WIDE_LINES`] lines, and
-/// whether those are the whole file; `None` for a stream (sampled when
-/// opened, to SAMPLE bytes).
-fn wide_sample(i: &Input) -> Result<Option<(Vec<u8>, bool)>, InputError> {
+/// The sample of a regular file read on to `lines` lines, whether it is
+/// the whole file, and whether the whole file is in [`WIDE_LINES`] lines;
+/// `None` for a stream (sampled when opened, to SAMPLE bytes).
+type Wide = (Vec<u8>, bool, bool);
+
+fn wide_sample(i: &Input, lines: usize) -> Result<Option<Wide>, InputError> {
     let Source::File { path, size } = &i.source else {
         return Ok(None);
     };
     let io = |e: std::io::Error| InputError::io(&i.name, &e);
     let mut f = std::fs::File::open(path).map_err(io)?;
-    let (wide, eof) = sample_lines_of(&mut f, *size, WIDE_LINES).map_err(io)?;
+    let (wide, eof) = sample_lines_of(&mut f, *size, lines).map_err(io)?;
     // DuckDB's sample is of lines: 30,000 short ones are not all sampled.
     let cut = usize::from(!wide.ends_with(b"\n") && !wide.is_empty());
     let whole = eof && memchr::memchr_iter(b'\n', &wide).count() + cut <= WIDE_LINES;
-    Ok(Some((wide, whole)))
+    Ok(Some((wide, eof, whole)))
 }
 
 /// The sample of a regular file (streams have theirs taken when opened).
