@@ -90,13 +90,16 @@ impl TimeFormat {
             TimeFormat::Iso => iso_prefix(rec).map(|(t, _)| t),
             TimeFormat::Logfmt => iso_or_epoch(logfmt_time_text(rec)?),
             TimeFormat::Field { index, sep } => parse_iso(field_text(rec, index, sep)?),
-            TimeFormat::Auto => match rec.first()? {
-                b'{' => json_time(rec),
-                _ => iso_prefix(rec)
-                    .map(|(t, _)| t)
-                    .or_else(|| clf_field(rec))
-                    .or_else(|| iso_or_epoch(logfmt_time_text(rec)?)),
-            },
+            TimeFormat::Auto => {
+                let rec = strip_bom(rec);
+                match rec.first()? {
+                    b'{' => json_time(rec),
+                    _ => iso_prefix(rec)
+                        .map(|(t, _)| t)
+                        .or_else(|| clf_field(rec))
+                        .or_else(|| iso_or_epoch(logfmt_time_text(rec)?)),
+                }
+            }
             TimeFormat::Reader(r) => (r.time)(rec),
         }
     }
@@ -252,23 +255,138 @@ pub fn parse_iso(b: &[u8]) -> Option<i64> {
     }
 }
 
-/// The ISO 8601 string value of the first time key of a JSON record.
+/// The time of a JSON record: the value of its first top-level key of
+/// `time`, `timestamp`, `@timestamp`, `ts` (in that order) that is an ISO
+/// 8601 text or a number since the epoch of 10^8 s or more (1973 on: a
+/// smaller number is a duration, `"time":0.5`). A search of the text for
+/// `"time"` found keys of nested objects (`{"data":{"time":...}}`) and
+/// values (`"unit":"time"`), and read a duration as 1970: `--since` left
+/// out a third of a log, exit 0. As `wf sql` reads the record, by keys.
 fn json_time(rec: &[u8]) -> Option<i64> {
-    const KEYS: [&[u8]; 4] = [b"\"time\"", b"\"timestamp\"", b"\"@timestamp\"", b"\"ts\""];
-    KEYS.iter().find_map(|k| {
-        let at = memchr::memmem::find(rec, k)? + k.len();
-        let rest = skip_ws(skip_ws(&rec[at..]).strip_prefix(b":")?);
-        let Some(rest) = rest.strip_prefix(b"\"") else {
-            let (t, n) = epoch_prefix(rest)?;
-            return matches!(
-                rest.get(n),
-                None | Some(b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n')
-            )
-            .then_some(t);
+    const KEYS: [&[u8]; 4] = [b"time", b"timestamp", b"@timestamp", b"ts"];
+    let mut best: Option<(usize, i64)> = None;
+    for (key, value) in TopLevel::of(rec) {
+        let Some(rank) = KEYS.iter().position(|k| *k == key) else {
+            continue;
         };
-        let (t, n) = iso_prefix(rest)?;
-        (rest.get(n) == Some(&b'"')).then_some(t)
-    })
+        if best.is_some_and(|(r, _)| r <= rank) {
+            continue;
+        }
+        if let Some(t) = json_time_value(value) {
+            best = Some((rank, t));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// A JSON value as a time: an ISO 8601 string, or a number since the
+/// epoch ([`epoch_prefix`]) of at least 10^8 seconds.
+fn json_time_value(v: &[u8]) -> Option<i64> {
+    match v.strip_prefix(b"\"") {
+        Some(rest) => {
+            let (t, n) = iso_prefix(rest)?;
+            (rest.get(n) == Some(&b'"')).then_some(t)
+        }
+        None => {
+            let (t, n) = epoch_prefix(v)?;
+            (n == v.len() && t.abs() >= 100_000_000 * 1_000_000).then_some(t)
+        }
+    }
+}
+
+/// The top-level `key: value` pairs of a JSON object, in order: the key's
+/// text between its quotes (escapes kept) and the value's bytes. Stops at
+/// anything that is not a well-formed object's next pair.
+struct TopLevel<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> TopLevel<'a> {
+    fn of(rec: &'a [u8]) -> Self {
+        let b = skip_ws(strip_bom(rec));
+        match b.first() {
+            Some(b'{') => TopLevel { b, at: 1 },
+            _ => TopLevel { b, at: b.len() },
+        }
+    }
+
+    fn ws(&mut self) {
+        while self.b.get(self.at).is_some_and(u8::is_ascii_whitespace) {
+            self.at += 1;
+        }
+    }
+
+    /// The end of the string whose opening quote is at `from` (after its
+    /// closing quote).
+    fn string_end(&self, from: usize) -> Option<usize> {
+        let mut i = from + 1;
+        loop {
+            match *self.b.get(i)? {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// The end of the value that starts at `from`.
+    fn value_end(&self, from: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut i = from;
+        loop {
+            match *self.b.get(i)? {
+                b'"' => {
+                    i = self.string_end(i)?;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                b',' | b'}' | b']' if depth == 0 => return Some(i),
+                c if depth == 0 && c.is_ascii_whitespace() => return Some(i),
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+}
+
+impl<'a> Iterator for TopLevel<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.ws();
+        if self.b.get(self.at) == Some(&b',') {
+            self.at += 1;
+            self.ws();
+        }
+        if self.b.get(self.at) != Some(&b'"') {
+            self.at = self.b.len();
+            return None;
+        }
+        let key_end = self.string_end(self.at)?;
+        let key = &self.b[self.at + 1..key_end - 1];
+        self.at = key_end;
+        self.ws();
+        if self.b.get(self.at) != Some(&b':') {
+            self.at = self.b.len();
+            return None;
+        }
+        self.at += 1;
+        self.ws();
+        let start = self.at;
+        let end = self.value_end(start)?;
+        self.at = end;
+        Some((key, &self.b[start..end]))
+    }
 }
 
 /// An ISO 8601 time, or a number since the epoch ([`epoch_prefix`]), whole.
@@ -330,6 +448,10 @@ fn epoch_prefix(v: &[u8]) -> Option<(i64, usize)> {
     Some((if neg { -us } else { us }, end))
 }
 
+fn strip_bom(b: &[u8]) -> &[u8] {
+    b.strip_prefix(b"\xef\xbb\xbf").unwrap_or(b)
+}
+
 fn skip_ws(b: &[u8]) -> &[u8] {
     let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
     &b[n..]
@@ -380,6 +502,29 @@ mod tests {
         );
         assert_eq!(json_time(br#"{"time": 1767225600500}"#), Some(half));
         assert_eq!(json_time(br#"{"ts":1e9}"#), None);
+        // Top-level keys only, a duration is no time, a later key in the
+        // order may be the one with a time, a BOM starts a record.
+        let at =
+            br#"{"@timestamp":"2026-01-01T00:00:00.5Z","data":{"time":"2001-01-01T00:00:00Z"}}"#;
+        assert_eq!(json_time(at), Some(half));
+        assert_eq!(json_time(br#"{"time":0.5,"ts":1767225600.5}"#), Some(half));
+        assert_eq!(
+            json_time(br#"{"unit":"time","time":"2026-01-01T00:00:00.5Z"}"#),
+            Some(half)
+        );
+        assert_eq!(
+            json_time(b"\xef\xbb\xbf{\"ts\": 1767225600.5 }"),
+            Some(half)
+        );
+        assert_eq!(
+            TimeFormat::Auto.time(b"\xef\xbb\xbf{\"ts\":1767225600.5}"),
+            Some(half)
+        );
+        assert_eq!(
+            json_time(br#"{"a":"x\"time\":1","b":[1,{"ts":2}],"ts":1767225600.5}"#),
+            Some(half)
+        );
+        assert_eq!(json_time(br#"{"data":{"ts":1767225600.5}}"#), None);
         assert_eq!(json_time(br#"{"ts":17672x}"#), None);
         assert_eq!(
             TimeFormat::Logfmt.time(b"ts=1767225600.5 msg=x"),
@@ -427,8 +572,10 @@ mod tests {
         assert_eq!(TimeFormat::Auto.time(j), Some(T));
         let ts = br#"{"@timestamp":"2000-10-10T20:55:36.000Z"}"#;
         assert_eq!(TimeFormat::Json.time(ts), Some(T));
-        // A number is seconds since the epoch (`epoch_numbers_by_their_size`).
-        assert_eq!(TimeFormat::Json.time(br#"{"time":12}"#), Some(12_000_000));
+        // A number is seconds since the epoch (`epoch_numbers_by_their_size`),
+        // from 10^8 s (1973) on: a smaller one is a duration.
+        assert_eq!(TimeFormat::Json.time(br#"{"time":971211336}"#), Some(T));
+        assert_eq!(TimeFormat::Json.time(br#"{"time":12}"#), None);
         assert_eq!(TimeFormat::Json.time(br#"{"time":true}"#), None);
         let l = b"2000-10-10T20:55:36Z GET /x\n";
         assert_eq!(TimeFormat::Iso.time(l), Some(T));

@@ -73,8 +73,9 @@ pub(crate) struct FormatArg {
     /// Where a line's time is, for --since/--until: combined, common,
     /// vcombined, vcommon, nginx-main or combinedio, in any case (the first
     /// `[10/Oct/2000:13:55:36 -0700]`), json (the ISO 8601
-    /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line, or a number
-    /// since the epoch there: seconds as zap's and Caddy's, milliseconds as
+    /// `time`, `timestamp`, `@timestamp` or `ts` of a JSON line, the first of
+    /// them at its top level that has one, or a number since the epoch
+    /// there: seconds (from 1973) as zap's and Caddy's, milliseconds as
     /// pino's, micro- or nanoseconds, told apart by size), logfmt (the
     /// `time=`, `ts=`, `timestamp=`, `@timestamp=` or `t=` of a line), csv or
     /// tsv (the column named by --time-column), iso (an ISO 8601 time
