@@ -255,28 +255,19 @@ pub fn parse_iso(b: &[u8]) -> Option<i64> {
     }
 }
 
-/// The time of a JSON record: the value of its first top-level key of
-/// `time`, `timestamp`, `@timestamp`, `ts` (in that order) that is an ISO
-/// 8601 text or a number since the epoch of 10^8 s or more (1973 on: a
-/// smaller number is a duration, `"time":0.5`). A search of the text for
-/// `"time"` found keys of nested objects (`{"data":{"time":...}}`) and
-/// values (`"unit":"time"`), and read a duration as 1970: `--since` left
-/// out a third of a log, exit 0. As `wf sql` reads the record, by keys.
+/// The time of a JSON record: the value of its first top-level key named
+/// `time`, `timestamp`, `@timestamp` or `ts` that is an ISO 8601 text or a
+/// number since the epoch of 10^8 s or more (1973 on: a smaller number is
+/// a duration, `"time":0.5`). A search of the text for each name in turn
+/// found keys of nested objects (`{"data":{"time":...}}`) and values
+/// (`"unit":"time"`), and read a duration as 1970: `--since` left out a
+/// third of a log, exit 0. The keys are walked in the record's order and
+/// the walk stops at the first time (Caddy's `ts` is its second key).
 fn json_time(rec: &[u8]) -> Option<i64> {
     const KEYS: [&[u8]; 4] = [b"time", b"timestamp", b"@timestamp", b"ts"];
-    let mut best: Option<(usize, i64)> = None;
-    for (key, value) in TopLevel::of(rec) {
-        let Some(rank) = KEYS.iter().position(|k| *k == key) else {
-            continue;
-        };
-        if best.is_some_and(|(r, _)| r <= rank) {
-            continue;
-        }
-        if let Some(t) = json_time_value(value) {
-            best = Some((rank, t));
-        }
-    }
-    best.map(|(_, t)| t)
+    TopLevel::of(rec)
+        .filter(|(key, _)| KEYS.contains(key))
+        .find_map(|(_, value)| json_time_value(value))
 }
 
 /// A JSON value as a time: an ISO 8601 string, or a number since the
@@ -322,10 +313,10 @@ impl<'a> TopLevel<'a> {
     fn string_end(&self, from: usize) -> Option<usize> {
         let mut i = from + 1;
         loop {
-            match *self.b.get(i)? {
-                b'\\' => i += 2,
+            i += memchr::memchr2(b'"', b'\\', self.b.get(i..)?)?;
+            match self.b[i] {
                 b'"' => return Some(i + 1),
-                _ => i += 1,
+                _ => i += 2,
             }
         }
     }
