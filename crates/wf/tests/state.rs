@@ -110,6 +110,44 @@ fn a_gone_file_stays_counted_and_is_said_once() {
     assert!(err.is_empty(), "{err}");
 }
 
+/// A file cut shorter than what was counted of it, its first bytes as they
+/// were (`truncate -s`): nothing new, so nothing is read and the totals stay
+/// (they counted its first bytes twice: 1,439 records of a file of 1,000,
+/// exit 0); lines added later are read. A copytruncate's new lines are
+/// still read from the start.
+#[test]
+fn a_file_cut_short_is_not_counted_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = logs_dir(tmp.path());
+    let log = dir.join("access.log");
+    let lines: String = (0..1000)
+        .map(|i| format!("line {i:04} of the log\n"))
+        .collect();
+    append(&log, lines.as_bytes());
+    let state = tmp.path().join("s");
+    let s = state.to_str().unwrap();
+    let (first, _, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(first, "1000 records, 21000 bytes, 1 file\n");
+    let f = fs::OpenOptions::new().write(true).open(&log).unwrap();
+    f.set_len(400 * 21).unwrap();
+    drop(f);
+    let (out, err, ok) = wf_run("count", &["--state", s], &dir);
+    assert!(ok, "{err}");
+    assert_eq!(out, first);
+    assert!(
+        err.contains("access.log: is 8400 bytes, shorter than the 21000 counted of it"),
+        "{err}"
+    );
+    assert!(!err.contains("gone since"), "{err}");
+    append(&log, b"a new line\n");
+    let (out, err, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(out, "1001 records, 21011 bytes, 1 file\n", "{err}");
+    // Copytruncate: emptied, then new lines: read from the start.
+    fs::write(&log, b"after the rotation\n").unwrap();
+    let (out, err, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(out, "1002 records, 21030 bytes, 1 file\n", "{err}");
+}
+
 /// A run that must fail: exit status 2, nothing on stdout, the state file
 /// named on stderr with `what`, and the state file unchanged.
 fn refused(job: &str, args: &[&str], dir: &Path, state: &Path, what: &str) {

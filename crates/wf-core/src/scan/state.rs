@@ -458,6 +458,10 @@ pub struct Resume {
     /// Entries of the old ledger that no input claimed (gone, or renamed to a
     /// name not given).
     pub gone: Vec<usize>,
+    /// Inputs cut shorter than what was counted of them, their first bytes
+    /// unchanged ([`was_cut`]), with the bytes counted before: continued
+    /// from their end, nothing read.
+    pub cut: Vec<(usize, u64)>,
     seen: Vec<Option<Seen>>,
     /// Per input: where its counted bytes end after this run (plain files:
     /// known now; compressed ones: from the scan, see [`Resume::ledger`]).
@@ -487,8 +491,18 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
             }
         }
     }
+    let mut cut = Vec::new();
     for (i, s) in seen.iter().enumerate() {
         if let (Fate::New, Some(s)) = (&fates[i], s) {
+            if let Some(e) = was_cut(old, &claimed, s) {
+                claimed[e] = true;
+                fates[i] = Fate::Continued {
+                    entry: e,
+                    from: s.size,
+                };
+                cut.push((i, old[e].offset));
+                continue;
+            }
             if let Some(e) = old.iter().position(|e| (e.dev, e.ino) == (s.dev, s.ino)) {
                 let why = if s.size < old[e].size {
                     Restart::Shrunk {
@@ -504,6 +518,7 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
     }
     let gone = (0..old.len()).filter(|&e| !claimed[e]).collect();
     let mut r = Resume {
+        cut,
         tails: vec![None; inputs.len()],
         ends: vec![None; inputs.len()],
         fates,
@@ -514,6 +529,26 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
         r.set_span(i, inp, sep);
     }
     r
+}
+
+/// The unclaimed entry whose inode plain file `s` has, and its first bytes,
+/// but fewer bytes than were counted of it: cut short (`truncate -s`), not
+/// rewritten. Its bytes were all counted: it is read on from its end. Read
+/// from its start, they were counted twice (1,439 records of a file of
+/// 1,000, exit 0). A copytruncate's file starts with new lines.
+fn was_cut(old: &[Entry], claimed: &[bool], s: &Seen) -> Option<usize> {
+    (0..old.len()).find(|&e| {
+        let o = &old[e];
+        let head = o.head_len as usize;
+        !claimed[e]
+            && !s.compressed
+            && !o.compressed
+            && (o.dev, o.ino) == (s.dev, s.ino)
+            && s.size < o.offset
+            && o.head_len > 0
+            && s.head.len() >= head
+            && head_hash(&s.head[..head]) == o.head_hash
+    })
 }
 
 /// The unclaimed entry that is file `s`: with its inode (`by_inode`), or any

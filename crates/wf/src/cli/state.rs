@@ -361,6 +361,16 @@ pub(crate) fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Inp
             wf_core::warn!("wf: {name}: {why} since the last run: read from its start (--state; {was} was read before)");
         }
     }
+    for &(i, was) in &r.cut {
+        let now = match inputs[i].source {
+            wf_core::scan::Source::File { size, .. } => size,
+            _ => 0,
+        };
+        wf_core::warn!(
+            "wf: {}: is {now} bytes, shorter than the {was} counted of it, its first bytes unchanged (cut): nothing read, its bytes stay counted (--state)",
+            inputs[i].name
+        );
+    }
     for &e in &r.gone {
         let o = &old[e];
         if !o.gone {
