@@ -156,6 +156,59 @@ fn endless_stream_without_separator_in_bounded_memory() {
 /// `--memory` of one, unless `--max-record` says otherwise: an endless
 /// record on stdin took `wf sql --memory 64M` to 2.3 GB (the 1 GiB default
 /// bound, held twice), and `wf report --memory 64M` to 2.1 GB.
+/// `wf feed --keep-order` with a worker that writes without end: each
+/// block's output waits for its turn in a temporary file past 8 MiB, so
+/// wf's memory stays bounded (it held every block's output whole: 2.6 GB
+/// after 8 s); and outputs past 8 MiB come out whole, in block order.
+#[test]
+fn keep_order_holds_endless_output_in_bounded_memory() {
+    let t = tempfile::tempdir().unwrap();
+    let input = t.path().join("in.txt");
+    let lines: String = (0..40_000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&input, &lines).unwrap();
+    let mut c = wf();
+    c.args(["feed", "-j", "1", "--keep-order"])
+        .arg(&input)
+        .args(["--", "sh", "-c", "cat >/dev/null; exec yes"]);
+    let kib = peak_rss_after(c, 2.0);
+    assert!(kib < 64 << 10, "wf feed --keep-order: peak RSS {kib} KiB");
+    // Each block's 20 MB (its input's first line, then zeros) whole and in order.
+    let mut c = wf();
+    c.args(["feed", "-j", "2", "--block", "64K", "--keep-order"])
+        .arg(&input)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "head -n 1; cat >/dev/null; head -c 20000000 /dev/zero",
+        ]);
+    let out = ok_bytes(c, None);
+    let blocks: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
+    assert!(blocks.len() > 2, "{} blocks", blocks.len());
+    let mut firsts = Vec::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let zeros = if k == 0 { 0 } else { 20_000_000 };
+        let (z, first) = b.split_at(zeros.min(b.len()));
+        assert!(z.iter().all(|&c| c == 0), "block {k}");
+        if k + 1 < blocks.len() {
+            firsts.push(
+                String::from_utf8(first.to_vec())
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap(),
+            );
+        } else {
+            assert!(
+                first.is_empty(),
+                "{} bytes after the last block",
+                first.len()
+            );
+        }
+    }
+    assert_eq!(firsts[0], 0);
+    assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{firsts:?}");
+}
+
 #[test]
 fn memory_bounds_a_record_held_whole() {
     let mut commands = vec![vec!["report", "--format", "combined", "--memory", "64M"]];

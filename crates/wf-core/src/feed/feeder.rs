@@ -9,7 +9,7 @@ use std::time::Duration;
 use crossbeam_channel as chan;
 
 use super::keep::{self, Keep, TimeFilter, WindowCounts};
-use super::output::{Reorder, Sink};
+use super::output::{Kept, Reorder, Sink};
 use super::plan::{self, Block, Lost, LostWhy};
 use super::proc::{self, describe, Mover, Out, Proc, SendErr};
 use super::Ctl;
@@ -305,7 +305,7 @@ impl Feeder {
     fn one_block(&self, b: &Block, mv: &mut Mover, out: &mut FeederOut) -> bool {
         if self.all_outside(b, mv, out) {
             if let Some(r) = &self.reorder {
-                r.put(b.seq, Vec::new(), &self.sink);
+                r.put(b.seq, Kept::default(), &self.sink);
             }
             return true;
         }
@@ -326,7 +326,7 @@ impl Feeder {
                 );
                 report_failure(&mut out.failures, msg);
                 if let Some(r) = &self.reorder {
-                    r.put(b.seq, Vec::new(), &self.sink);
+                    r.put(b.seq, Kept::default(), &self.sink);
                 }
                 return true;
             }

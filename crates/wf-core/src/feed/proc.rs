@@ -36,7 +36,7 @@ use std::thread::JoinHandle;
 
 use super::keep::Keep;
 use super::limit::long_inside;
-use super::output::{forward, Sink};
+use super::output::{forward, Kept, Sink};
 use super::plan::{Block, Data, LostWhy};
 use super::{signals, Ctl};
 
@@ -44,7 +44,7 @@ use super::{signals, Ctl};
 pub(crate) enum Out {
     /// Forwarded in whole lines as it comes.
     Sink(Arc<Sink>),
-    /// Kept in memory and returned by [`Proc::finish`] (`--keep-order`).
+    /// Kept ([`Kept`]) and returned by [`Proc::finish`] (`--keep-order`).
     Capture,
 }
 
@@ -80,7 +80,7 @@ pub(crate) struct Proc {
     extra: std::cell::Cell<u64>,
     /// The last byte written into the pipe.
     last: std::cell::Cell<Option<u8>>,
-    out: Option<JoinHandle<Vec<u8>>>,
+    out: Option<JoinHandle<Kept>>,
     waiter: Option<JoinHandle<()>>,
     ctl: Arc<Ctl>,
 }
@@ -89,7 +89,7 @@ pub(crate) struct Proc {
 pub(crate) struct Finished {
     pub status: Option<ExitStatus>,
     pub unread: u64,
-    pub output: Vec<u8>,
+    pub output: Kept,
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -180,18 +180,13 @@ fn paced(w: &OwnedFd) -> Option<(std::cell::Cell<u64>, usize)> {
 }
 
 /// The thread that takes the worker's stdout: forwarded as it comes, or kept.
-fn take_output(stdout: ChildStdout, out: Out) -> JoinHandle<Vec<u8>> {
+fn take_output(stdout: ChildStdout, out: Out) -> JoinHandle<Kept> {
     match out {
         Out::Sink(sink) => std::thread::spawn(move || {
             forward(stdout, &sink);
-            Vec::new()
+            Kept::default()
         }),
-        Out::Capture => std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let mut r = stdout;
-            let _ = r.read_to_end(&mut v);
-            v
-        }),
+        Out::Capture => std::thread::spawn(move || Kept::read_all(stdout)),
     }
 }
 

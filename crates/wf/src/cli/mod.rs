@@ -116,7 +116,8 @@ workers' output waits until it ends. An input's last record without a separator 
 (so records of two inputs never join); with --per-block a worker gets its block's bytes \
 exactly, and --keep-order prints each block's output as the worker wrote it, one after the \
 other (a last line without a newline runs on into the next block's, so that gzip -c blocks \
-join into one valid stream). Each worker sees WF_WORKER (0..N-1) and WF_WORKERS, and is killed if wf dies. A file \
+join into one valid stream; an output waiting for its turn is kept in memory up to 8 MiB, \
+the rest in a temporary file, as GNU parallel keeps its). Each worker sees WF_WORKER (0..N-1) and WF_WORKERS, and is killed if wf dies. A file \
 that shrinks while being fed (logrotate's copytruncate) gives workers only whole records \
 read from it; the ranges no worker got are named on stderr.\n\nExamples:\n  wf feed -j 4 access.log -- wc -l\n  \
 wf feed --combine 'python3 combine.py' logs/ -- python3 reduce.py\n  \
