@@ -197,14 +197,18 @@ pub fn parse_clf(b: &[u8]) -> Option<i64> {
     micros(days_from_civil(y, m, d), (h, mi, s), 0, off)
 }
 
-/// The time in the first `[...]` of a record.
+/// The time in the first `[...]` of a record that holds one (of its first
+/// 4): a bracket before `%t` (nginx's `$host` of `[::1]:443`, a user
+/// `[bob]`) had such lines left out of every `--since` window, exit 0,
+/// where `wf report` read their time.
 fn clf_field(rec: &[u8]) -> Option<i64> {
-    let open = memchr::memchr(b'[', rec)?;
-    let field = rec.get(open + 1..open + 27)?;
-    if rec.get(open + 27) != Some(&b']') {
-        return None;
-    }
-    parse_clf(field)
+    memchr::memchr_iter(b'[', rec).take(4).find_map(|open| {
+        let field = rec.get(open + 1..open + 27)?;
+        if rec.get(open + 27) != Some(&b']') {
+            return None;
+        }
+        parse_clf(field)
+    })
 }
 
 /// An ISO 8601 / RFC 3339 time at the start of `b` and the bytes it took:
@@ -493,6 +497,14 @@ mod tests {
         );
         assert_eq!(json_time(br#"{"time": 1767225600500}"#), Some(half));
         assert_eq!(json_time(br#"{"ts":1e9}"#), None);
+        let clf = |l: &str| TimeFormat::Clf.time(l.as_bytes());
+        let t = clf("1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1");
+        assert!(t.is_some());
+        assert_eq!(
+            clf("[::1]:443 1.2.3.4 - [bob] [10/Oct/2000:13:55:36 -0700] \"GET /\""),
+            t
+        );
+        assert_eq!(clf("a [b] [c] [d] [e] [10/Oct/2000:13:55:36 -0700]"), None);
         // Top-level keys only, a duration is no time, a later key in the
         // order may be the one with a time, a BOM starts a record.
         let at =
