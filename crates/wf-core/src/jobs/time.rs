@@ -10,7 +10,7 @@
 //! general date parser would cost several times more on every record of the
 //! window's edges and of every file read whole.
 
-use super::time_keys::{field_text, logfmt_time_text};
+use super::time_keys::{field_text, logfmt_time};
 
 /// How to find the time in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ impl TimeFormat {
             TimeFormat::Clf => clf_field(rec),
             TimeFormat::Json => json_time(rec),
             TimeFormat::Iso => iso_prefix(rec).map(|(t, _)| t),
-            TimeFormat::Logfmt => iso_or_epoch(logfmt_time_text(rec)?),
+            TimeFormat::Logfmt => logfmt_time(rec, iso_or_epoch),
             TimeFormat::Field { index, sep } => parse_iso(field_text(rec, index, sep)?),
             TimeFormat::Auto => {
                 let rec = strip_bom(rec);
@@ -97,7 +97,7 @@ impl TimeFormat {
                     _ => iso_prefix(rec)
                         .map(|(t, _)| t)
                         .or_else(|| clf_field(rec))
-                        .or_else(|| iso_or_epoch(logfmt_time_text(rec)?)),
+                        .or_else(|| logfmt_time(rec, iso_or_epoch)),
                 }
             }
             TimeFormat::Reader(r) => (r.time)(rec),
@@ -384,11 +384,12 @@ impl<'a> Iterator for TopLevel<'a> {
     }
 }
 
-/// An ISO 8601 time, or a number since the epoch ([`epoch_prefix`]), whole.
+/// An ISO 8601 time, or a number since the epoch ([`epoch_prefix`]) of
+/// 10^8 s or more (as in JSON: a smaller one is a duration), whole.
 fn iso_or_epoch(v: &[u8]) -> Option<i64> {
     parse_iso(v).or_else(|| {
         epoch_prefix(v)
-            .filter(|&(_, n)| n == v.len())
+            .filter(|&(t, n)| n == v.len() && t.abs() >= 100_000_000 * 1_000_000)
             .map(|(t, _)| t)
     })
 }

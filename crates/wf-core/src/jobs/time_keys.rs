@@ -16,10 +16,12 @@
 /// The keys a logfmt line's time goes by.
 const LOGFMT_KEYS: [&[u8]; 5] = [b"time", b"ts", b"timestamp", b"@timestamp", b"t"];
 
-/// The value of the first pair of a logfmt line whose key is a time key
-/// (`key=value` or `key="value"`, quotes removed); a quoted value is data,
-/// whatever `key=` it holds.
-pub(crate) fn logfmt_time_text(rec: &[u8]) -> Option<&[u8]> {
+/// The time (`parse` of the value) of the first pair of a logfmt line
+/// whose key is a time key and whose value is a time (`key=value` or
+/// `key="value"`, quotes removed; a quoted value is data, whatever `key=`
+/// it holds). A first time key that holds no time (`t=12ms`) had the line
+/// without one, left out of every `--since` window.
+pub(crate) fn logfmt_time<T>(rec: &[u8], parse: impl Fn(&[u8]) -> Option<T>) -> Option<T> {
     let mut rest = trim_end(rec);
     loop {
         rest = skip_blank(rest);
@@ -33,8 +35,8 @@ pub(crate) fn logfmt_time_text(rec: &[u8]) -> Option<&[u8]> {
             continue;
         };
         let (value, next) = logfmt_value(v)?;
-        if LOGFMT_KEYS.contains(&key) {
-            return Some(value);
+        if let Some(t) = LOGFMT_KEYS.contains(&key).then(|| parse(value)).flatten() {
+            return Some(t);
         }
         rest = next;
     }
@@ -138,7 +140,7 @@ mod tests {
     use super::*;
 
     fn logfmt(rec: &[u8]) -> Option<i64> {
-        parse_iso(logfmt_time_text(rec)?)
+        logfmt_time(rec, parse_iso)
     }
 
     fn column(rec: &[u8], index: u16, sep: u8) -> Option<i64> {
@@ -159,6 +161,8 @@ mod tests {
         assert_eq!(logfmt(b"time=yesterday msg=x"), None);
         assert_eq!(logfmt(b"msg=\"no time\""), None);
         assert_eq!(logfmt(b"time=\"2000-10-10T20:55:36Z"), None);
+        // A first time key without a time: the next one's.
+        assert_eq!(logfmt(b"t=12ms msg=x time=2000-10-10T20:55:36Z"), Some(T));
     }
 
     #[test]
