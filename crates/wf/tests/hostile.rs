@@ -152,10 +152,6 @@ fn endless_stream_without_separator_in_bounded_memory() {
     assert!(kib < 64 << 10, "wf count < /dev/zero: peak RSS {kib} KiB");
 }
 
-/// A command that holds records whole holds at most a quarter of its
-/// `--memory` of one, unless `--max-record` says otherwise: an endless
-/// record on stdin took `wf sql --memory 64M` to 2.3 GB (the 1 GiB default
-/// bound, held twice), and `wf report --memory 64M` to 2.1 GB.
 /// `wf feed --keep-order` with a worker that writes without end: each
 /// block's output waits for its turn in a temporary file past 8 MiB, so
 /// wf's memory stays bounded (it held every block's output whole: 2.6 GB
@@ -207,8 +203,25 @@ fn keep_order_holds_endless_output_in_bounded_memory() {
     }
     assert_eq!(firsts[0], 0);
     assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{firsts:?}");
+    // Short writes after the output spilled go after it, in order.
+    let mut c = wf();
+    c.args(["feed", "-j", "1", "--keep-order"])
+        .arg(&input)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "cat >/dev/null; head -c 8388600 /dev/zero; sleep .3; printf AAAA; sleep .3; printf B",
+        ]);
+    let out = ok_bytes(c, None);
+    assert_eq!(out.len(), 8388605);
+    assert_eq!(&out[out.len() - 6..], b"\0AAAAB");
 }
 
+/// A command that holds records whole holds at most a quarter of its
+/// `--memory` of one, unless `--max-record` says otherwise: an endless
+/// record on stdin took `wf sql --memory 64M` to 2.3 GB (the 1 GiB default
+/// bound, held twice), and `wf report --memory 64M` to 2.1 GB.
 #[test]
 fn memory_bounds_a_record_held_whole() {
     let mut commands = vec![vec!["report", "--format", "combined", "--memory", "64M"]];

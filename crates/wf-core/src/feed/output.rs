@@ -189,8 +189,8 @@ pub(crate) fn forward(mut r: impl Read, sink: &Sink) {
 pub const KEPT_IN_MEMORY: usize = 8 << 20;
 
 /// A block's whole output, kept until its turn: its first bytes in memory,
-/// the rest in an unnamed temporary file (in memory only if none can be
-/// made or written, said once on stderr).
+/// the rest in an unnamed temporary file (read back into memory, and the
+/// rest kept there, if the file cannot be made or written: said on stderr).
 #[derive(Default)]
 pub(crate) struct Kept {
     head: Vec<u8>,
@@ -202,7 +202,8 @@ impl Kept {
     pub(crate) fn read_all(mut r: impl Read) -> Kept {
         let mut k = Kept::default();
         let mut buf = vec![0u8; 1 << 20];
-        let mut in_memory = false;
+        // Bytes in the file; `None` once it failed (all in memory then).
+        let mut spilled = Some(0u64);
         loop {
             let n = match r.read(&mut buf) {
                 Ok(0) => return k,
@@ -210,17 +211,24 @@ impl Kept {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return k,
             };
-            if k.head.len() + n <= KEPT_IN_MEMORY || in_memory {
-                k.head.extend_from_slice(&buf[..n]);
-                continue;
-            }
-            if let Err(e) = k.spill(&buf[..n]) {
-                crate::warn!(
-                    "wf: --keep-order: a block's output is kept in memory, its temporary file failed: {}",
-                    crate::scan::io_message(&e)
-                );
-                in_memory = true;
-                k.head.extend_from_slice(&buf[..n]);
+            let data = &buf[..n];
+            // Once spilled, every byte goes after the file's: a short read
+            // kept in memory was written before them, out of order.
+            let to_file = k.rest.is_some() || k.head.len() + n > KEPT_IN_MEMORY;
+            match spilled {
+                Some(at) if to_file => match k.spill(data) {
+                    Ok(()) => spilled = Some(at + n as u64),
+                    Err(e) => {
+                        crate::warn!(
+                            "wf: --keep-order: a block's output is kept in memory, its temporary file failed: {}",
+                            crate::scan::io_message(&e)
+                        );
+                        k.unspill(at);
+                        k.head.extend_from_slice(data);
+                        spilled = None;
+                    }
+                },
+                _ => k.head.extend_from_slice(data),
             }
         }
     }
@@ -230,6 +238,16 @@ impl Kept {
             self.rest = Some(tempfile::tempfile()?);
         }
         self.rest.as_mut().unwrap().write_all(data)
+    }
+
+    /// The first `len` bytes of the file (those written whole) back after
+    /// the head, the file dropped.
+    fn unspill(&mut self, len: u64) {
+        if let Some(mut f) = self.rest.take() {
+            if f.rewind().is_ok() {
+                let _ = f.take(len).read_to_end(&mut self.head);
+            }
+        }
     }
 
     /// Write it all to `sink`, the rest in pieces as it is read back.
