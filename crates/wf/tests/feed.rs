@@ -1574,3 +1574,38 @@ fn a_truncated_gzip_gives_workers_whole_records_only() {
         );
     }
 }
+
+/// A worker that is given nothing and exits well loses nothing: `wf feed
+/// -j 2 empty.txt -- true` exited 2, each worker "exited with status 0
+/// before it was given any input". One that fails before any input, or
+/// exits without reading what it was given, is still named, exit 2.
+#[test]
+fn an_idle_worker_that_exits_well_is_no_failure() {
+    let dir = tmpdir();
+    let empty = write(dir.path(), "empty.txt", b"");
+    let one = write(dir.path(), "one.txt", b"a\n");
+    let feed = |args: &[&str], path: &Path| {
+        let mut c = wf();
+        c.args(["feed", "-j", "3"]).arg(path).arg("--").args(args);
+        common::run(c, None)
+    };
+    let o = feed(&["true"], &empty);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = feed(&["sh", "-c", "exit 3"], &empty);
+    assert_eq!(o.status.code(), Some(2));
+    let o = feed(&["true"], &one);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("one.txt"), "{err}");
+    assert!(!err.contains("before it was given any input"), "{err}");
+}

@@ -256,7 +256,11 @@ impl Feeder {
             return out;
         }
         let ok = fin.status.is_some_and(|s| s.success());
-        if ok && !closed && !early && fin.unread == 0 {
+        // A worker that was given nothing and exited well lost nothing: the
+        // blocks went to the others (`wf feed -j 2 empty.txt -- true`
+        // exited 2, each worker "exited ... before it was given any input").
+        let idle = given.is_empty() && fin.unread == 0;
+        if ok && !closed && (!early || idle) && fin.unread == 0 {
             return out;
         }
         let missed = never_read(&given, &placed, total, fin.unread);
