@@ -96,15 +96,24 @@ impl Csv {
             fields,
             seen,
             rows: records.len() > usize::from(header),
-            open: quote && ends_open(sample, delim),
+            open: ends_open(sample, delim),
         })
     }
 
-    /// The sample ends inside a quoted field: its record, and the types of
-    /// the records after it, are in bytes past the sample, which is read on
-    /// ([`crate::read::sample::needs_wider_sample`]).
+    /// The sample ends inside a quoted field (with quoting on or not: its
+    /// open quote may be what turned quoting off): its record, and the
+    /// types of the records after it, are in bytes past the sample, which
+    /// is read on when there are more ([`crate::read::sample::needs_wider_sample`]).
+    /// Read as records, that field's lines turned quoting off for the
+    /// whole file (60,012 rows of a CSV of 12, exit 0), or typed the
+    /// columns (`max(id)` 9 of 1..12).
     pub fn open_at_end(&self) -> bool {
         self.open
+    }
+
+    /// The field delimiter.
+    pub fn delimiter(&self) -> u8 {
+        self.delim
     }
 
     /// Some column has no value in the sample (nor a type from `--schema`).
@@ -281,18 +290,16 @@ fn sample_records(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Record
 
 /// The first `n` records of a sample, `None` for a malformed one (records
 /// too: skipping them must not reach further into the file); with `quote`
-/// off, every line is a record. A quote still open at the sample's end
-/// ends the sample before its record ([`Quoting::stream_end`]): the sample
-/// is a prefix of the file, and that record's line breaks were read as
-/// records: quoting was turned off for the whole file, or its lines typed
-/// the columns (60,012 rows of a CSV of 12, exit 0).
+/// off, every line is a record. A quote that does not close in the sample
+/// makes its record its first line (as in a whole file); a sample that is
+/// a file's first bytes and ends so is read on ([`Csv::open_at_end`]).
 fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Record>> {
     let mut out = Vec::new();
     let mut pos = 0;
     let q = Quoting { delim };
     for _ in 0..n {
         let end = match quote {
-            true => q.stream_end(sample, pos),
+            true => q.record_end(sample, pos),
             false => memchr::memchr(b'\n', &sample[pos..]).map(|i| pos + i),
         };
         let Some(end) = end else {
@@ -334,7 +341,7 @@ fn sniff_quote(sample: &[u8], delim: u8, n: usize) -> (bool, Vec<Record>) {
 
 /// Whether the last record of `sample` (a prefix of a file, or all of it)
 /// has a quote with no closing quote in it.
-fn ends_open(sample: &[u8], delim: u8) -> bool {
+pub fn ends_open(sample: &[u8], delim: u8) -> bool {
     if memchr::memchr(b'"', sample).is_none() {
         return false;
     }

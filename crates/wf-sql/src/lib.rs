@@ -467,14 +467,13 @@ pub fn open(
             opened[k].1.widen();
             format = format_of(&opened)?;
             // A sample ending inside a quoted field: read on until it closes.
-            let mut lines = read::sample::WIDE_LINES;
-            while format.as_csv().is_some_and(|c| c.open_at_end()) {
-                lines *= 4;
-                let more = opened[k].1.read_through(lines);
+            if let Some(delim) = format
+                .as_csv()
+                .filter(|c| c.open_at_end())
+                .map(|c| c.delimiter())
+            {
+                opened[k].1.read_through(delim);
                 format = format_of(&opened)?;
-                if !more || opened[k].1.sample().len() >= read::sample::MAX_SAMPLE {
-                    break;
-                }
             }
         }
     }

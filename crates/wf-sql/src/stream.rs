@@ -119,24 +119,28 @@ impl Stream {
         }
     }
 
-    /// Read on, through quiet spells, until `lines` line ends are held (or
-    /// MAX_SAMPLE bytes, the stream's end or an error): asked when the
-    /// sample ends inside a CSV quoted field, whose record, and the types
-    /// of those after it, only later bytes give (a pipe that paused inside
-    /// one had its lines read as records). Whether the stream may have more.
-    pub fn read_through(&mut self, lines: usize) -> bool {
-        let mut end = super::SampleEnd::new(lines);
-        while self.failed.is_none() {
-            if end.reached(&self.head) {
-                return true;
-            }
+    /// Read on, through quiet spells, until the CSV quoted field the
+    /// sample ends in (`delim`) closes (or MAX_SAMPLE bytes, the stream's
+    /// end or an error): its record, and the types of those after it, only
+    /// later bytes give (a pipe that paused inside one had its lines read
+    /// as records). The field is looked for again only when a read brings a
+    /// quote. Whether the stream may have more.
+    pub fn read_through(&mut self, delim: u8) -> bool {
+        use wf_formats::read::sample::MAX_SAMPLE;
+        while self.failed.is_none() && self.head.len() < MAX_SAMPLE {
             match self.rx.recv() {
-                Ok(Msg::Data(v)) => self.head.extend_from_slice(&v),
+                Ok(Msg::Data(v)) => {
+                    self.head.extend_from_slice(&v);
+                    let quote = memchr::memchr(b'"', &v).is_some();
+                    if quote && !wf_formats::csv::ends_open(&self.head, delim) {
+                        return true;
+                    }
+                }
                 Ok(Msg::Failed(e)) => self.failed = Some(e),
                 Err(_) => return false,
             }
         }
-        false
+        self.failed.is_none()
     }
 
     /// Read until SAMPLE bytes and a record end, and `lines` line ends, are

@@ -2959,4 +2959,14 @@ fn a_quoted_field_past_the_sample_end_is_sampled_whole() {
         tuples(&json_lines(&o.stdout), &["id", "t"]),
         json!([[1, "a\nb"], [2, "c"]])
     );
+    // A quote that never closes in the whole file is data, as before: the
+    // columns keep their types (the review found them typed text).
+    let open = t.path().join("open.csv");
+    std::fs::write(&open, "id,name,n\n1,\"oops,5\n2,b,6\n3,c,7\n4,d,8\n").unwrap();
+    let (rows, _) = sql_ok(
+        &[],
+        "SELECT sum(n) AS s FROM logs",
+        std::slice::from_ref(&open),
+    );
+    assert_eq!(tuples(&rows, &["s"]), json!([[26]]));
 }
