@@ -454,7 +454,7 @@ fn read_list(list: &Path) -> io::Result<Vec<PathBuf>> {
 /// collects its inputs more than once (`wf report` its format from the first
 /// input's head, then its scan), and a second read of the pipe was empty:
 /// `ls *.log | wf report --files-from -` reported 0 requests, exit 0. A
-/// regular file's list is read again each time (`--follow` sees names added).
+/// regular file's list is read again by each collect.
 static LISTS: std::sync::Mutex<Vec<(PathBuf, Vec<PathBuf>)>> = std::sync::Mutex::new(Vec::new());
 
 fn kept_list(list: &Path) -> Option<Vec<PathBuf>> {

@@ -535,7 +535,9 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
 /// but fewer bytes than were counted of it: cut short (`truncate -s`), not
 /// rewritten. Its bytes were all counted: it is read on from its end. Read
 /// from its start, they were counted twice (1,439 records of a file of
-/// 1,000, exit 0). A copytruncate's file starts with new lines.
+/// 1,000, exit 0). A copytruncate's file starts with new lines. Where it
+/// was cut is not known: lines written after the cut and before this run
+/// (still under what was counted) are not read, and the warning says so.
 fn was_cut(old: &[Entry], claimed: &[bool], s: &Seen) -> Option<usize> {
     (0..old.len()).find(|&e| {
         let o = &old[e];

@@ -367,7 +367,7 @@ pub(crate) fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Inp
             _ => 0,
         };
         wf_core::warn!(
-            "wf: {}: is {now} bytes, shorter than the {was} counted of it, its first bytes unchanged (cut): nothing read, its bytes stay counted (--state)",
+            "wf: {}: is {now} bytes, shorter than the {was} counted of it, its first bytes unchanged (cut): read on from its end, its bytes stay counted; lines written after the cut and before this run are not read (--state)",
             inputs[i].name
         );
     }
