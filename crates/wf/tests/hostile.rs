@@ -203,7 +203,8 @@ fn keep_order_holds_endless_output_in_bounded_memory() {
     }
     assert_eq!(firsts[0], 0);
     assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{firsts:?}");
-    // Short writes after the output spilled go after it, in order.
+    // A write that crosses 8 MiB spills; a short one after it goes after
+    // it, in order (it came out before: kept in memory, written first).
     let mut c = wf();
     c.args(["feed", "-j", "1", "--keep-order"])
         .arg(&input)
@@ -211,11 +212,14 @@ fn keep_order_holds_endless_output_in_bounded_memory() {
             "--",
             "sh",
             "-c",
-            "cat >/dev/null; head -c 8388600 /dev/zero; sleep .3; printf AAAA; sleep .3; printf B",
+            "cat >/dev/null; head -c 8388000 /dev/zero; sleep .3; \
+         head -c 2000 /dev/zero | tr '\\0' C; sleep .3; printf AAAA",
         ]);
     let out = ok_bytes(c, None);
-    assert_eq!(out.len(), 8388605);
-    assert_eq!(&out[out.len() - 6..], b"\0AAAAB");
+    assert_eq!(out.len(), 8_390_004);
+    assert!(out[..8_388_000].iter().all(|&b| b == 0));
+    assert!(out[8_388_000..8_390_000].iter().all(|&b| b == b'C'));
+    assert_eq!(&out[8_390_000..], b"AAAA");
 }
 
 /// A command that holds records whole holds at most a quarter of its

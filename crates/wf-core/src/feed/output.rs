@@ -189,12 +189,18 @@ pub(crate) fn forward(mut r: impl Read, sink: &Sink) {
 pub const KEPT_IN_MEMORY: usize = 8 << 20;
 
 /// A block's whole output, kept until its turn: its first bytes in memory,
-/// the rest in an unnamed temporary file (read back into memory, and the
-/// rest kept there, if the file cannot be made or written: said on stderr).
+/// the rest in an unnamed temporary file; if the file cannot be made or
+/// written, what follows the bytes it holds whole is kept in memory (said
+/// on stderr). Read back into memory, a file that failed on a full disk
+/// brought back the gigabytes it was there to keep out.
 #[derive(Default)]
 pub(crate) struct Kept {
     head: Vec<u8>,
-    rest: Option<File>,
+    /// The temporary file and the bytes written to it whole.
+    file: Option<(File, u64)>,
+    /// What came after the file failed.
+    tail: Vec<u8>,
+    failed: bool,
 }
 
 impl Kept {
@@ -202,8 +208,6 @@ impl Kept {
     pub(crate) fn read_all(mut r: impl Read) -> Kept {
         let mut k = Kept::default();
         let mut buf = vec![0u8; 1 << 20];
-        // Bytes in the file; `None` once it failed (all in memory then).
-        let mut spilled = Some(0u64);
         loop {
             let n = match r.read(&mut buf) {
                 Ok(0) => return k,
@@ -211,65 +215,82 @@ impl Kept {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return k,
             };
-            let data = &buf[..n];
-            // Once spilled, every byte goes after the file's: a short read
-            // kept in memory was written before them, out of order.
-            let to_file = k.rest.is_some() || k.head.len() + n > KEPT_IN_MEMORY;
-            match spilled {
-                Some(at) if to_file => match k.spill(data) {
-                    Ok(()) => spilled = Some(at + n as u64),
-                    Err(e) => {
-                        crate::warn!(
-                            "wf: --keep-order: a block's output is kept in memory, its temporary file failed: {}",
-                            crate::scan::io_message(&e)
-                        );
-                        k.unspill(at);
-                        k.head.extend_from_slice(data);
-                        spilled = None;
-                    }
-                },
-                _ => k.head.extend_from_slice(data),
-            }
+            k.keep(&buf[..n]);
+        }
+    }
+
+    /// `data`, after everything kept so far: once spilled, every byte goes
+    /// to the file (a short read kept in memory came out before its bytes).
+    fn keep(&mut self, data: &[u8]) {
+        if self.failed {
+            self.tail.extend_from_slice(data);
+        } else if self.file.is_none() && self.head.len() + data.len() <= KEPT_IN_MEMORY {
+            self.head.extend_from_slice(data);
+        } else if let Err(e) = self.spill(data) {
+            crate::warn!(
+                "wf: --keep-order: a block's output past {} bytes is kept in memory, its temporary file failed: {}",
+                self.head.len() as u64 + self.file.as_ref().map_or(0, |f| f.1),
+                crate::scan::io_message(&e)
+            );
+            self.failed = true;
+            self.tail.extend_from_slice(data);
         }
     }
 
     fn spill(&mut self, data: &[u8]) -> io::Result<()> {
-        if self.rest.is_none() {
-            self.rest = Some(tempfile::tempfile()?);
+        if self.file.is_none() {
+            self.file = Some((tempfile::tempfile()?, 0));
         }
-        self.rest.as_mut().unwrap().write_all(data)
+        let (f, len) = self.file.as_mut().unwrap();
+        // A failed write may leave part of `data` in the file: only `len`
+        // bytes are read back.
+        f.seek(io::SeekFrom::Start(*len))?;
+        f.write_all(data)?;
+        *len += data.len() as u64;
+        Ok(())
     }
 
-    /// The first `len` bytes of the file (those written whole) back after
-    /// the head, the file dropped.
-    fn unspill(&mut self, len: u64) {
-        if let Some(mut f) = self.rest.take() {
-            if f.rewind().is_ok() {
-                let _ = f.take(len).read_to_end(&mut self.head);
-            }
-        }
-    }
-
-    /// Write it all to `sink`, the rest in pieces as it is read back.
+    /// Write it all to `sink`: the head, the file's bytes in pieces as they
+    /// are read back, the tail. A file that cannot be read back fails the
+    /// feed (its bytes would be missing from the output).
     fn write_to(mut self, sink: &Sink) {
         if !self.head.is_empty() {
             sink.write(0, &self.head, false);
         }
-        let Some(mut f) = self.rest.take() else {
-            return;
-        };
-        let mut buf = std::mem::take(&mut self.head);
-        buf.resize(1 << 20, 0);
-        if f.rewind().is_err() {
-            return;
-        }
-        while let Ok(n) = f.read(&mut buf) {
-            if n == 0 {
-                break;
+        if let Some((f, len)) = self.file.take() {
+            let mut buf = std::mem::take(&mut self.head);
+            buf.resize(1 << 20, 0);
+            if let Err(e) = copy_back(f, len, &mut buf, sink) {
+                let why = crate::scan::io_message(&e);
+                sink.ctl.fail(format!(
+                    "--keep-order: reading a block's output back: {why}"
+                ));
+                return;
             }
-            sink.write(0, &buf[..n], false);
+        }
+        if !self.tail.is_empty() {
+            sink.write(0, &self.tail, false);
         }
     }
+}
+
+/// The first `len` bytes of `f` to `sink`, a `buf` at a time.
+fn copy_back(mut f: File, len: u64, buf: &mut [u8], sink: &Sink) -> io::Result<()> {
+    f.rewind()?;
+    let mut r = f.take(len);
+    let mut left = len;
+    while left > 0 {
+        let n = r.read(buf)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file is shorter",
+            ));
+        }
+        sink.write(0, &buf[..n], false);
+        left -= n as u64;
+    }
+    Ok(())
 }
 
 /// `--keep-order`: each block's whole output, released in block order.
