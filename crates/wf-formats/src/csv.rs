@@ -71,7 +71,7 @@ pub struct Csv {
     seen: Vec<bool>,
     /// The first file's sample has rows (not a header alone).
     rows: bool,
-    /// The sample ends inside a quoted field ([`ends_open`]).
+    /// The sample ends inside a quoted field ([`open_at_end`]).
     open: bool,
 }
 
@@ -96,7 +96,7 @@ impl Csv {
             fields,
             seen,
             rows: records.len() > usize::from(header),
-            open: ends_open(sample, delim),
+            open: open_at_end(sample, delim, quote),
         })
     }
 
@@ -291,14 +291,19 @@ fn sample_records(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Record
 /// The first `n` records of a sample, `None` for a malformed one (records
 /// too: skipping them must not reach further into the file); with `quote`
 /// off, every line is a record. A quote that does not close in the sample
-/// makes its record its first line (as in a whole file); a sample that is
-/// a file's first bytes and ends so is read on ([`Csv::open_at_end`]).
+/// makes its record its first line in a sample shorter than
+/// [`crate::read::sample::SAMPLE`] (a whole input: the quote is data);
+/// a longer one, a file's first bytes, ends before that record (its lines
+/// typed the columns of a later file sampled so), and is read on when it is
+/// the first input's ([`Csv::open_at_end`]).
 fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Record>> {
     let mut out = Vec::new();
     let mut pos = 0;
     let q = Quoting { delim };
+    let cut = sample.len() >= crate::read::sample::SAMPLE;
     for _ in 0..n {
         let end = match quote {
+            true if cut => q.stream_end(sample, pos),
             true => q.record_end(sample, pos),
             false => memchr::memchr(b'\n', &sample[pos..]).map(|i| pos + i),
         };
@@ -339,18 +344,29 @@ fn sniff_quote(sample: &[u8], delim: u8, n: usize) -> (bool, Vec<Record>) {
     }
 }
 
-/// Whether the last record of `sample` (a prefix of a file, or all of it)
-/// has a quote with no closing quote in it.
-pub fn ends_open(sample: &[u8], delim: u8) -> bool {
-    if memchr::memchr(b'"', sample).is_none() {
-        return false;
-    }
+/// The start of the last record of `sample` (a prefix of a file, or all of
+/// it), records cut from `from` (a record start), if a quote in it has no
+/// closing quote.
+pub fn open_record(sample: &[u8], delim: u8, from: usize) -> Option<usize> {
+    memchr::memchr(b'"', &sample[from..])?;
     let q = Quoting { delim };
-    let mut pos = 0;
+    let mut pos = from;
     while let Some(end) = q.stream_end(sample, pos) {
         pos = end + 1;
     }
-    pos < sample.len() && q.cut_open(sample, pos).1
+    (pos < sample.len() && q.cut_open(sample, pos).1).then_some(pos)
+}
+
+/// Whether the sample ends inside a quoted field: its last record opens a
+/// quote that does not close, and quoting is on, or would be without that
+/// record (its open quote may be what turned it off: a pipe that paused
+/// inside one). A TSV whose `"` is data and a last line `1\t"hello` is
+/// not: read on, a live pipe waited for a quote that never came.
+fn open_at_end(sample: &[u8], delim: u8, quote: bool) -> bool {
+    match open_record(sample, delim, 0) {
+        Some(start) => quote || sniff_quote(&sample[..start], delim, 1001).0,
+        None => false,
+    }
 }
 
 fn trim_cr(r: &[u8]) -> &[u8] {

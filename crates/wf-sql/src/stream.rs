@@ -124,16 +124,25 @@ impl Stream {
     /// end or an error): its record, and the types of those after it, only
     /// later bytes give (a pipe that paused inside one had its lines read
     /// as records). The field is looked for again only when a read brings a
-    /// quote. Whether the stream may have more.
+    /// quote, from the open record's start (from the sample's start each
+    /// time, 91 MB of lines with a stray quote took 2.25 s of CPU). Whether
+    /// the stream may have more.
     pub fn read_through(&mut self, delim: u8) -> bool {
+        use wf_formats::csv::open_record;
         use wf_formats::read::sample::MAX_SAMPLE;
+        let Some(mut open) = open_record(&self.head, delim, 0) else {
+            return true;
+        };
         while self.failed.is_none() && self.head.len() < MAX_SAMPLE {
             match self.rx.recv() {
                 Ok(Msg::Data(v)) => {
                     self.head.extend_from_slice(&v);
-                    let quote = memchr::memchr(b'"', &v).is_some();
-                    if quote && !wf_formats::csv::ends_open(&self.head, delim) {
-                        return true;
+                    if memchr::memchr(b'"', &v).is_none() {
+                        continue;
+                    }
+                    match open_record(&self.head, delim, open) {
+                        Some(at) => open = at,
+                        None => return true,
                     }
                 }
                 Ok(Msg::Failed(e)) => self.failed = Some(e),

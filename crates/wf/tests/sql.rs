@@ -2969,4 +2969,16 @@ fn a_quoted_field_past_the_sample_end_is_sampled_whole() {
         std::slice::from_ref(&open),
     );
     assert_eq!(tuples(&rows, &["s"]), json!([[26]]));
+    // A later file's sample (matched by header name) that ends inside a
+    // quoted field: its lines are not the sample's records (they typed n
+    // as text, and sum(n) failed).
+    let d = t.path().join("two");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("a.csv"), "id,n\n1,2\n3,4\n").unwrap();
+    let lines = "abc,def,ghi\n".repeat(300_000);
+    let b = format!("n,id,note\n5,1,\"start\n{lines}end\"\n7,2,ok\n");
+    std::fs::write(d.join("b.csv"), b).unwrap();
+    let q = "SELECT sum(n) AS s, sum(id) AS i, count(*) AS c FROM logs";
+    let (rows, _) = sql_ok(&[], q, &[d.join("a.csv"), d.join("b.csv")]);
+    assert_eq!(tuples(&rows, &["s", "i", "c"]), json!([[18, 7, 4]]));
 }
