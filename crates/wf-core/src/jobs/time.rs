@@ -16,23 +16,23 @@ use super::time_keys::{field_text, logfmt_time};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeFormat {
     /// Apache/nginx `%t`: the first `[dd/Mon/yyyy:HH:MM:SS +zzzz]` of the
-    /// line (combined, common, vcombined).
+    /// line, among its first four `[...]` (combined, common, vcombined).
     Clf,
-    /// JSON lines: the ISO 8601 string, or number since the epoch
-    /// ([`epoch_prefix`]), of the first key named `time`, `timestamp`,
-    /// `@timestamp` or `ts`.
+    /// JSON lines: the ISO 8601 string, or number since the epoch from
+    /// 10^8 s ([`epoch_prefix`]), of the first top-level key named `time`,
+    /// `timestamp`, `@timestamp` or `ts` that holds one.
     Json,
     /// An ISO 8601 time at the start of the line (`2026-11-27T10:00:00Z ...`).
     Iso,
-    /// logfmt: the ISO 8601 value (or number since the epoch) of the first
-    /// key `time`, `ts`, `timestamp`, `@timestamp` or `t`
-    /// (`time=2026-11-27T10:00:00Z`).
+    /// logfmt: the ISO 8601 value (or number since the epoch from 10^8 s) of
+    /// the first key `time`, `ts`, `timestamp`, `@timestamp` or `t` that
+    /// holds one (`time=2026-11-27T10:00:00Z`).
     Logfmt,
     /// CSV or TSV: the ISO 8601 value of column `index` (from 0), fields
     /// separated by `sep`, a quoted field read without its quotes.
     Field { index: u16, sep: u8 },
     /// Each record by its shape: `{` is JSON, else a leading ISO 8601 time,
-    /// else the first `[...]`, else a logfmt time key.
+    /// else a `[...]` time ([`TimeFormat::Clf`]), else a logfmt time key.
     Auto,
     /// The format's own reader of its time field: an Apache `LogFormat` or
     /// nginx `log_format` whose `%t` need not be the first `[...]` (or is
@@ -580,6 +580,9 @@ mod tests {
         // from 10^8 s (1973) on: a smaller one is a duration.
         assert_eq!(TimeFormat::Json.time(br#"{"time":971211336}"#), Some(T));
         assert_eq!(TimeFormat::Json.time(br#"{"time":12}"#), None);
+        // The same threshold for logfmt: `t=12` is a duration.
+        let l = b"t=12 msg=x time=2000-10-10T20:55:36Z";
+        assert_eq!(TimeFormat::Logfmt.time(l), Some(T));
         assert_eq!(TimeFormat::Json.time(br#"{"time":true}"#), None);
         let l = b"2000-10-10T20:55:36Z GET /x\n";
         assert_eq!(TimeFormat::Iso.time(l), Some(T));
