@@ -292,7 +292,7 @@ fn sample_records(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Record
 /// too: skipping them must not reach further into the file); with `quote`
 /// off, every line is a record. A quote that does not close in the sample
 /// makes its record its first line in a sample shorter than
-/// [`crate::read::sample::SAMPLE`] (a whole input: the quote is data);
+/// [`crate::SAMPLE`] (a whole input: the quote is data);
 /// a longer one, a file's first bytes, ends before that record (its lines
 /// typed the columns of a later file sampled so), and is read on when it is
 /// the first input's ([`Csv::open_at_end`]).
@@ -300,7 +300,7 @@ fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Re
     let mut out = Vec::new();
     let mut pos = 0;
     let q = Quoting { delim };
-    let cut = sample.len() >= crate::read::sample::SAMPLE;
+    let cut = sample.len() >= crate::SAMPLE;
     for _ in 0..n {
         let end = match quote {
             true if cut => q.stream_end(sample, pos),

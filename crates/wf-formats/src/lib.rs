@@ -37,6 +37,12 @@ use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 pub use columns::{Columns, UnknownKeys};
 pub use error::FormatError;
 
+/// Bytes read from the start of the first input to detect a format or
+/// infer types (`read::sample`); here, not there, because a CSV sample
+/// shorter than this is a whole input (`csv`), and `read::sample` uses
+/// `csv`.
+pub const SAMPLE: usize = 256 << 10;
+
 /// The type of one column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -15,8 +15,7 @@ use wf_core::scan::{Input, InputError, Source};
 use super::OpenError;
 use crate::{Format, FormatError, FormatOptions};
 
-/// Bytes read from the start of the first input to detect a format or infer types.
-pub const SAMPLE: usize = 256 << 10;
+pub use crate::SAMPLE;
 /// The most a sample holds to finish a long first record.
 pub const MAX_SAMPLE: usize = 64 << 20;
 
