@@ -699,7 +699,7 @@ impl ReportJob {
         };
         Some(Hit {
             line: Line {
-                client: f.text(c.client).unwrap_or(b"-"),
+                client: f.text(c.client).map_or(b"-", rules::client_key),
                 request: f.text(c.request).unwrap_or(b"-"),
                 status,
                 bytes: bytes.max(0) as u64,

@@ -134,6 +134,16 @@ pub fn agent_key(raw: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// A client as GoAccess 1.7 keys it: an IPv6 address in brackets
+/// (`[::2]`, as some proxies write `%h`) without them, so it is one host
+/// and one visitor with `::2` (they were two here, one there).
+pub fn client_key(raw: &[u8]) -> &[u8] {
+    match raw {
+        [b'[', inner @ .., b']'] => inner,
+        _ => raw,
+    }
+}
+
 /// A referrer as GoAccess 1.7 keys it: trimmed, "-" when that leaves
 /// nothing (an empty one was a row of its own here); not decoded.
 pub fn referrer_key(raw: &[u8]) -> &[u8] {

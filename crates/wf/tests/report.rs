@@ -2149,3 +2149,27 @@ fn the_dates_span_the_days_written() {
     );
     assert_eq!(j["general"]["end_date"], "02/Jan/2024", "{}", j["general"]);
 }
+
+/// An IPv6 client in brackets is the host without them, as GoAccess 1.7
+/// keys it: `[::2]` and `::2` are one host and one visitor (they were two).
+#[test]
+fn a_bracketed_ipv6_client_is_its_address() {
+    let d = dir();
+    let p = d.path().join("v6.log");
+    std::fs::write(
+        &p,
+        "[::2] - - [02/Jan/2024:10:00:00 +0000] \"GET /a HTTP/1.1\" 200 10 \"-\" \"M\"\n\
+         ::2 - - [02/Jan/2024:10:00:01 +0000] \"GET /b HTTP/1.1\" 200 10 \"-\" \"M\"\n\
+         [2001:db8::1] - - [02/Jan/2024:10:00:01 +0000] \"GET /b HTTP/1.1\" 200 10 \"-\" \"M\"\n",
+    )
+    .unwrap();
+    let j = report_json(&[], &[&p]);
+    let hosts = rows_of(&j["hosts"]);
+    let names: Vec<&String> = hosts.keys().collect();
+    assert_eq!(names, ["2001:db8::1", "::2"], "{hosts:?}");
+    assert_eq!(j["general"]["unique_visitors"], 2, "{}", j["general"]);
+    if goaccess() {
+        let (wf, ga) = equal_to_goaccess(&p, "COMBINED", 1);
+        assert_eq!(rows_of(&wf["hosts"]), rows_of(&ga["hosts"]));
+    }
+}
