@@ -444,6 +444,36 @@ fn gzip_zero_padding_is_accepted_as_gzip_does() {
     }
 }
 
+/// xz streams as `xz -d` reads them: zero padding after a stream is
+/// accepted; garbage after the last stream is an error (exit 2, named)
+/// after every line of the streams was read (the last ~20 KB were lost,
+/// where `xz -dc` gives them).
+#[test]
+fn xz_padding_is_accepted_and_garbage_loses_no_line() {
+    if !have("xz") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let text = numbered(400_000);
+    let plain = t.path().join("n.log");
+    std::fs::write(&plain, &text).unwrap();
+    let xz = std::fs::read(compress("xz", "xz", &["-q", "-3"], &plain, t.path())).unwrap();
+    let padded = t.path().join("padded.log.xz");
+    std::fs::write(&padded, [&xz[..], &[0u8; 8][..]].concat()).unwrap();
+    let (code, v, err) = count_json(&[], &padded);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["records"], 400_000);
+    let junk = t.path().join("junk.log.xz");
+    std::fs::write(&junk, [&xz[..], b"garbage here"].concat()).unwrap();
+    let (code, v, err) = count_json(&[], &junk);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(v["records"], 400_000, "{err}");
+    assert!(
+        err.contains("junk.log.xz") && err.contains("garbage appended"),
+        "{err}"
+    );
+}
+
 /// A corrupt member of a BGZF or multi-member gzip file: decoding goes on at the
 /// next member that checks out; the damaged compressed range is named; exit 2.
 #[test]

@@ -188,13 +188,73 @@ pub(super) fn decoder(
             Err(e) => return Box::new(Failed(Some(e))),
         },
         Codec::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(input)),
-        Codec::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(input)),
+        Codec::Xz => Box::new(XzStreams::new(input)),
         Codec::Lzma => match liblzma::stream::Stream::new_lzma_decoder(u64::MAX) {
             Ok(stream) => Box::new(liblzma::bufread::XzDecoder::new_stream(input, stream)),
             Err(e) => return Box::new(Failed(Some(io::Error::other(e)))),
         },
     };
     Box::new(Located::new(decoder, codec, base, read, meter))
+}
+
+/// xz streams one after another, as `xz -d` reads them: zero bytes between
+/// and after them are stream padding; any other byte after a stream is an
+/// error, once every byte of the streams before it was read. liblzma's
+/// multi-stream decoder failed on such bytes in the read that held the last
+/// stream's end: ~20 KB of a 20 MB log with garbage appended were lost,
+/// where `xz -dc` gives them all.
+struct XzStreams {
+    dec: Option<liblzma::bufread::XzDecoder<Consumed>>,
+}
+
+const XZ_MAGIC: [u8; 6] = [0xfd, b'7', b'z', b'X', b'Z', 0];
+
+impl XzStreams {
+    fn new(src: Consumed) -> Self {
+        XzStreams {
+            dec: Some(liblzma::bufread::XzDecoder::new(src)),
+        }
+    }
+
+    /// After a stream's end: the next stream's decoder, `None` at the end
+    /// of the input, an error for bytes that start no stream.
+    fn next_stream(mut src: Consumed) -> io::Result<Option<liblzma::bufread::XzDecoder<Consumed>>> {
+        loop {
+            let b = src.fill_buf()?;
+            if b.is_empty() {
+                return Ok(None);
+            }
+            let zeros = b.iter().take_while(|&&c| c == 0).count();
+            if zeros == 0 {
+                break;
+            }
+            src.consume(zeros);
+        }
+        let b = src.fill_buf()?;
+        match XZ_MAGIC.starts_with(&b[..b.len().min(XZ_MAGIC.len())]) {
+            true => Ok(Some(liblzma::bufread::XzDecoder::new(src))),
+            false => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "bytes after the last xz stream are no xz stream (garbage appended)",
+            )),
+        }
+    }
+}
+
+impl Read for XzStreams {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(d) = self.dec.as_mut() else {
+                return Ok(0);
+            };
+            let n = d.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            let src = self.dec.take().unwrap().into_inner();
+            self.dec = Self::next_stream(src)?;
+        }
+    }
 }
 
 /// The gzip members of a file, one after another, from a member start up to
