@@ -78,10 +78,11 @@ pub struct Csv {
 impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
-        let (quote, records) = sniff_quote(sample, delim, 1001);
+        let cut = !opts.whole_sample;
+        let (quote, records) = sniff_quote(sample, delim, 1001, cut);
         let (fields, seen) = match &opts.schema {
             Some(s) => (s.clone(), vec![true; s.len()]),
-            None => infer_sampled(sample, (delim, quote), &records, header),
+            None => infer_sampled(sample, (delim, quote, cut), &records, header),
         };
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
@@ -150,7 +151,9 @@ impl Csv {
         let first: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();
         let mut layout_of = Vec::with_capacity(samples.len());
         for (name, sample) in samples {
-            let records = sample_records(sample, self.delim, self.quote, 1001);
+            // A later file's sample: whole if shorter than a sample's least.
+            let cut = sample.len() >= crate::SAMPLE;
+            let records = sample_records(sample, (self.delim, self.quote, cut), 1001);
             let Some((header, rows)) = records.split_first() else {
                 layout_of.push(0); // an empty file: no records
                 continue;
@@ -281,8 +284,8 @@ type Record = Vec<Option<Vec<u8>>>;
 
 /// The first `n` records of a sample, split into fields (the last, maybe cut
 /// by the sample's end, is dropped when there are others).
-fn sample_records(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Record> {
-    read_sample(sample, delim, quote, n)
+fn sample_records(sample: &[u8], (delim, quote, cut): (u8, bool, bool), n: usize) -> Vec<Record> {
+    read_sample(sample, delim, quote, n, cut)
         .into_iter()
         .flatten()
         .collect()
@@ -291,16 +294,14 @@ fn sample_records(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Record
 /// The first `n` records of a sample, `None` for a malformed one (records
 /// too: skipping them must not reach further into the file); with `quote`
 /// off, every line is a record. A quote that does not close in the sample
-/// makes its record its first line in a sample shorter than
-/// [`crate::SAMPLE`] (a whole input: the quote is data);
-/// a longer one, a file's first bytes, ends before that record (its lines
+/// makes its record its first line in a whole input (the quote is data);
+/// a sample `cut` from a file's start ends before that record (its lines
 /// typed the columns of a later file sampled so), and is read on when it is
 /// the first input's ([`Csv::open_at_end`]).
-fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Record>> {
+fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize, cut: bool) -> Vec<Option<Record>> {
     let mut out = Vec::new();
     let mut pos = 0;
     let q = Quoting { delim };
-    let cut = sample.len() >= crate::SAMPLE;
     for _ in 0..n {
         let end = match quote {
             true if cut => q.stream_end(sample, pos),
@@ -326,18 +327,18 @@ fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize) -> Vec<Option<Re
 /// record a line, split at every delimiter) has none. A TSV of `"Hello" she
 /// said` (MySQL's, PostgreSQL's text COPY, IANA's TSV: no quoting) lost
 /// such lines from every answer; DuckDB read them all.
-fn sniff_quote(sample: &[u8], delim: u8, n: usize) -> (bool, Vec<Record>) {
+fn sniff_quote(sample: &[u8], delim: u8, n: usize, cut: bool) -> (bool, Vec<Record>) {
     let even = |recs: &[Option<Record>]| match recs.first() {
         Some(Some(first)) => recs
             .iter()
             .all(|r| r.as_ref().map(Vec::len) == Some(first.len())),
         _ => false,
     };
-    let quoted = read_sample(sample, delim, true, n);
+    let quoted = read_sample(sample, delim, true, n, cut);
     if memchr::memchr(b'"', sample).is_none() || even(&quoted) {
         return (true, quoted.into_iter().flatten().collect());
     }
-    let plain = read_sample(sample, delim, false, n);
+    let plain = read_sample(sample, delim, false, n, cut);
     match even(&plain) {
         true => (false, plain.into_iter().flatten().collect()),
         false => (true, quoted.into_iter().flatten().collect()),
@@ -364,7 +365,7 @@ pub fn open_record(sample: &[u8], delim: u8, from: usize) -> Option<usize> {
 /// not: read on, a live pipe waited for a quote that never came.
 fn open_at_end(sample: &[u8], delim: u8, quote: bool) -> bool {
     match open_record(sample, delim, 0) {
-        Some(start) => quote || sniff_quote(&sample[..start], delim, 1001).0,
+        Some(start) => quote || sniff_quote(&sample[..start], delim, 1001, false).0,
         None => false,
     }
 }
@@ -520,7 +521,8 @@ fn quote_close(data: &[u8], mut pos: usize) -> Option<usize> {
 /// `1,2,3` for data (its empty field a NULL number): one row more than
 /// DuckDB, exit 0.
 pub fn has_header(sample: &[u8], delim: u8) -> bool {
-    let (_, records) = sniff_quote(sample, delim, 1001);
+    let cut = sample.len() >= crate::SAMPLE;
+    let (_, records) = sniff_quote(sample, delim, 1001, cut);
     let Some((first, rest)) = records.split_first().filter(|(_, r)| !r.is_empty()) else {
         return true;
     };
@@ -555,7 +557,7 @@ pub const WIDE_SAMPLE: usize = 20_480;
 /// column whether it has a value in them.
 fn infer_sampled(
     sample: &[u8],
-    (delim, quote): (u8, bool),
+    (delim, quote, cut): (u8, bool, bool),
     records: &[Record],
     header: bool,
 ) -> (Vec<Field>, Vec<bool>) {
@@ -567,7 +569,7 @@ fn infer_sampled(
     if seen.iter().all(|&s| s) || rows(records) == 0 {
         return (fields, seen);
     }
-    let more = sample_records(sample, delim, quote, WIDE_SAMPLE);
+    let more = sample_records(sample, (delim, quote, cut), WIDE_SAMPLE);
     let wide = infer(&more, header);
     let unseen: Vec<usize> = (0..fields.len()).filter(|&c| !seen[c]).collect();
     for c in unseen {

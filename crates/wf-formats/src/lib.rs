@@ -528,6 +528,13 @@ pub struct FormatOptions {
     /// `--strict`: the first malformed record, value not of its column's type
     /// or invalid UTF-8 stops the query with an error that names it.
     pub strict: bool,
+    /// The sample a format is made from is its whole input (set by
+    /// `read::sample` and `wf_sql`, never by a user): a CSV quote that does
+    /// not close in it is data. Otherwise the sample is a file's first
+    /// bytes, and a record whose quote is still open at its end is left out
+    /// of it (its line breaks are not records). Judged by the sample's
+    /// length, a whole file of 256 KiB or more had its columns typed text.
+    pub whole_sample: bool,
 }
 
 impl FormatOptions {
@@ -556,6 +563,7 @@ impl FormatOptions {
             no_header,
             schema,
             strict,
+            whole_sample: false,
         })
     }
 }

@@ -472,8 +472,18 @@ pub fn open(
                 .filter(|c| c.open_at_end())
                 .map(|c| c.delimiter())
             {
-                opened[k].1.read_through(delim);
-                format = format_of(&opened)?;
+                if !opened[k].1.read_through(delim) {
+                    // The stream ended: its sample is all of it.
+                    let whole = FormatOptions {
+                        whole_sample: true,
+                        ..fopts.clone()
+                    };
+                    let samples: Vec<(usize, &[u8])> =
+                        opened.iter().map(|(i, s)| (*i, s.sample())).collect();
+                    format = read::sample::format_of(&t.format, &t.inputs, &samples, &whole)?;
+                } else {
+                    format = format_of(&opened)?;
+                }
             }
         }
     }

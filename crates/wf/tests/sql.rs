@@ -2969,6 +2969,31 @@ fn a_quoted_field_past_the_sample_end_is_sampled_whole() {
         std::slice::from_ref(&open),
     );
     assert_eq!(tuples(&rows, &["s"]), json!([[26]]));
+    // A whole file of 256 KiB or more whose quote never closes: the quote
+    // is data there too (judged by the sample's length, such a file's
+    // columns were typed text: max(n) 9998 of 0..79998, exit 0).
+    for size in [262_144, 543_000] {
+        let p = t.path().join(format!("open{size}.csv"));
+        let mut text = String::from("id,n,s\n0,5,\"abc\n");
+        let mut i = 1;
+        while text.len() < size - 20 {
+            text.push_str(&format!("{i},{},x\n", 2 * i));
+            i += 1;
+        }
+        std::fs::write(&p, &text).unwrap();
+        let want = 2 * (i - 1);
+        let q = "SELECT max(n) AS m FROM logs";
+        let (rows, _) = sql_ok(&[], q, std::slice::from_ref(&p));
+        assert_eq!(tuples(&rows, &["m"]), json!([[want]]), "{size}");
+        let mut c = wf();
+        c.args(["sql", "--no-progress", "--json", "--format", "csv", q]);
+        let out = ok_with(c, Some(text.as_bytes()));
+        assert_eq!(
+            tuples(&json_lines(out.as_bytes()), &["m"]),
+            json!([[want]]),
+            "{size} stdin"
+        );
+    }
     // A later file's sample (matched by header name) that ends inside a
     // quoted field: its lines are not the sample's records (they typed n
     // as text, and sum(n) failed).

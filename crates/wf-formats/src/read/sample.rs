@@ -53,11 +53,21 @@ pub fn format_of(
     if cr_lines(&first) {
         return Err(FormatError::CrLines(inputs[at].name.clone()).into());
     }
-    let make = |sample: &[u8]| match spec.eq_ignore_ascii_case("auto") {
-        true => crate::detect::detect_named(sample, fopts, &name),
-        false => crate::from_spec(spec, fopts, sample),
+    // `whole`: the sample is the input's every byte (see
+    // `FormatOptions::whole_sample`): a regular file's sample shorter than
+    // SAMPLE bytes, or read on to its end.
+    let make = |sample: &[u8], whole: bool| {
+        let o = FormatOptions {
+            whole_sample: fopts.whole_sample || whole,
+            ..fopts.clone()
+        };
+        match spec.eq_ignore_ascii_case("auto") {
+            true => crate::detect::detect_named(sample, &o, &name),
+            false => crate::from_spec(spec, &o, sample),
+        }
     };
-    let mut format = make(&first)?;
+    let is_file = matches!(inputs.get(at).map(|i| &i.source), Some(Source::File { .. }));
+    let mut format = make(&first, is_file && first.len() < SAMPLE)?;
     // A stream's sample is never known to be its whole input.
     let mut whole = false;
     let mut lines = WIDE_LINES;
@@ -66,7 +76,7 @@ pub fn format_of(
             break;
         };
         (first, whole) = (Cow::Owned(wide), all);
-        format = make(&first)?;
+        format = make(&first, eof)?;
         // Read on further only to close a quoted field the sample ends in.
         let open = format.as_csv().is_some_and(|c| c.open_at_end());
         if !open || eof || first.len() >= MAX_SAMPLE {
