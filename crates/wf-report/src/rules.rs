@@ -135,11 +135,15 @@ pub fn agent_key(raw: &[u8]) -> Cow<'_, [u8]> {
 }
 
 /// A client as GoAccess 1.7 keys it: an IPv6 address in brackets
-/// (`[::2]`, as some proxies write `%h`) without them, so it is one host
-/// and one visitor with `::2` (they were two here, one there).
+/// (`[::2]`, or `[::2]:443` with a port, as some proxies write `%h`) is
+/// the address alone, one host and one visitor with `::2` (they were two
+/// here, one there).
 pub fn client_key(raw: &[u8]) -> &[u8] {
     match raw {
-        [b'[', inner @ .., b']'] => inner,
+        [b'[', rest @ ..] => match memchr::memchr(b']', rest) {
+            Some(end) if end > 0 => &rest[..end],
+            _ => raw,
+        },
         _ => raw,
     }
 }
