@@ -463,6 +463,12 @@ fn xz_padding_is_accepted_and_garbage_loses_no_line() {
     let (code, v, err) = count_json(&[], &padded);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(v["records"], 400_000);
+    // Padding of 3 bytes is no padding (`xz -dc`: corrupt): named, exit 2.
+    let odd = t.path().join("odd.log.xz");
+    std::fs::write(&odd, [&xz[..], &[0u8; 3][..]].concat()).unwrap();
+    let (code, _, err) = count_json(&[], &odd);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("padding is not a multiple of 4"), "{err}");
     let junk = t.path().join("junk.log.xz");
     std::fs::write(&junk, [&xz[..], b"garbage here"].concat()).unwrap();
     let (code, v, err) = count_json(&[], &junk);

@@ -198,7 +198,7 @@ pub(super) fn decoder(
 }
 
 /// xz streams one after another, as `xz -d` reads them: zero bytes between
-/// and after them are stream padding; any other byte after a stream is an
+/// and after them are stream padding (in 4-byte words); any other byte after a stream is an
 /// error, once every byte of the streams before it was read. liblzma's
 /// multi-stream decoder failed on such bytes in the read that held the last
 /// stream's end: ~20 KB of a 20 MB log with garbage appended were lost,
@@ -219,16 +219,28 @@ impl XzStreams {
     /// After a stream's end: the next stream's decoder, `None` at the end
     /// of the input, an error for bytes that start no stream.
     fn next_stream(mut src: Consumed) -> io::Result<Option<liblzma::bufread::XzDecoder<Consumed>>> {
-        loop {
+        let mut padding = 0;
+        let end = loop {
             let b = src.fill_buf()?;
             if b.is_empty() {
-                return Ok(None);
+                break true;
             }
             let zeros = b.iter().take_while(|&&c| c == 0).count();
             if zeros == 0 {
-                break;
+                break false;
             }
             src.consume(zeros);
+            padding += zeros;
+        };
+        // Stream padding is whole 4-byte words, as `xz -d` checks it.
+        if padding % 4 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "xz stream padding is not a multiple of 4 bytes",
+            ));
+        }
+        if end {
+            return Ok(None);
         }
         let b = src.fill_buf()?;
         match XZ_MAGIC.starts_with(&b[..b.len().min(XZ_MAGIC.len())]) {
