@@ -370,3 +370,52 @@ fn report_of_a_bgzf_log_with_records_centuries_ahead_ends() {
     out[at..at + 4].copy_from_slice(b"2300");
     bgzf_report_is_the_filters(dir.path(), &out, (since, until), &[]);
 }
+
+/// A log in local time without an offset repeats an hour at the autumn DST
+/// change: a window inside that hour holds lines of both passes, and one
+/// just after the span's end shows the file out of order (a window inside
+/// the hour found the first pass only: 30 of 60 lines, exit 0). Every
+/// window's count equals a plain filter's.
+#[test]
+fn an_hour_repeated_at_a_dst_change_is_found_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dst.log");
+    // Ten days, a line every 20 s, 01:00..02:00 of day 5 written twice.
+    let mut lines: Vec<(i64, String)> = Vec::new();
+    let day = 86_400;
+    let base = 1_793_491_200; // 2026-11-01T00:00:00 as if UTC
+    for i in 0..(10 * day / 20) {
+        let t = base - 5 * day + i * 20;
+        lines.push((t, iso(t)));
+        if t >= base + 7_200 - 20 && t < base + 7_200 && lines.len() > 1 {
+            // The clock goes back from 01:59:40 to 01:00:00.
+            for j in 0..180 {
+                let r = base + 3_600 + j * 20;
+                lines.push((r, iso(r)));
+            }
+        }
+    }
+    let text: String = lines
+        .iter()
+        .map(|(_, s)| format!("{} INFO request\n", s.trim_end_matches('Z')))
+        .collect();
+    std::fs::write(&p, &text).unwrap();
+    for (a, b) in [
+        (base + 3_600 + 600, base + 3_600 + 1_200),
+        (base + 3_600 + 3_000, base + 3_600 + 3_300),
+        (i64::MIN, base + 3_600 + 300),
+        (base + 3_600 + 3_420, i64::MAX),
+    ] {
+        let want = lines.iter().filter(|(t, _)| *t >= a && *t < b).count() as u64;
+        let mut args = vec!["--format".to_string(), "iso".into()];
+        if a != i64::MIN {
+            args.extend(["--since".into(), iso(a)]);
+        }
+        if b != i64::MAX {
+            args.extend(["--until".into(), iso(b)]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (v, err) = count(&args, &p, None);
+        assert_eq!(v["records"], want, "{args:?}\n{err}");
+    }
+}
