@@ -78,7 +78,7 @@ pub struct Csv {
 impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
-        let cut = !opts.whole_sample;
+        let cut = !opts.whole_sample.unwrap_or(sample.len() < crate::SAMPLE);
         let (quote, records) = sniff_quote(sample, delim, 1001, cut);
         let (fields, seen) = match &opts.schema {
             Some(s) => (s.clone(), vec![true; s.len()]),

@@ -528,13 +528,14 @@ pub struct FormatOptions {
     /// `--strict`: the first malformed record, value not of its column's type
     /// or invalid UTF-8 stops the query with an error that names it.
     pub strict: bool,
-    /// The sample a format is made from is its whole input (set by
-    /// `read::sample` and `wf_sql`, never by a user): a CSV quote that does
-    /// not close in it is data. Otherwise the sample is a file's first
-    /// bytes, and a record whose quote is still open at its end is left out
-    /// of it (its line breaks are not records). Judged by the sample's
-    /// length, a whole file of 256 KiB or more had its columns typed text.
-    pub whole_sample: bool,
+    /// Whether the sample a format is made from is its whole input (set by
+    /// `read::sample` and `wf_sql` when they know it, never by a user): a
+    /// CSV quote that does not close in a whole input is data; in a file's
+    /// first bytes, the record it opens is left out of the sample (its line
+    /// breaks are not records). Not known (`None`): a sample shorter than
+    /// [`SAMPLE`] is taken for the whole input. Judged by length alone, a
+    /// whole file of 256 KiB or more had its columns typed text.
+    pub whole_sample: Option<bool>,
 }
 
 impl FormatOptions {
@@ -563,7 +564,7 @@ impl FormatOptions {
             no_header,
             schema,
             strict,
-            whole_sample: false,
+            whole_sample: None,
         })
     }
 }

@@ -475,7 +475,7 @@ pub fn open(
                 if !opened[k].1.read_through(delim) {
                     // The stream ended: its sample is all of it.
                     let whole = FormatOptions {
-                        whole_sample: true,
+                        whole_sample: Some(true),
                         ..fopts.clone()
                     };
                     let samples: Vec<(usize, &[u8])> =

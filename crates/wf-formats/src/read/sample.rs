@@ -53,12 +53,15 @@ pub fn format_of(
     if cr_lines(&first) {
         return Err(FormatError::CrLines(inputs[at].name.clone()).into());
     }
-    // `whole`: the sample is the input's every byte (see
-    // `FormatOptions::whole_sample`): a regular file's sample shorter than
-    // SAMPLE bytes, or read on to its end.
+    // `whole`: the sample is known to be the input's every byte (see
+    // `FormatOptions::whole_sample`): read on to its end.
     let make = |sample: &[u8], whole: bool| {
         let o = FormatOptions {
-            whole_sample: fopts.whole_sample || whole,
+            whole_sample: if whole {
+                Some(true)
+            } else {
+                fopts.whole_sample
+            },
             ..fopts.clone()
         };
         match spec.eq_ignore_ascii_case("auto") {
@@ -66,8 +69,7 @@ pub fn format_of(
             false => crate::from_spec(spec, &o, sample),
         }
     };
-    let is_file = matches!(inputs.get(at).map(|i| &i.source), Some(Source::File { .. }));
-    let mut format = make(&first, is_file && first.len() < SAMPLE)?;
+    let mut format = make(&first, false)?;
     // A stream's sample is never known to be its whole input.
     let mut whole = false;
     let mut lines = WIDE_LINES;
