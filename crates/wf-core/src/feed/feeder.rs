@@ -259,7 +259,7 @@ impl Feeder {
         // A worker that was given nothing and exited well lost nothing: the
         // blocks went to the others (`wf feed -j 2 empty.txt -- true`
         // exited 2, each worker "exited ... before it was given any input").
-        let idle = given.is_empty() && fin.unread == 0;
+        let idle = given.is_empty();
         if ok && !closed && (!early || idle) && fin.unread == 0 {
             return out;
         }

@@ -541,16 +541,20 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
 fn was_cut(old: &[Entry], claimed: &[bool], s: &Seen) -> Option<usize> {
     (0..old.len()).find(|&e| {
         let o = &old[e];
-        let head = o.head_len as usize;
         !claimed[e]
             && !s.compressed
             && !o.compressed
             && (o.dev, o.ino) == (s.dev, s.ino)
             && s.size < o.offset
-            && o.head_len > 0
-            && s.head.len() >= head
-            && head_hash(&s.head[..head]) == o.head_hash
+            && same_head(o, s)
     })
+}
+
+/// `s` starts with the bytes entry `o` counted first (an entry that has
+/// counted nothing identifies nothing).
+fn same_head(o: &Entry, s: &Seen) -> bool {
+    let head = o.head_len as usize;
+    o.head_len > 0 && s.head.len() >= head && head_hash(&s.head[..head]) == o.head_hash
 }
 
 /// The unclaimed entry that is file `s`: with its inode (`by_inode`), or any
@@ -558,12 +562,9 @@ fn was_cut(old: &[Entry], claimed: &[bool], s: &Seen) -> Option<usize> {
 fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool) -> Option<usize> {
     (0..old.len()).find(|&e| {
         let o = &old[e];
-        let head = o.head_len as usize;
         !claimed[e]
-            && o.head_len > 0
             && (!by_inode || (o.dev, o.ino) == (s.dev, s.ino))
-            && s.head.len() >= head
-            && head_hash(&s.head[..head]) == o.head_hash
+            && same_head(o, s)
             && (s.compressed || s.size >= o.offset)
     })
 }
