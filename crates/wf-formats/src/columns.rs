@@ -588,6 +588,7 @@ impl Columns {
         k: usize,
         f: impl Fn(usize, usize) -> Option<f64>,
     ) -> bool {
+        let f = |s, e| f(s, e).map(canonical);
         self.extend_with(i, Builder::floats, spans, stride, k, f)
     }
 
@@ -674,7 +675,7 @@ impl Columns {
     #[inline(always)]
     pub fn float(&mut self, i: usize, v: Option<f64>) {
         match (&mut self.builders[i], v) {
-            (Builder::Float(b), v) => b.push(v),
+            (Builder::Float(b), v) => b.push(v.map(canonical)),
             (other, None) => other.null(),
             _ => unreachable!("column {i} is not a float"),
         }
@@ -794,6 +795,21 @@ pub fn parse_int(v: &[u8]) -> Option<i64> {
 }
 
 /// A float as Rust's parser reads it (`1.5`, `-2e3`, `inf`); `None` otherwise.
+/// A float as a column holds it: `-0.0` as `0.0` and every NaN as the one
+/// positive quiet NaN. SQL holds them equal (DuckDB groups and counts them
+/// as one), but DataFusion 55's `count(DISTINCT f)` beside another
+/// aggregate compared their bits: `-0.0` and `0.0` were two values (2 of
+/// 1, exit 0), and `NaN` and `-NaN` two groups of `GROUP BY`.
+#[inline(always)]
+pub fn canonical(x: f64) -> f64 {
+    if x.is_nan() {
+        f64::NAN
+    } else {
+        // -0.0 + 0.0 is +0.0; every other value is itself.
+        x + 0.0
+    }
+}
+
 pub fn parse_float(v: &[u8]) -> Option<f64> {
     std::str::from_utf8(v).ok()?.trim().parse().ok()
 }

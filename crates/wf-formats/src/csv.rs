@@ -250,21 +250,22 @@ fn unify(a: Kind, b: Kind) -> Kind {
 }
 
 /// The names of a header line's fields: an empty one is `cN` (its place), and
-/// a name seen before, or one of the virtual columns (`_file`, `_offset`,
-/// `_line`), gets a suffix as DuckDB gives one (`a`, `a_1`, `a_2`).
+/// a name seen before gets a suffix as DuckDB gives one (`a`, `a_1`, `a_2`).
+/// One of the virtual columns' names (`_file`, `_offset`, `_line`) is the
+/// table's to rename, and say (`read::Table::new`).
 fn header_names(h: &Record) -> Vec<String> {
     let raw = h.iter().enumerate().map(|(i, n)| match n {
         Some(n) if !n.is_empty() => String::from_utf8_lossy(n).into_owned(),
         _ => format!("c{}", i + 1),
     });
-    unique_names(raw)
+    unique_names(raw, &[])
 }
 
-/// Names made unique, and apart from the virtual columns': a repeated name
-/// gets the first free suffix `_1`, `_2`, ...
-pub fn unique_names(names: impl IntoIterator<Item = String>) -> Vec<String> {
+/// Names made unique, and apart from the `reserved` ones: a repeated or
+/// reserved name gets the first free suffix `_1`, `_2`, ...
+pub fn unique_names(names: impl IntoIterator<Item = String>, reserved: &[&str]) -> Vec<String> {
     let mut taken: std::collections::HashSet<String> =
-        ["_file", "_offset", "_line"].map(String::from).into();
+        reserved.iter().map(|r| r.to_string()).collect();
     let mut out = Vec::new();
     for n in names {
         let mut name = n.clone();
@@ -1282,7 +1283,7 @@ mod tests {
     }
 
     /// Files whose headers differ are matched by name; repeated names and the
-    /// virtual columns' names get suffixes.
+    /// virtual columns' names are left to the table.
     #[test]
     fn headers_are_matched_by_name() {
         let o = FormatOptions::default();
@@ -1305,8 +1306,12 @@ mod tests {
             .to_string()
             .starts_with("4: "));
         assert_eq!(
-            unique_names(["_file", "a", "a", "a_1"].map(String::from)),
+            unique_names(["_file", "a", "a", "a_1"].map(String::from), &["_file"]),
             ["_file_1", "a", "a_1", "a_1_1"]
+        );
+        assert_eq!(
+            unique_names(["_file", "a", "_file"].map(String::from), &[]),
+            ["_file", "a", "_file_1"]
         );
     }
 

@@ -13,6 +13,7 @@ pub use datafusion::arrow;
 
 pub use wf_core::cleanup;
 mod checked;
+mod csv_text;
 mod inner;
 pub mod memory;
 pub mod output;
@@ -494,6 +495,9 @@ pub fn open(
     let table = read::Table::new(format, t.inputs, scan)
         .with_strict(fopts.strict)
         .with_streams(Arc::new(Feeds(streams.clone())));
+    for r in table.renamed() {
+        notes(format!("{}: {r}", t.name));
+    }
     Ok(Opened {
         table,
         spool_errors,

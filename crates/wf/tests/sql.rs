@@ -1550,6 +1550,48 @@ fn quoted_csv_and_tsv_equal_duckdb() {
     }
 }
 
+/// `-0.0` and `0.0` are one value, and so are `NaN` and `-NaN`, as DuckDB
+/// counts and groups them: DataFusion's `count(DISTINCT f)` beside
+/// `count(*)` counted `-0.0` apart (2 of 1, exit 0), and `GROUP BY f` made
+/// two NaN groups.
+#[test]
+fn signed_zeros_and_nans_are_one_value_each() {
+    let Some(py) = duckdb_python() else { return };
+    let t = scratch();
+    let f = t.path().join("zeros.csv");
+    std::fs::write(&f, "f\n0.0\n-0.0\n0\n-0.0\nNaN\n-NaN\n1.5\n-0.0\n").unwrap();
+    let j = t.path().join("zeros.jsonl");
+    std::fs::write(&j, "{\"f\":0.5}\n{\"f\":-0.0}\n{\"f\":0.0}\n{\"f\":1.5}\n").unwrap();
+    // (query, its columns in order); `{t}` is the table.
+    let queries: [(&str, &[&str]); 3] = [
+        (
+            "SELECT count(DISTINCT f) AS d, count(*) AS n FROM {t}",
+            &["d", "n"],
+        ),
+        (
+            "SELECT count(*) AS n, count(DISTINCT f) AS d FROM {t} GROUP BY f = 0 ORDER BY n",
+            &["n", "d"],
+        ),
+        (
+            "SELECT count(*) AS n FROM {t} GROUP BY f ORDER BY n",
+            &["n"],
+        ),
+    ];
+    for (path, format, reader) in [(&f, "csv", "read_csv"), (&j, "jsonl", "read_json")] {
+        for (q, keys) in queries {
+            let from = format!("{reader}({})", sql_string(path));
+            let want = duckdb(&py, &q.replace("{t}", &from), None);
+            let (rows, _) = sql_ok(
+                &["--format", format],
+                &q.replace("{t}", "logs"),
+                std::slice::from_ref(path),
+            );
+            let got = tuples(&rows, keys);
+            assert_eq!(got, Value::Array(want), "{q} over {}", path.display());
+        }
+    }
+}
+
 // ------------------------------------------------------------------ wf2.sql
 
 /// The `wf wf2 --json` object built from the rows of examples/sql/wf2.sql.
@@ -2743,21 +2785,42 @@ fn json_integers_beyond_2_53_keep_every_digit() {
 }
 
 /// A CSV header that names a column twice, or names one `_file`, is renamed
-/// as DuckDB renames it (`a`, `a_1`), and the file can be queried.
+/// as DuckDB renames it (`a`, `a_1`), and the file can be queried. A column
+/// named as a virtual one is said on stderr: `SELECT _line` of a file with
+/// a `_line` column (wf's own `SELECT * -o` writes one) read wf's line
+/// numbers, exit 0, nothing said. So is a JSON key's.
 #[test]
 fn repeated_csv_header_names_are_renamed() {
     let t = scratch();
     let p = t.path().join("dup.csv");
     std::fs::write(&p, "a,a,_file,b\n1,2,3,4\n").unwrap();
-    let (rows, _) = sql_ok(
-        &["--format", "csv"],
+    let r = wf_sql(
+        &["--format", "csv", "--json"],
         "SELECT a, a_1, _file_1, b, _file FROM logs",
         std::slice::from_ref(&p),
     );
     assert_eq!(
-        tuples(&rows, &["a", "a_1", "_file_1", "b", "_file"]),
+        tuples(
+            &json_lines(&r.stdout),
+            &["a", "a_1", "_file_1", "b", "_file"]
+        ),
         json!([[1, 2, 3, 4, p.to_str().unwrap()]])
     );
+    let said = "column \"_file\" is named _file_1 (its name was taken)";
+    assert!(r.stderr.contains(said), "{}", r.stderr);
+    let j = t.path().join("virtual.jsonl");
+    std::fs::write(&j, "{\"_line\":99,\"x\":1}\n").unwrap();
+    let r = wf_sql(
+        &["--format", "jsonl", "--json"],
+        "SELECT _line_1, _line, x FROM logs",
+        std::slice::from_ref(&j),
+    );
+    assert_eq!(
+        tuples(&json_lines(&r.stdout), &["_line_1", "_line", "x"]),
+        json!([[99, 1, 1]])
+    );
+    let said = "column \"_line\" is named _line_1 (its name was taken)";
+    assert!(r.stderr.contains(said), "{}", r.stderr);
 }
 
 /// A log read in a format not its own says so on stderr without `--stats`

@@ -161,6 +161,8 @@ pub struct Table {
     /// `--strict`: every problem stops the read (see [`problem`]).
     strict: bool,
     streams: Arc<dyn Streams>,
+    /// Columns renamed (see [`Table::renamed`]).
+    renamed: Vec<String>,
 }
 
 impl std::fmt::Debug for Table {
@@ -175,13 +177,14 @@ impl Table {
     /// ([`Virtual`]).
     pub fn new(format: Arc<dyn Format>, inputs: Vec<Input>, opts: ScanOptions) -> Self {
         // A name used twice, or one of the virtual columns', would make the
-        // table unqueryable: renamed as DuckDB does (`a`, `a_1`).
-        let names = crate::csv::unique_names(format.fields().iter().map(|f| f.name.clone()));
-        let mut notes = format.notes();
-        let mut fields = Vec::new();
+        // table unqueryable: renamed as DuckDB does (`a`, `a_1`), and said.
+        let virtuals = Virtual::ALL.map(|(name, _, _)| name);
+        let names =
+            crate::csv::unique_names(format.fields().iter().map(|f| f.name.clone()), &virtuals);
+        let (mut fields, mut renamed) = (Vec::new(), Vec::new());
         for (f, name) in format.fields().iter().zip(names) {
             if name != f.name {
-                notes.push(format!(
+                renamed.push(format!(
                     "column {:?} is named {name} (its name was taken)",
                     f.name
                 ));
@@ -192,7 +195,7 @@ impl Table {
             fields.push(ArrowField::new(name, kind.data_type(), true));
         }
         let report = ScanReport {
-            notes,
+            notes: format.notes().into_iter().chain(renamed.clone()).collect(),
             ..ScanReport::default()
         };
         Table {
@@ -204,7 +207,15 @@ impl Table {
             report: Arc::new(Mutex::new(report)),
             strict: false,
             streams: Arc::new(NoStreams),
+            renamed,
         }
+    }
+
+    /// The columns renamed because their names were taken (by a column
+    /// before them, or a virtual column's: `SELECT _line` of a CSV with a
+    /// `_line` column reads wf's line numbers), for stderr to say.
+    pub fn renamed(&self) -> &[String] {
+        &self.renamed
     }
 
     /// Make every malformed record, value not of its column's type and invalid
@@ -238,6 +249,7 @@ impl Table {
             report: self.report.clone(),
             strict: self.strict,
             streams: self.streams.clone(),
+            renamed: self.renamed.clone(),
         }
     }
 
