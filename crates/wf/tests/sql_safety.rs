@@ -96,7 +96,8 @@ fn output_naming_an_input_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
     assert_eq!(std::fs::read(&input).unwrap(), before);
     // Met in a directory walked for inputs, the last result is no input:
-    // the second run answers as the first (it was refused, exit 2).
+    // the second run answers as the first (it was refused, exit 2), and
+    // says so (its rows were left out unsaid).
     let dir = d.path().join("logs");
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("small.csv"), &before).unwrap();
@@ -106,10 +107,14 @@ fn output_naming_an_input_is_refused() {
         c.arg(&dir).arg("-o").arg(&out);
         let o = run(c, None);
         assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
-        std::fs::read_to_string(&out).unwrap()
+        (std::fs::read_to_string(&out).unwrap(), stderr_of(&o))
     };
-    let first = again();
-    assert_eq!(again(), first);
+    let (first, said) = again();
+    assert!(!said.contains("not read"), "{said}");
+    let (second, said) = again();
+    assert_eq!(second, first);
+    let left_out = format!("{}: not read: it is what this run writes", out.display());
+    assert_eq!(said.matches(&left_out).count(), 1, "{said}");
 }
 
 // ------------------------------------------------------------------ item 8: atomic -o

@@ -106,7 +106,7 @@ impl ReportArgs {
             .filter(|o| stdout_format(o).is_none())
         {
             // Its last page in a directory read for logs is no input.
-            wf_core::scan::leave_out_of_walks(out);
+            wf_core::scan::leave_out_of_walks(out, false);
         }
         if self.follow.on() {
             self.run_follow()

@@ -221,9 +221,9 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf_sql::TableSpec>, Vec<InputError>), 
     let mut errors = Vec::new();
     let mut specs = Vec::new();
     if let Some(out) = &q.output {
-        // Its last result in a directory read for logs is no input (named,
-        // it is refused: `refuse_input`).
-        wf_core::scan::leave_out_of_walks(out);
+        // Its last result in a directory read for logs is no input, and
+        // stderr says so (named, it is refused: `refuse_input`).
+        wf_core::scan::leave_out_of_walks(out, true);
     }
     let logs = q.scan.input.collect();
     errors.extend(logs.errors);
