@@ -26,6 +26,8 @@ use datafusion::parquet::errors::ParquetError;
 
 use wf_core::scan::Input;
 
+use crate::csv_text::CsvText;
+
 /// How results are printed or written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -97,10 +99,7 @@ pub fn sink(
             kept: 0,
             rows: 0,
         }),
-        Output::Csv => Box::new(CsvSink(
-            datafusion::arrow::csv::Writer::new(stdout),
-            Some(schema),
-        )),
+        Output::Csv => Box::new(CsvSink(CsvText::new(stdout, b','), schema)),
         Output::Json => Box::new(JsonSink(json_lines(stdout), 0)),
         Output::File(p) => Atomic::open(p, schema)?,
     })
@@ -164,15 +163,16 @@ fn file_format(kind: Kind, schema: SchemaRef, f: File) -> Result<Box<dyn Sink>, 
             datafusion::arrow::ipc::writer::FileWriter::try_new(f, &schema)
                 .map_err(OutputError::from)?,
         )),
-        Kind::Csv => Box::new(CsvSink(
-            datafusion::arrow::csv::Writer::new(Box::new(std::io::BufWriter::new(f))),
-            Some(schema),
-        )),
-        Kind::Tsv => Box::new(CsvSink(
-            datafusion::arrow::csv::WriterBuilder::new()
-                .with_delimiter(b'\t')
-                .build(Box::new(std::io::BufWriter::new(f))),
-            Some(schema),
+        Kind::Csv | Kind::Tsv => Box::new(CsvSink(
+            CsvText::new(
+                Box::new(std::io::BufWriter::new(f)),
+                if matches!(kind, Kind::Tsv) {
+                    b'\t'
+                } else {
+                    b','
+                },
+            ),
+            schema,
         )),
         Kind::Json => Box::new(JsonSink(
             json_lines(Box::new(std::io::BufWriter::new(f))),
@@ -398,21 +398,19 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
-/// CSV, and the result's schema until a batch is written: an answer of no
-/// rows is still its header line, as DuckDB writes it (Arrow's writer
-/// writes the header with the first batch, so it was an empty file).
-struct CsvSink<W: Write>(datafusion::arrow::csv::Writer<W>, Option<SchemaRef>);
+/// CSV ([`CsvText`]: `''` written `""`, apart from NULL), and the result's
+/// schema: an answer of no rows is still its header line, as DuckDB writes
+/// it (Arrow's writer wrote the header with the first batch, so it was an
+/// empty file).
+struct CsvSink<W: Write>(CsvText<W>, SchemaRef);
 
 impl<W: Write> Sink for CsvSink<W> {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
-        self.1 = None;
         self.0.write(batch).map_err(OutputError::from)
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), OutputError> {
-        if let Some(schema) = self.1.take() {
-            self.0.write(&RecordBatch::new_empty(schema))?;
-        }
+        self.0.header(&self.1)?;
         self.0.into_inner().flush().map_err(OutputError::from)
     }
 }
