@@ -480,6 +480,45 @@ fn xz_padding_is_accepted_and_garbage_loses_no_line() {
     );
 }
 
+/// A legacy `.lzma` file holds one stream: bytes after it (a second file
+/// concatenated, garbage) are an error, named, exit 2, after every line of
+/// the stream, as `xz -dc` says "corrupt" there. Two files concatenated
+/// counted the first's records only, exit 0.
+#[test]
+fn bytes_after_an_lzma_stream_are_an_error() {
+    if !have("xz") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let text = numbered(100_000);
+    let plain = t.path().join("n.log");
+    std::fs::write(&plain, &text).unwrap();
+    let lzma = std::fs::read(compress("lzma", "lzma", &["-q", "-3"], &plain, t.path())).unwrap();
+    let one = t.path().join("one.log.lzma");
+    std::fs::write(&one, &lzma).unwrap();
+    let (code, v, err) = count_json(&[], &one);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["records"], 100_000, "{err}");
+    for (name, tail) in [
+        ("twice", &lzma[..]),
+        ("junk", &b"garbage\n"[..]),
+        ("zeros", &[0u8; 8][..]),
+    ] {
+        let f = t.path().join(format!("{name}.log.lzma"));
+        std::fs::write(&f, [&lzma[..], tail].concat()).unwrap();
+        for args in [&[][..], &["-j", "1", "--chunk-size", "4K"][..]] {
+            let (code, v, err) = count_json(args, &f);
+            assert_eq!(code, Some(2), "{name} {args:?}: {err}");
+            assert_eq!(v["records"], 100_000, "{name} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{name}.log.lzma"))
+                    && err.contains("after the end of the .lzma stream"),
+                "{name}: {err}"
+            );
+        }
+    }
+}
+
 /// A corrupt member of a BGZF or multi-member gzip file: decoding goes on at the
 /// next member that checks out; the damaged compressed range is named; exit 2.
 #[test]

@@ -190,7 +190,9 @@ pub(super) fn decoder(
         Codec::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(input)),
         Codec::Xz => Box::new(XzStreams::new(input)),
         Codec::Lzma => match liblzma::stream::Stream::new_lzma_decoder(u64::MAX) {
-            Ok(stream) => Box::new(liblzma::bufread::XzDecoder::new_stream(input, stream)),
+            Ok(stream) => Box::new(LzmaAlone(Some(liblzma::bufread::XzDecoder::new_stream(
+                input, stream,
+            )))),
             Err(e) => return Box::new(Failed(Some(io::Error::other(e)))),
         },
     };
@@ -265,6 +267,33 @@ impl Read for XzStreams {
             }
             let src = self.dec.take().unwrap().into_inner();
             self.dec = Self::next_stream(src)?;
+        }
+    }
+}
+
+/// A legacy `.lzma` file: one stream, and an error for any byte after it,
+/// once every byte of the stream was read. The format has no multi-stream
+/// form: `xz -dc` says "Compressed data is corrupt" there, where liblzma's
+/// decoder ended without a word (two `.lzma` files concatenated counted the
+/// first's records only, exit 0; garbage appended was not said).
+struct LzmaAlone(Option<liblzma::bufread::XzDecoder<Consumed>>);
+
+impl Read for LzmaAlone {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(d) = self.0.as_mut() else {
+            return Ok(0);
+        };
+        let n = d.read(buf)?;
+        if n > 0 || buf.is_empty() {
+            return Ok(n);
+        }
+        let mut src = self.0.take().unwrap().into_inner();
+        match src.fill_buf()?.is_empty() {
+            true => Ok(0),
+            false => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "bytes after the end of the .lzma stream (the format holds one; xz -d stops there too)",
+            )),
         }
     }
 }
