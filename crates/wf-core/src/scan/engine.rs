@@ -159,6 +159,7 @@ pub fn run<J: Job>(
     let shared = Shared {
         errors: Mutex::new(Vec::new()),
         unread: Mutex::new(Vec::new()),
+        too_long: Mutex::new(Vec::new()),
         bytes: AtomicU64::new(0),
         progress,
         meter: Arc::default(),
@@ -330,9 +331,35 @@ fn unread_errors(unread: Vec<(usize, Unread)>, inputs: usize) -> Vec<(usize, Inp
         .collect()
 }
 
+/// Each input's records refused as longer than `--max-record` ([`Long`]) as
+/// one error of it: all of them counted, the first few named by offset, the
+/// same whatever the threads (the first one a worker happened to report was
+/// named, and the others not counted).
+fn too_long_errors(mut refused: Vec<(usize, u64)>, limit: usize) -> Vec<(usize, InputError)> {
+    refused.sort_unstable();
+    refused
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|recs| {
+            let at: Vec<String> = recs.iter().take(3).map(|r| r.1.to_string()).collect();
+            let msg = match recs.len() {
+                1 => format!(
+                    "record at byte {} is longer than --max-record ({limit} bytes): skipped",
+                    at[0]
+                ),
+                n => format!(
+                    "{n} records longer than --max-record ({limit} bytes) skipped, at bytes {}{}",
+                    at.join(", "),
+                    if n > 3 { ", ..." } else { "" }
+                ),
+            };
+            (recs[0].0, InputError::new(String::new(), msg))
+        })
+        .collect()
+}
+
 /// The finished scan: the merged state, one error per input that had any (its
-/// unread bytes first, else the first reported), and the files read without
-/// error.
+/// unread bytes first, else its records too long, else the first reported),
+/// and the files read without error.
 fn outcome<S>(
     state: S,
     shared: Shared,
@@ -341,7 +368,13 @@ fn outcome<S>(
 ) -> Outcome<S> {
     let mut bad = vec![false; inputs.len()];
     let mut errs = unread_errors(shared.unread.into_inner().unwrap(), inputs.len());
+    let limit = shared.long.limit;
+    errs.extend(too_long_errors(
+        shared.too_long.into_inner().unwrap(),
+        limit,
+    ));
     errs.extend(shared.errors.into_inner().unwrap());
+    // A stable sort: the first of an input's errors is kept.
     errs.sort_by_key(|e| e.0);
     errs.dedup_by(|a, b| a.0 == b.0);
     let errors = errs

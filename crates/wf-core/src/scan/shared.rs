@@ -54,6 +54,9 @@ pub(super) struct Shared<'a> {
     /// while being read fails every range past its new end): merged into one
     /// error of the input when the scan ends ([`Unread::summary`]).
     pub(super) unread: Mutex<Vec<(usize, Unread)>>,
+    /// Records refused as longer than the job's bound: (input, offset),
+    /// merged into one error of the input ([`Shared::too_long`]).
+    pub(super) too_long: Mutex<Vec<(usize, u64)>>,
     pub(super) bytes: AtomicU64,
     pub(super) progress: Option<&'a Progress>,
     pub(super) meter: Arc<Meter>,
@@ -73,6 +76,11 @@ impl Shared<'_> {
     /// An error of `input` said by `msg`, caused by the I/O error `e`.
     pub(super) fn io_error(&self, input: usize, msg: String, e: &io::Error) {
         self.fail(input, InputError::new(String::new(), msg).of_kind(e.kind()));
+    }
+
+    /// A record of `input` at byte `at` refused: longer than the job's bound.
+    pub(super) fn too_long(&self, input: usize, at: u64) {
+        self.too_long.lock().unwrap().push((input, at));
     }
 
     /// The bytes `u` of `input` that were not read.

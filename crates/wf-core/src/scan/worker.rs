@@ -115,15 +115,11 @@ impl<'a, J: Job> Worker<'a, J> {
         }
     }
 
-    /// Where a record of `input` too long for the job goes: an error of the
-    /// input naming its offset.
+    /// Where a record of `input` too long for the job goes: the input's
+    /// list of them, one error of it when the scan ends.
     fn refuse(&self, input: usize) -> impl Fn(u64) + 'a {
-        let (shared, limit) = (self.shared, self.long.limit);
-        move |at| {
-            let msg =
-                format!("record at byte {at} is longer than --max-record ({limit} bytes): skipped");
-            shared.error(input, msg)
-        }
+        let shared = self.shared;
+        move |at| shared.too_long(input, at)
     }
 
     /// Read the records a range owns; a failure is the file's error (naming
