@@ -1825,6 +1825,15 @@ const DUMP: &str = r##"<script>
       return Array.from(r.cells).map(function (c) { return c.textContent; });
     });
   });
+  // The overview's Value column (numbers and texts) sorted by a click:
+  // descending, texts then numbers.
+  var g = document.querySelector("#panel-general table.wf-table");
+  if (g) {
+    g.querySelectorAll("thead th")[1].click();
+    out.general_sorted = Array.from(g.querySelectorAll("tbody tr")).map(function (r) {
+      return r.cells[1].textContent;
+    });
+  }
   var pre = document.createElement("pre");
   pre.id = "wf-test";
   pre.textContent = JSON.stringify(out);
@@ -1879,8 +1888,20 @@ fn page_loads_in_chromium_and_its_tables_equal_the_json() {
     let end = at + dom[at..].find("</pre>").unwrap();
     let tables: Value = serde_json::from_str(&unescape(&dom[at..end])).unwrap();
     let mut compared = 0;
+    // One order: texts first, then numbers from the largest (the column's
+    // numbers were compared by value, a number with a text by its text: two
+    // zeros sorted below the dates).
+    let sorted: Vec<String> = serde_json::from_value(tables["general_sorted"].clone()).unwrap();
+    let numbers: Vec<f64> = sorted.iter().filter_map(|c| c.parse().ok()).collect();
+    let texts = sorted.len() - numbers.len();
+    assert!(texts > 0 && numbers.len() > 3, "{sorted:?}");
+    assert!(
+        sorted[..texts].iter().all(|c| c.parse::<f64>().is_err()),
+        "texts first: {sorted:?}"
+    );
+    assert!(numbers.windows(2).all(|w| w[0] >= w[1]), "{sorted:?}");
     for (panel, rows) in tables.as_object().unwrap() {
-        if panel == "general" {
+        if panel == "general" || panel == "general_sorted" {
             continue;
         }
         let mut want: Vec<Vec<String>> = Vec::new();

@@ -63,7 +63,8 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
     /// Rows per panel in --json, -o report.json and the HTML page (totals
-    /// count every row).
+    /// count every row); the time panels (visitors per day, time of day)
+    /// keep every day and hour of the log.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_rows: usize,
     /// Crawlers and bots in the panels: include them (as GoAccess does),
