@@ -2884,6 +2884,42 @@ fn a_log_in_another_format_is_said_on_stderr() {
     }
 }
 
+/// CSV output (`--csv`, `-o x.csv`, `-o x.tsv`) writes `''` as `""` and NULL
+/// as nothing, so that wf and DuckDB read each back as it was (both were
+/// nothing: `''` came back NULL).
+#[test]
+fn csv_output_keeps_empty_text_apart_from_null() {
+    let t = tempfile::tempdir().unwrap();
+    let csv = t.path().join("e.csv");
+    std::fs::write(&csv, "a,b\n1,\n2,x\n3,\"\"\n").unwrap();
+    let q = "SELECT a, b, b IS NULL AS none FROM logs ORDER BY a";
+    let r = wf_sql(&["--csv"], q, std::slice::from_ref(&csv));
+    let want = "a,b,none\n1,,true\n2,x,false\n3,\"\",false\n";
+    assert_eq!(
+        (r.code, String::from_utf8_lossy(&r.stdout).as_ref()),
+        (Some(0), want)
+    );
+    for ext in ["csv", "tsv"] {
+        let out = t.path().join(format!("out.{ext}"));
+        let r = wf_sql(
+            &["-o", out.to_str().unwrap()],
+            q,
+            std::slice::from_ref(&csv),
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let (rows, _) = sql_ok(
+            &["--format", ext],
+            "SELECT a, b, b IS NULL AS n FROM logs ORDER BY a",
+            std::slice::from_ref(&out),
+        );
+        assert_eq!(
+            tuples(&rows, &["a", "b", "n"]),
+            json!([[1, null, true], [2, "x", false], [3, "", false]]),
+            "{ext}"
+        );
+    }
+}
+
 /// `--json` and `-o x.json` write every column of every row, a NULL as
 /// `null`, as DuckDB does (Arrow's writer left a NULL's key out: a row's keys
 /// changed with its values, and a column of NULLs was nowhere); an empty
