@@ -358,8 +358,10 @@ fn too_long_errors(mut refused: Vec<(usize, u64)>, limit: usize) -> Vec<(usize, 
 }
 
 /// The finished scan: the merged state, one error per input that had any (its
-/// unread bytes first, else its records too long, else the first reported),
-/// and the files read without error.
+/// unread bytes first, else the first reported, a stream's decoding error
+/// among them, else its records too long: a gzip stream cut short with a
+/// long record was said to have that record skipped only), and the files
+/// read without error.
 fn outcome<S>(
     state: S,
     shared: Shared,
@@ -368,12 +370,12 @@ fn outcome<S>(
 ) -> Outcome<S> {
     let mut bad = vec![false; inputs.len()];
     let mut errs = unread_errors(shared.unread.into_inner().unwrap(), inputs.len());
+    errs.extend(shared.errors.into_inner().unwrap());
     let limit = shared.long.limit;
     errs.extend(too_long_errors(
         shared.too_long.into_inner().unwrap(),
         limit,
     ));
-    errs.extend(shared.errors.into_inner().unwrap());
     // A stable sort: the first of an input's errors is kept.
     errs.sort_by_key(|e| e.0);
     errs.dedup_by(|a, b| a.0 == b.0);
