@@ -359,15 +359,16 @@ impl Sink for TableSink {
     }
 }
 
-/// `batch` with the control characters of its text shown as `\xHH`
+/// `batch` with the control characters of its text shown as `\xHH`, and its
+/// bidirectional formatting characters as `\u{HHHH}`
 /// (`wf_core::report::visible`): the table is read on a terminal, where a
-/// log's value with an escape sequence in it would act, and a line break in
-/// a value broke the table's rows; CSV and JSON keep the bytes.
+/// log's value with an escape sequence in it would act, a line break in a
+/// value broke the table's rows, and U+202E made `/\u{202e}gnp.exe` read
+/// `/exe.png`; CSV and JSON keep the bytes.
 fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
     use datafusion::arrow::array::{ArrayRef, StringArray};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
-    use wf_core::report::visible::visible;
-    let control = |v: &str| v.chars().any(char::is_control);
+    use wf_core::report::visible::{needs_escape, visible};
     let mut fields = Vec::new();
     let mut columns = Vec::new();
     let mut changed = false;
@@ -379,7 +380,7 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
         if text {
             let utf8 = datafusion::arrow::compute::cast(c, &DataType::Utf8)?;
             let values = utf8.as_string::<i32>();
-            if values.iter().flatten().any(control) {
+            if values.iter().flatten().any(needs_escape) {
                 let v: StringArray = values.iter().map(|v| v.map(|v| visible(v))).collect();
                 fields.push(Field::new(f.name(), DataType::Utf8, true));
                 columns.push(std::sync::Arc::new(v) as ArrayRef);

@@ -5,8 +5,9 @@ use crate::jobs::pangram::Window;
 /// `{letters:>5}  {path}:{offset}  {text}`, safe to print on a terminal (as
 /// ripgrep does): each run of ASCII whitespace in the text (space, \t, \n, \v,
 /// \f, \r: C's `isspace`) shown as one space; any other control byte (ESC,
-/// other C0, DEL, C1) and every byte of invalid UTF-8, in the text or the path
-/// (its raw bytes), shown as `\xNN`.
+/// other C0, DEL, C1), bidirectional formatting character (U+202E, ...) and
+/// every byte of invalid UTF-8, in the text or the path (its raw bytes),
+/// shown as `\xNN`.
 pub fn text_line(w: &Window, path: &[u8]) -> String {
     format!(
         "{:>5}  {}:{}  {}",
@@ -34,7 +35,7 @@ pub fn escaped(bytes: &[u8], collapse: bool) -> String {
                 if !in_space {
                     out.push(' ');
                 }
-            } else if c.is_control() {
+            } else if crate::report::visible::hidden(c) {
                 hex(&mut out, c.encode_utf8(&mut [0; 4]).as_bytes());
             } else {
                 out.push(c);
@@ -105,6 +106,9 @@ mod tests {
             "   35  d\\x1b]0;x\\x07/\\x0d\\x0af\\xfe.txt:12  \\x1b[31mred\\x1b[0m \\x7f\\x01 \\xc2\\x9b \
              \u{e9}t\u{e9} \\xe2\\x80"
         );
+        // A right-to-left override, as its bytes (made `gnp.exe` read `exe.png`).
+        let w = win("a \u{202e}gnp.exe".as_bytes());
+        assert!(text_line(&w, b"f").ends_with("a \\xe2\\x80\\xaegnp.exe"));
     }
 
     #[test]

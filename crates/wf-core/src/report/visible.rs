@@ -12,17 +12,22 @@ use std::borrow::Cow;
 
 /// A character shown escaped: a control character or a bidirectional
 /// formatting one.
-fn hidden(c: char) -> bool {
+pub fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}')
         || ('\u{202a}'..='\u{202e}').contains(&c)
         || ('\u{2066}'..='\u{2069}').contains(&c)
 }
 
+/// Whether `s` has a character [`visible`] escapes.
+pub fn needs_escape(s: &str) -> bool {
+    s.chars().any(hidden)
+}
+
 /// `s` with its control characters written `\xHH` (or `\u{HH}` for C1),
 /// and its bidirectional formatting characters `\u{HHHH}`.
 pub fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(hidden) {
+    if !needs_escape(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
