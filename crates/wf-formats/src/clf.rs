@@ -572,8 +572,11 @@ impl RowParser for LogRows {
                 (_, Some((_, b))) => Value::Text(&v[b + 1..]),
             },
             Conv::Int => value_of(v, columns::parse_int).map_or(Value::Null, Value::Int),
-            Conv::Float => value_of(v, columns::parse_float).map_or(Value::Null, Value::Float),
-            Conv::LenientFloat => columns::parse_float(v).map_or(Value::Null, Value::Float),
+            Conv::Float => value_of(v, columns::parse_float)
+                .map_or(Value::Null, |x| Value::Float(columns::canonical(x))),
+            Conv::LenientFloat => {
+                columns::parse_float(v).map_or(Value::Null, |x| Value::Float(columns::canonical(x)))
+            }
             Conv::Clf { .. } => value_of(v, parse_clf).map_or(Value::Null, Value::Time),
             Conv::Iso => value_of(v, parse_iso).map_or(Value::Null, Value::Time),
             Conv::Strf(t) => value_of(v, |v| strf(t, v)).map_or(Value::Null, Value::Time),

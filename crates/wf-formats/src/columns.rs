@@ -794,22 +794,21 @@ pub fn parse_int(v: &[u8]) -> Option<i64> {
     Some(if neg { -n } else { n })
 }
 
-/// A float as Rust's parser reads it (`1.5`, `-2e3`, `inf`); `None` otherwise.
-/// A float as a column holds it: `-0.0` as `0.0` and every NaN as the one
-/// positive quiet NaN. SQL holds them equal (DuckDB groups and counts them
-/// as one), but DataFusion 55's `count(DISTINCT f)` beside another
-/// aggregate compared their bits: `-0.0` and `0.0` were two values (2 of
-/// 1, exit 0), and `NaN` and `-NaN` two groups of `GROUP BY`.
+/// A float as a column holds it: every NaN as the one positive quiet NaN.
+/// SQL holds NaNs equal (DuckDB groups them as one), but `GROUP BY f` of
+/// `NaN` and `-NaN` made two groups, and DataFusion 55's `count(DISTINCT f)`
+/// beside another aggregate counted them apart. (`-0.0` keeps its sign: its
+/// distinct counts are mended in the query, `wf_sql`'s `distinct_zero`.)
 #[inline(always)]
 pub fn canonical(x: f64) -> f64 {
     if x.is_nan() {
         f64::NAN
     } else {
-        // -0.0 + 0.0 is +0.0; every other value is itself.
-        x + 0.0
+        x
     }
 }
 
+/// A float as Rust's parser reads it (`1.5`, `-2e3`, `inf`); `None` otherwise.
 pub fn parse_float(v: &[u8]) -> Option<f64> {
     std::str::from_utf8(v).ok()?.trim().parse().ok()
 }

@@ -73,6 +73,8 @@ pub struct Csv {
     rows: bool,
     /// The sample ends inside a quoted field ([`open_at_end`]).
     open: bool,
+    /// The first file's header names renamed ([`Format::renamed`]).
+    renamed: Vec<String>,
 }
 
 impl Csv {
@@ -87,10 +89,12 @@ impl Csv {
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
         }
+        let header_record = records.first().filter(|_| header && opts.schema.is_none());
         Ok(Csv {
             delim,
             quote,
             header,
+            renamed: renamed_of(header_record, &fields),
             inferred: opts.schema.is_none(),
             layouts: vec![(0..fields.len()).collect()],
             layout_of: Vec::new(),
@@ -250,15 +254,31 @@ fn unify(a: Kind, b: Kind) -> Kind {
 }
 
 /// The names of a header line's fields: an empty one is `cN` (its place), and
-/// a name seen before gets a suffix as DuckDB gives one (`a`, `a_1`, `a_2`).
-/// One of the virtual columns' names (`_file`, `_offset`, `_line`) is the
-/// table's to rename, and say (`read::Table::new`).
+/// a name seen before, or one of the virtual columns' ([`crate::VIRTUAL_NAMES`]),
+/// gets a suffix as DuckDB gives one (`a`, `a_1`, `a_2`).
 fn header_names(h: &Record) -> Vec<String> {
-    let raw = h.iter().enumerate().map(|(i, n)| match n {
+    unique_names(written_names(h), &crate::VIRTUAL_NAMES)
+}
+
+/// A header line's fields as written (an empty one `cN`, its place).
+fn written_names(h: &Record) -> Vec<String> {
+    let name = |(i, n): (usize, &Option<Vec<u8>>)| match n {
         Some(n) if !n.is_empty() => String::from_utf8_lossy(n).into_owned(),
         _ => format!("c{}", i + 1),
-    });
-    unique_names(raw, &[])
+    };
+    h.iter().enumerate().map(name).collect()
+}
+
+/// What stderr says of the first file's header names that were renamed.
+fn renamed_of(header: Option<&Record>, fields: &[Field]) -> Vec<String> {
+    let Some(h) = header else {
+        return Vec::new();
+    };
+    let written = written_names(h).into_iter().zip(fields);
+    written
+        .filter(|(w, f)| *w != f.name)
+        .map(|(w, f)| format!("column {w:?} is named {} (its name was taken)", f.name))
+        .collect()
 }
 
 /// Names made unique, and apart from the `reserved` ones: a repeated or
@@ -934,6 +954,10 @@ impl Format for Csv {
         &self.fields
     }
 
+    fn renamed(&self) -> Vec<String> {
+        self.renamed.clone()
+    }
+
     fn parser(&self, projection: &[usize]) -> Box<dyn Parser> {
         self.parser_in(0, projection)
     }
@@ -1283,7 +1307,7 @@ mod tests {
     }
 
     /// Files whose headers differ are matched by name; repeated names and the
-    /// virtual columns' names are left to the table.
+    /// virtual columns' names get suffixes, said.
     #[test]
     fn headers_are_matched_by_name() {
         let o = FormatOptions::default();
@@ -1309,9 +1333,19 @@ mod tests {
             unique_names(["_file", "a", "a", "a_1"].map(String::from), &["_file"]),
             ["_file_1", "a", "a_1", "a_1_1"]
         );
+        let header = |h: &str| h.split(',').map(|n| Some(n.as_bytes().to_vec())).collect();
         assert_eq!(
-            unique_names(["_file", "a", "_file"].map(String::from), &[]),
-            ["_file", "a", "_file_1"]
+            header_names(&header("_line,_line,_line_1")),
+            ["_line_1", "_line_2", "_line_1_1"]
+        );
+        let c = Csv::new(b',', &o, b"_line,_line,_line_1,,b\n1,2,3,4,5\n").unwrap();
+        assert_eq!(
+            c.renamed(),
+            [
+                "column \"_line\" is named _line_1 (its name was taken)",
+                "column \"_line\" is named _line_2 (its name was taken)",
+                "column \"_line_1\" is named _line_1_1 (its name was taken)"
+            ]
         );
     }
 

@@ -43,6 +43,11 @@ pub use error::FormatError;
 /// `csv`.
 pub const SAMPLE: usize = 256 << 10;
 
+/// The names of the virtual columns every table has after the format's
+/// (`read::job::Virtual`); a format column of one of these names is renamed
+/// (`a_1`), here because `csv` names its header's columns apart from them.
+pub const VIRTUAL_NAMES: [&str; 3] = ["_file", "_offset", "_line"];
+
 /// The type of one column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -207,6 +212,12 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// declared type makes it NULL (counted; an error with `--strict`).
     fn types_inferred(&self) -> bool {
         false
+    }
+    /// The columns renamed because their names were taken (a header's
+    /// name used twice, or a virtual column's), as stderr says them:
+    /// `column "_line" is named _line_1 (its name was taken)`.
+    fn renamed(&self) -> Vec<String> {
+        Vec::new()
     }
     /// What `--stats` should say about how the columns were made (a type
     /// chosen so that no digit is lost, say).

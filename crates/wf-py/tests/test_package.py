@@ -231,6 +231,17 @@ def test_sql_warns_as_the_cli_says(wf, tmp_path):
             widefinder.sql("SELECT count(*) AS n FROM logs", log)
 
 
+def test_a_column_renamed_for_a_virtual_one_warns(tmp_path):
+    """A CSV column named as a virtual column (``_line``) is renamed, and
+    said, as ``wf sql`` says it: Python users were told nothing, and
+    ``SELECT _line`` read wf's line numbers."""
+    f = tmp_path / "mine.csv"
+    f.write_text("_line,x\n99,1\n")
+    with pytest.warns(UserWarning, match=r'column "_line" is named _line_1'):
+        got = widefinder.sql("SELECT _line_1, _line, x FROM logs", f)
+    assert got.to_pylist() == [{"_line_1": 99, "_line": 2, "x": 1}]
+
+
 def test_sql_shared_logs_equal_cli(wf, shared_logs):
     q = ("SELECT client, count(*) AS errors FROM logs WHERE status >= 400 "
          "GROUP BY client ORDER BY errors DESC, client LIMIT 10")

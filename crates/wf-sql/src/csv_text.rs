@@ -1,11 +1,12 @@
 //! CSV as Arrow's writer makes it (its formatting of each value, a header
 //! line, a field quoted only where it must be: a delimiter, quote, CR or LF
 //! in it), except that an empty text is written `""`. NULL is an empty
-//! field, and wf's CSV reader (as DuckDB's) reads `""` as the empty text and
-//! an empty field as NULL; Arrow's writer wrote both as nothing, so `''`
-//! came back NULL from a `wf sql -o out.csv` read again (`WHERE s = ''`
-//! found none). DuckDB's `COPY ... TO` writes `""` too. The quoting is the
-//! `csv` crate's own (`csv_core`), which Arrow's writer calls.
+//! field, and wf's CSV reader reads `""` as the empty text and an empty
+//! field as NULL (DuckDB's does with `allow_quoted_nulls=false`); Arrow's
+//! writer wrote both as nothing, so `''` came back NULL from a `wf sql -o
+//! out.csv` read again (`WHERE s = ''` found none). DuckDB's `COPY ... TO`
+//! writes `""` too. The quoting is the `csv` crate's own (`csv_core`),
+//! which Arrow's writer calls. A dictionary of texts is text.
 
 use std::io::Write;
 
@@ -14,6 +15,15 @@ use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+
+/// A text type, or a dictionary of one (an empty value is written `""`).
+fn is_text(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
 
 /// Writes batches as CSV lines with a header first.
 pub struct CsvText<W: Write> {
@@ -64,10 +74,7 @@ impl<W: Write> CsvText<W> {
                         a.data_type()
                     )));
                 }
-                let text = matches!(
-                    a.data_type(),
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-                );
+                let text = is_text(a.data_type());
                 Ok((
                     ArrayFormatter::try_new(a.as_ref(), &options)?,
                     a.as_ref(),
@@ -135,8 +142,9 @@ impl<W: Write> CsvText<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::array::{DictionaryArray, Int64Array, StringArray};
     use datafusion::arrow::datatypes::Field;
+    use datafusion::arrow::datatypes::Int32Type;
     use std::sync::Arc;
 
     fn csv(batch: &RecordBatch, delimiter: u8) -> String {
@@ -187,12 +195,18 @@ mod tests {
     }
 
     /// A one-column NULL is an empty line, as DuckDB writes it (wf's
-    /// reader and DuckDB's read it back as NULL); `''` is `""`.
+    /// reader and DuckDB's read it back as NULL); `''` is `""`, also as a
+    /// dictionary's value.
     #[test]
     fn one_column_null_is_an_empty_line() {
         let schema = Schema::new(vec![Field::new("s", DataType::Utf8, true)]);
         let s = StringArray::from(vec![Some("a"), None, Some(""), Some("b")]);
         let b = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(s)]).unwrap();
         assert_eq!(csv(&b, b','), "s\na\n\n\"\"\nb\n");
+        let d: DictionaryArray<Int32Type> = vec![Some("a"), None, Some("")].into_iter().collect();
+        let t = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        let schema = Schema::new(vec![Field::new("d", t, true)]);
+        let b = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(d)]).unwrap();
+        assert_eq!(csv(&b, b','), "d\na\n\n\"\"\n");
     }
 }

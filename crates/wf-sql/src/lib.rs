@@ -14,6 +14,7 @@ pub use datafusion::arrow;
 pub use wf_core::cleanup;
 mod checked;
 mod csv_text;
+mod distinct_zero;
 mod inner;
 pub mod memory;
 pub mod output;
@@ -326,8 +327,9 @@ pub fn strict_failure(runs: &[TableRun]) -> Option<String> {
 }
 
 /// A DataFusion session with wf's threads, batch size, memory limit, spill
-/// directory, integer `sum` ([`sum::WideSum`]) and integer arithmetic that
-/// fails on overflow ([`checked`]).
+/// directory, integer `sum` ([`sum::WideSum`]), integer arithmetic that
+/// fails on overflow ([`checked`]) and DISTINCT aggregates that take `-0.0`
+/// for `0.0` ([`distinct_zero`]).
 fn context(opts: &SqlOptions, spill: &std::path::Path) -> Result<SessionContext, SqlError> {
     // DataFusion's own settings from `DATAFUSION_*` variables (for example
     // `DATAFUSION_EXECUTION_BATCH_SIZE`), as `datafusion-cli` reads them; `-j` wins.
@@ -347,6 +349,7 @@ fn context(opts: &SqlOptions, spill: &std::path::Path) -> Result<SessionContext,
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(share::ShareScans))
         .with_analyzer_rule(Arc::new(checked::CheckedArithmetic::default()))
+        .with_analyzer_rule(Arc::new(distinct_zero::DistinctZero))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_udaf(sum::WideSum::udaf());
@@ -495,9 +498,6 @@ pub fn open(
     let table = read::Table::new(format, t.inputs, scan)
         .with_strict(fopts.strict)
         .with_streams(Arc::new(Feeds(streams.clone())));
-    for r in table.renamed() {
-        notes(format!("{}: {r}", t.name));
-    }
     Ok(Opened {
         table,
         spool_errors,
@@ -624,9 +624,10 @@ pub fn errors(runs: &[TableRun]) -> Vec<InputError> {
 /// briefly, of any line not a row or value read as NULL (an answer that
 /// leaves out 2 of 5 TSV lines with stray quotes said nothing, exit 0); of
 /// text that is not valid UTF-8, read with U+FFFD (said only under
-/// `--stats` before, where DuckDB stops); and of records with keys that are
-/// not columns (JSON lines, logfmt), whose
-/// values no query reads.
+/// `--stats` before, where DuckDB stops); of records with keys that are
+/// not columns (JSON lines, logfmt), whose values no query reads; and of
+/// columns renamed because their names were taken (`SELECT _line` of a
+/// CSV with a `_line` column read wf's line numbers, nothing said).
 /// A table none of whose lines read parsed ([`unread`]) is an error, not
 /// one of these.
 pub fn warnings(t: &TableRun) -> Vec<String> {
@@ -651,6 +652,9 @@ pub fn warnings(t: &TableRun) -> Vec<String> {
             rows + malformed,
             t.format
         ));
+    }
+    for n in &r.renamed {
+        out.push(format!("table {}: {n}", t.name));
     }
     let unknown = &r.stats.unknown;
     if unknown.records > 0 {
@@ -739,7 +743,7 @@ pub fn stats_text(t: &TableRun) -> String {
     for (name, off) in &r.first_bad {
         s.push_str(&format!("    at {name}: byte {off}\n"));
     }
-    for n in &r.notes {
+    for n in r.renamed.iter().chain(&r.notes) {
         s.push_str(&format!("  note: {n}\n"));
     }
     if r.stats.blank > 0 {

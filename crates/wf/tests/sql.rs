@@ -1553,7 +1553,7 @@ fn quoted_csv_and_tsv_equal_duckdb() {
 /// `-0.0` and `0.0` are one value, and so are `NaN` and `-NaN`, as DuckDB
 /// counts and groups them: DataFusion's `count(DISTINCT f)` beside
 /// `count(*)` counted `-0.0` apart (2 of 1, exit 0), and `GROUP BY f` made
-/// two NaN groups.
+/// two NaN groups. A `-0.0` is still `-0.0` where it is not compared.
 #[test]
 fn signed_zeros_and_nans_are_one_value_each() {
     let Some(py) = duckdb_python() else { return };
@@ -1563,10 +1563,15 @@ fn signed_zeros_and_nans_are_one_value_each() {
     let j = t.path().join("zeros.jsonl");
     std::fs::write(&j, "{\"f\":0.5}\n{\"f\":-0.0}\n{\"f\":0.0}\n{\"f\":1.5}\n").unwrap();
     // (query, its columns in order); `{t}` is the table.
-    let queries: [(&str, &[&str]); 3] = [
+    let queries: [(&str, &[&str]); 4] = [
         (
             "SELECT count(DISTINCT f) AS d, count(*) AS n FROM {t}",
             &["d", "n"],
+        ),
+        // The data keep their sign of zero (read as 0.0, -0.0 gave π).
+        (
+            "SELECT atan2(f, -1.0) AS a FROM {t} WHERE abs(f) < 1 ORDER BY a",
+            &["a"],
         ),
         (
             "SELECT count(*) AS n, count(DISTINCT f) AS d FROM {t} GROUP BY f = 0 ORDER BY n",
@@ -2885,8 +2890,8 @@ fn a_log_in_another_format_is_said_on_stderr() {
 }
 
 /// CSV output (`--csv`, `-o x.csv`, `-o x.tsv`) writes `''` as `""` and NULL
-/// as nothing, so that wf and DuckDB read each back as it was (both were
-/// nothing: `''` came back NULL).
+/// as nothing, so that wf reads each back as it was (both were nothing:
+/// `''` came back NULL).
 #[test]
 fn csv_output_keeps_empty_text_apart_from_null() {
     let t = tempfile::tempdir().unwrap();
@@ -2976,6 +2981,12 @@ fn the_table_shows_control_characters_as_escapes() {
     assert!(out.contains(r"| 2 | \x1b]0;t\x07 |"), "{out}");
     let r = wf_sql(&["--format", "csv", "--csv"], q, std::slice::from_ref(&csv));
     assert_eq!(r.stdout, b"a,b\n1,\"x\ny\"\n2,\x1b]0;t\x07\n");
+    // A right-to-left override alone in its column (made `/exe.png`).
+    let bidi = t.path().join("bidi.csv");
+    std::fs::write(&bidi, "p\n/\u{202e}gnp.exe\n").unwrap();
+    let r = wf_sql(&["--format", "csv"], "SELECT p FROM logs", &[bidi]);
+    let out = String::from_utf8(r.stdout).unwrap();
+    assert!(out.contains(r"/\u{202e}gnp.exe"), "{out}");
 }
 
 /// Options before the query as `make` and `cargo` take them (`-j1`, once read

@@ -172,7 +172,7 @@ fn left_out(md: &fs::Metadata, path: &Path) -> bool {
     };
     if !std::mem::replace(said, true) {
         crate::warn!(
-            "wf: {}: not read: it is what this run writes (name it to read it)",
+            "wf: {}: not read: it is what this run writes (to read it, write another file)",
             path.display()
         );
     }

@@ -42,9 +42,9 @@ pub enum Virtual {
 
 impl Virtual {
     pub const ALL: [(&'static str, Virtual, Kind); 3] = [
-        ("_file", Virtual::File, Kind::Str),
-        ("_offset", Virtual::Offset, Kind::Int),
-        ("_line", Virtual::Line, Kind::Int),
+        (crate::VIRTUAL_NAMES[0], Virtual::File, Kind::Str),
+        (crate::VIRTUAL_NAMES[1], Virtual::Offset, Kind::Int),
+        (crate::VIRTUAL_NAMES[2], Virtual::Line, Kind::Int),
     ];
 }
 

@@ -88,6 +88,11 @@ pub struct ScanReport {
     /// What `--stats` says of the table's columns (renamed ones, types chosen
     /// so that no digit is lost).
     pub notes: Vec<String>,
+    /// Columns renamed because their names were taken (a header's name
+    /// used twice, or a virtual column's: `SELECT _line` of a CSV with a
+    /// `_line` column read wf's line numbers), said on stderr `--stats` or
+    /// not (`wf_sql::warnings`).
+    pub renamed: Vec<String>,
     /// Some scan reported: `complete` says whether it read every record.
     pub reported: bool,
     pub complete: bool,
@@ -161,8 +166,6 @@ pub struct Table {
     /// `--strict`: every problem stops the read (see [`problem`]).
     strict: bool,
     streams: Arc<dyn Streams>,
-    /// Columns renamed (see [`Table::renamed`]).
-    renamed: Vec<String>,
 }
 
 impl std::fmt::Debug for Table {
@@ -177,11 +180,13 @@ impl Table {
     /// ([`Virtual`]).
     pub fn new(format: Arc<dyn Format>, inputs: Vec<Input>, opts: ScanOptions) -> Self {
         // A name used twice, or one of the virtual columns', would make the
-        // table unqueryable: renamed as DuckDB does (`a`, `a_1`), and said.
-        let virtuals = Virtual::ALL.map(|(name, _, _)| name);
-        let names =
-            crate::csv::unique_names(format.fields().iter().map(|f| f.name.clone()), &virtuals);
-        let (mut fields, mut renamed) = (Vec::new(), Vec::new());
+        // table unqueryable: renamed as DuckDB does (`a`, `a_1`), and said
+        // (a CSV header's names are renamed by the format, and said there).
+        let names = crate::csv::unique_names(
+            format.fields().iter().map(|f| f.name.clone()),
+            &crate::VIRTUAL_NAMES,
+        );
+        let (mut fields, mut renamed) = (Vec::new(), format.renamed());
         for (f, name) in format.fields().iter().zip(names) {
             if name != f.name {
                 renamed.push(format!(
@@ -195,7 +200,8 @@ impl Table {
             fields.push(ArrowField::new(name, kind.data_type(), true));
         }
         let report = ScanReport {
-            notes: format.notes().into_iter().chain(renamed.clone()).collect(),
+            notes: format.notes(),
+            renamed,
             ..ScanReport::default()
         };
         Table {
@@ -207,15 +213,7 @@ impl Table {
             report: Arc::new(Mutex::new(report)),
             strict: false,
             streams: Arc::new(NoStreams),
-            renamed,
         }
-    }
-
-    /// The columns renamed because their names were taken (by a column
-    /// before them, or a virtual column's: `SELECT _line` of a CSV with a
-    /// `_line` column reads wf's line numbers), for stderr to say.
-    pub fn renamed(&self) -> &[String] {
-        &self.renamed
     }
 
     /// Make every malformed record, value not of its column's type and invalid
@@ -249,7 +247,6 @@ impl Table {
             report: self.report.clone(),
             strict: self.strict,
             streams: self.streams.clone(),
-            renamed: self.renamed.clone(),
         }
     }
 
@@ -533,6 +530,7 @@ fn run_scans(table: &Table, scans: Vec<(BatchJob, Vec<Input>)>, resolved: Resolv
     let mut r = table.report.lock().unwrap();
     if !r.reported || (mine.complete && !r.complete) {
         mine.notes = std::mem::take(&mut r.notes);
+        mine.renamed = std::mem::take(&mut r.renamed);
         *r = mine;
     }
     drop(r);
