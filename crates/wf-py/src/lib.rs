@@ -526,6 +526,15 @@ fn read_range<'py>(
     no_header: bool,
     schema: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // `_line` counts the lines before a record: a range from inside the
+    // file has not read them (it read from the file's start, records
+    // before `start` among its rows).
+    let line = columns.iter().flatten().any(|c| c == "_line");
+    if line && start > 0 {
+        return Err(value_error(
+            "_line needs the lines before the range: read from start 0, or use _offset",
+        ));
+    }
     let r = ranged(source, start, end)?;
     let table = TableSpec {
         name: "logs".into(),
@@ -657,7 +666,17 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
     }
     let mut inputs = Vec::new();
     for p in paths {
-        inputs.push(collect(vec![p])?.remove(0));
+        // One regular file each, as `partial` takes (an empty directory
+        // panicked here; a directory's first file was taken).
+        match &collect(vec![p.clone()])?[..] {
+            [i] if p.is_file() => inputs.push(i.clone()),
+            _ => {
+                return Err(value_error(format!(
+                    "{}: not one regular file",
+                    p.display()
+                )))
+            }
+        }
     }
     let windows = py
         .detach(|| {
@@ -675,8 +694,11 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
         .collect())
 }
 
-/// One input as the CLI collects it: (name, path, size, compression).
-type InputRow = (String, String, u64, Option<String>);
+/// One input as the CLI collects it: (name, path, size, compression); the
+/// path as the OS has it (a name that is not UTF-8 is a `str` with
+/// surrogate escapes, as `os.fsdecode` gives: written lossily, Dask could
+/// not open it).
+type InputRow = (String, std::ffi::OsString, u64, Option<String>);
 
 /// The inputs as the CLI collects them.
 #[pyfunction]
@@ -693,7 +715,7 @@ fn inputs(paths: Vec<PathBuf>) -> PyResult<Vec<InputRow>> {
                     (path.clone().unwrap_or_else(|| "-".into()), 0, None)
                 }
             };
-            (i.name, path.display().to_string(), size, codec)
+            (i.name, path.into_os_string(), size, codec)
         })
         .collect())
 }

@@ -509,6 +509,50 @@ def test_partial_states_pangram_books(wf, books):
     check_pangram_states(wf, books, random.Random(14), 30)
 
 
+def test_finish_pangram_refuses_a_path_not_the_states(tmp_path):
+    """The paths of a pangram state's inputs are one regular file each, and
+    hold the windows: an empty directory panicked (PanicException), and a
+    file not the state's gave windows of empty or unrelated text."""
+    book = tmp_path / "book.txt"
+    book.write_text("x " * 200 + "the quick brown fox jumps over the lazy dog\n")
+    s = widefinder.partial("pangram", book, top=1)
+    assert "quick brown" in widefinder.finish("pangram", s, paths=[book])[0]["text"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="not one regular file"):
+        widefinder.finish("pangram", s, paths=[empty])
+    short = tmp_path / "short.txt"
+    short.write_text("the end\n")
+    with pytest.raises(OSError, match="not the input read"):
+        widefinder.finish("pangram", s, paths=[short])
+
+
+def test_read_range_refuses_line_numbers_inside_a_file(tmp_path):
+    """``_line`` needs the lines before a range: from inside a file it gave
+    the records before ``start`` too (ranges that tile a file repeated
+    rows); it is refused there, and kept from the start."""
+    log = tmp_path / "a.log"
+    log.write_text("".join("line %d\n" % i for i in range(100)))
+    t = widefinder.read_range(log, 0, 40, format="fields", columns=["_offset", "_line"])
+    assert t.column("_line").to_pylist()[:2] == [1, 2]
+    with pytest.raises(ValueError, match="_line needs the lines before the range"):
+        widefinder.read_range(log, 40, None, format="fields", columns=["_offset", "_line"])
+    assert widefinder.read_range(log, 40, None, format="fields",
+                                 columns=["_offset"]).column("_offset")[0].as_py() >= 40
+
+
+def test_inputs_keep_a_name_that_is_not_utf8(tmp_path):
+    """A file name that is not UTF-8 is given as ``os.fsdecode`` gives it,
+    so that it can be opened (written lossily, Dask could not)."""
+    d = tmp_path / "u8"
+    d.mkdir()
+    name = os.fsdecode(b"\xffbad.log")
+    (d / name).write_text("a\nb\n")
+    [i] = widefinder.inputs(d)
+    assert os.fsencode(i["path"]).endswith(b"/\xffbad.log")
+    assert open(i["path"], "rb").read() == b"a\nb\n"
+
+
 def test_partial_of_compressed_file_is_whole(wf, compressed_dir, gen_dir):
     want = wf.json("wf2", "--json", gen_dir / "b.log")
     for f in sorted(compressed_dir.iterdir()):

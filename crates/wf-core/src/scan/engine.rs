@@ -114,20 +114,33 @@ impl<S> Outcome<S> {
 
 /// Read `len` bytes at `offset` of an input again, from its file: directly
 /// for a regular file, by decoding up to there for a compressed one (slow for
-/// offsets deep into a big file; the CLI spools instead). Short at the end.
+/// offsets deep into a big file; the CLI spools instead). An input that no
+/// longer holds them is an error: a pangram state finished with the wrong
+/// file (or one cut since) gave a window of empty or unrelated text.
 pub fn read_back(input: &Input, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-    match &input.source {
-        Source::File { path, .. } => read_at_most(&File::open(path)?, offset, len),
+    let buf = match &input.source {
+        Source::File { path, .. } => read_at_most(&File::open(path)?, offset, len)?,
         Source::Compressed { .. } => {
             use std::io::Read;
             let mut src = super::stream::open_stream(&input.source, None)?;
             io::copy(&mut (&mut src).take(offset), &mut io::sink())?;
             let mut buf = Vec::with_capacity(len);
             src.take(len as u64).read_to_end(&mut buf)?;
-            Ok(buf)
+            buf
         }
-        Source::Stream { .. } => Err(io::Error::other("a stream cannot be read back")),
+        Source::Stream { .. } => return Err(io::Error::other("a stream cannot be read back")),
+    };
+    if buf.len() < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "{}: {len} bytes at byte {offset} asked, {} there: not the input read (or cut since)",
+                input.name,
+                buf.len()
+            ),
+        ));
     }
+    Ok(buf)
 }
 
 /// Up to `len` bytes of `f` at `offset` (fewer at its end).
