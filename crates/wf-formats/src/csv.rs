@@ -94,7 +94,7 @@ impl Csv {
             delim,
             quote,
             header,
-            renamed: renamed_of(header_record, &fields),
+            renamed: renamed_of(header_record, fields.iter().map(|f| f.name.as_str())),
             inferred: opts.schema.is_none(),
             layouts: vec![(0..fields.len()).collect()],
             layout_of: Vec::new(),
@@ -163,6 +163,13 @@ impl Csv {
                 continue;
             };
             let names = header_names(header);
+            // This file's renames, said once (a later file's `_file` column
+            // was renamed unsaid).
+            for r in renamed_of(Some(header), names.iter().map(String::as_str)) {
+                if !self.renamed.contains(&r) {
+                    self.renamed.push(r);
+                }
+            }
             if names == first {
                 // Read by position; columns with no value yet take their
                 // types from this file's (a first file of a header only
@@ -269,15 +276,16 @@ fn written_names(h: &Record) -> Vec<String> {
     h.iter().enumerate().map(name).collect()
 }
 
-/// What stderr says of the first file's header names that were renamed.
-fn renamed_of(header: Option<&Record>, fields: &[Field]) -> Vec<String> {
+/// What stderr says of a header's names (`names`, as [`header_names`] made
+/// them) that were renamed, each name escaped as Rust writes a string.
+fn renamed_of<'a>(header: Option<&Record>, names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let Some(h) = header else {
         return Vec::new();
     };
-    let written = written_names(h).into_iter().zip(fields);
+    let written = written_names(h).into_iter().zip(names);
     written
-        .filter(|(w, f)| *w != f.name)
-        .map(|(w, f)| format!("column {w:?} is named {} (its name was taken)", f.name))
+        .filter(|(w, n)| w != n)
+        .map(|(w, n)| format!("column {w:?} is named {n:?} (its name was taken)"))
         .collect()
 }
 
@@ -1342,9 +1350,9 @@ mod tests {
         assert_eq!(
             c.renamed(),
             [
-                "column \"_line\" is named _line_1 (its name was taken)",
-                "column \"_line\" is named _line_2 (its name was taken)",
-                "column \"_line_1\" is named _line_1_1 (its name was taken)"
+                "column \"_line\" is named \"_line_1\" (its name was taken)",
+                "column \"_line\" is named \"_line_2\" (its name was taken)",
+                "column \"_line_1\" is named \"_line_1_1\" (its name was taken)"
             ]
         );
     }

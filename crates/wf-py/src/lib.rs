@@ -364,12 +364,13 @@ fn to_pyarrow<'py>(
 }
 
 /// What a read gave: the schema, the batches until the first error, that
-/// error, and the input errors.
+/// error, the input errors and the columns renamed.
 type Read = (
     SchemaRef,
     Vec<RecordBatch>,
     Option<ReadError>,
     Vec<InputError>,
+    Vec<String>,
 );
 
 /// Read the `columns` of one table through `wf_formats::read` (no SQL, no
@@ -394,14 +395,19 @@ fn read_table<'py>(
                 }
             }
         }
-        let (_, errors) = r.finish();
-        Ok((schema, batches, failed, errors))
+        let (report, errors) = r.finish();
+        Ok((schema, batches, failed, errors, report.renamed))
     };
-    let (schema, batches, failed, errors) = py.detach(read).map_err(sql_error)?;
+    let (schema, batches, failed, errors, renamed) = py.detach(read).map_err(sql_error)?;
     if let Some(e) = failed {
         return Err(value_error(e));
     }
     raise_input_errors(&errors)?;
+    // A column renamed (a CSV header's `_line`), as `sql` warns of it.
+    for n in renamed {
+        let text = std::ffi::CString::new(n.replace('\0', "\\0")).map_err(value_error)?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &text, 2)?;
+    }
     to_pyarrow(py, schema, batches)
 }
 

@@ -237,9 +237,12 @@ def test_a_column_renamed_for_a_virtual_one_warns(tmp_path):
     ``SELECT _line`` read wf's line numbers."""
     f = tmp_path / "mine.csv"
     f.write_text("_line,x\n99,1\n")
-    with pytest.warns(UserWarning, match=r'column "_line" is named _line_1'):
+    with pytest.warns(UserWarning, match=r'column "_line" is named "_line_1"'):
         got = widefinder.sql("SELECT _line_1, _line, x FROM logs", f)
     assert got.to_pylist() == [{"_line_1": 99, "_line": 2, "x": 1}]
+    with pytest.warns(UserWarning, match=r'column "_line" is named "_line_1"'):
+        got = widefinder.read(f, format="csv")
+    assert got.column("_line_1").to_pylist() == [99]
 
 
 def test_sql_shared_logs_equal_cli(wf, shared_logs):

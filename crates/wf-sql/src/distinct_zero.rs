@@ -4,15 +4,19 @@
 //! hash a float's bits, so `count(DISTINCT f), count(*)` over `0.0, -0.0`
 //! was 2, exit 0, where `count(DISTINCT f)` alone (planned as a GROUP BY)
 //! was 1. An analyzer rule gives each float argument of a DISTINCT
-//! aggregate `+ 0.0`, which makes `-0.0` `0.0` and leaves every other value
-//! as it is; the column keeps its name. The data keep their sign of zero
-//! (`SELECT f`, `1/f`, `atan2(f, -1)` are DuckDB's); NaNs are made one NaN
-//! when read (`wf_formats::columns::canonical`).
+//! aggregate or window function `+ 0.0`, which makes `-0.0` `0.0` and
+//! leaves every other value as it is; the column keeps its name. One with
+//! an ORDER BY of its own (`array_agg(DISTINCT f ORDER BY f)`) is left as it
+//! is: DataFusion wants that ORDER BY among its arguments. The data keep
+//! their sign of zero (`SELECT f`, `1/f`, `atan2(f, -1)` are DuckDB's);
+//! NaNs are made one NaN when read (`wf_formats::columns::canonical`).
+//! Floats inside a struct or list (`count(DISTINCT (f, g))`) are not
+//! reached.
 
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
-use datafusion::logical_expr::expr::AggregateFunction;
+use datafusion::logical_expr::expr::{AggregateFunction, WindowFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
@@ -32,9 +36,10 @@ impl AnalyzerRule for DistinctZero {
     }
 }
 
-/// One plan node's DISTINCT aggregates, their names kept.
+/// One plan node's DISTINCT aggregates and window functions, their names
+/// kept.
 fn node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
-    if !matches!(plan, LogicalPlan::Aggregate(_)) {
+    if !matches!(plan, LogicalPlan::Aggregate(_) | LogicalPlan::Window(_)) {
         return Ok(Transformed::no(plan));
     }
     let schema = merge_schema(&plan.inputs());
@@ -46,18 +51,39 @@ fn node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     })
 }
 
-/// `e` with `+ 0.0` on its float arguments if it is a DISTINCT aggregate.
+/// `e` with `+ 0.0` on its float arguments if it is a DISTINCT aggregate
+/// (without an ORDER BY of its own) or window function.
 fn distinct(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
-    let Expr::AggregateFunction(AggregateFunction { func, params }) = e else {
-        return Ok(Transformed::no(e));
-    };
-    if !params.distinct {
-        let e = Expr::AggregateFunction(AggregateFunction { func, params });
-        return Ok(Transformed::no(e));
+    match e {
+        Expr::AggregateFunction(AggregateFunction { func, mut params })
+            if params.distinct && params.order_by.is_empty() =>
+        {
+            let changed = zero_floats(&mut params.args, schema)?;
+            let e = Expr::AggregateFunction(AggregateFunction { func, params });
+            Ok(if changed {
+                Transformed::yes(e)
+            } else {
+                Transformed::no(e)
+            })
+        }
+        Expr::WindowFunction(w) if w.params.distinct => {
+            let WindowFunction { fun, mut params } = *w;
+            let changed = zero_floats(&mut params.args, schema)?;
+            let e = Expr::WindowFunction(Box::new(WindowFunction { fun, params }));
+            Ok(if changed {
+                Transformed::yes(e)
+            } else {
+                Transformed::no(e)
+            })
+        }
+        e => Ok(Transformed::no(e)),
     }
-    let mut params = params;
+}
+
+/// Each float argument `a` made `a + 0.0`; whether any was.
+fn zero_floats(args: &mut [Expr], schema: &DFSchema) -> Result<bool> {
     let mut changed = false;
-    for arg in params.args.iter_mut() {
+    for arg in args.iter_mut() {
         let Ok(t) = arg.get_type(schema) else {
             continue;
         };
@@ -69,10 +95,5 @@ fn distinct(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         *arg = Expr::BinaryExpr(plus);
         changed = true;
     }
-    let e = Expr::AggregateFunction(AggregateFunction { func, params });
-    Ok(if changed {
-        Transformed::yes(e)
-    } else {
-        Transformed::no(e)
-    })
+    Ok(changed)
 }

@@ -364,7 +364,8 @@ impl Sink for TableSink {
 /// (`wf_core::report::visible`): the table is read on a terminal, where a
 /// log's value with an escape sequence in it would act, a line break in a
 /// value broke the table's rows, and U+202E made `/\u{202e}gnp.exe` read
-/// `/exe.png`; CSV and JSON keep the bytes.
+/// `/exe.png`; CSV and JSON keep the bytes. So are the column names (a CSV
+/// header's).
 fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
     use datafusion::arrow::array::{ArrayRef, StringArray};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -373,6 +374,8 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
     let mut columns = Vec::new();
     let mut changed = false;
     for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        let name = visible(f.name());
+        changed |= needs_escape(f.name());
         let text = matches!(
             c.data_type(),
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
@@ -382,13 +385,13 @@ fn shown(batch: &RecordBatch) -> Result<RecordBatch, OutputError> {
             let values = utf8.as_string::<i32>();
             if values.iter().flatten().any(needs_escape) {
                 let v: StringArray = values.iter().map(|v| v.map(|v| visible(v))).collect();
-                fields.push(Field::new(f.name(), DataType::Utf8, true));
+                fields.push(Field::new(name, DataType::Utf8, true));
                 columns.push(std::sync::Arc::new(v) as ArrayRef);
                 changed = true;
                 continue;
             }
         }
-        fields.push(f.as_ref().clone());
+        fields.push(f.as_ref().clone().with_name(name));
         columns.push(c.clone());
     }
     if !changed {

@@ -1563,10 +1563,14 @@ fn signed_zeros_and_nans_are_one_value_each() {
     let j = t.path().join("zeros.jsonl");
     std::fs::write(&j, "{\"f\":0.5}\n{\"f\":-0.0}\n{\"f\":0.0}\n{\"f\":1.5}\n").unwrap();
     // (query, its columns in order); `{t}` is the table.
-    let queries: [(&str, &[&str]); 4] = [
+    let queries: [(&str, &[&str]); 5] = [
         (
             "SELECT count(DISTINCT f) AS d, count(*) AS n FROM {t}",
             &["d", "n"],
+        ),
+        (
+            "SELECT count(DISTINCT f) OVER () AS d FROM {t} LIMIT 1",
+            &["d"],
         ),
         // The data keep their sign of zero (read as 0.0, -0.0 gave π).
         (
@@ -1595,6 +1599,11 @@ fn signed_zeros_and_nans_are_one_value_each() {
             assert_eq!(got, Value::Array(want), "{q} over {}", path.display());
         }
     }
+    // A DISTINCT aggregate with an ORDER BY of its own is left as it is
+    // (DataFusion refused it once its argument was rewritten).
+    let q = "SELECT array_agg(DISTINCT f ORDER BY f) AS a FROM logs WHERE f > 0";
+    let (rows, _) = sql_ok(&["--format", "jsonl"], q, std::slice::from_ref(&j));
+    assert_eq!(tuples(&rows, &["a"]), json!([[[0.5, 1.5]]]));
 }
 
 // ------------------------------------------------------------------ wf2.sql
@@ -2811,8 +2820,22 @@ fn repeated_csv_header_names_are_renamed() {
         ),
         json!([[1, 2, 3, 4, p.to_str().unwrap()]])
     );
-    let said = "column \"_file\" is named _file_1 (its name was taken)";
+    let said = "column \"_file\" is named \"_file_1\" (its name was taken)";
     assert!(r.stderr.contains(said), "{}", r.stderr);
+    // A later file's header (matched by name), said once.
+    let later = t.path().join("later.csv");
+    std::fs::write(&later, "b,_offset,a\n5,6,7\n").unwrap();
+    let r = wf_sql(
+        &["--format", "csv", "--json"],
+        "SELECT a, _offset_1 FROM logs ORDER BY a",
+        &[p.clone(), later],
+    );
+    assert_eq!(
+        tuples(&json_lines(&r.stdout), &["a", "_offset_1"]),
+        json!([[1, null], [7, 6]])
+    );
+    let said = "column \"_offset\" is named \"_offset_1\" (its name was taken)";
+    assert_eq!(r.stderr.matches(said).count(), 1, "{}", r.stderr);
     let j = t.path().join("virtual.jsonl");
     std::fs::write(&j, "{\"_line\":99,\"x\":1}\n").unwrap();
     let r = wf_sql(
@@ -2824,7 +2847,7 @@ fn repeated_csv_header_names_are_renamed() {
         tuples(&json_lines(&r.stdout), &["_line_1", "_line", "x"]),
         json!([[99, 1, 1]])
     );
-    let said = "column \"_line\" is named _line_1 (its name was taken)";
+    let said = "column \"_line\" is named \"_line_1\" (its name was taken)";
     assert!(r.stderr.contains(said), "{}", r.stderr);
 }
 
@@ -2981,12 +3004,15 @@ fn the_table_shows_control_characters_as_escapes() {
     assert!(out.contains(r"| 2 | \x1b]0;t\x07 |"), "{out}");
     let r = wf_sql(&["--format", "csv", "--csv"], q, std::slice::from_ref(&csv));
     assert_eq!(r.stdout, b"a,b\n1,\"x\ny\"\n2,\x1b]0;t\x07\n");
-    // A right-to-left override alone in its column (made `/exe.png`).
+    // A right-to-left override alone in its column (made `/exe.png`), and
+    // in a column's name.
     let bidi = t.path().join("bidi.csv");
-    std::fs::write(&bidi, "p\n/\u{202e}gnp.exe\n").unwrap();
-    let r = wf_sql(&["--format", "csv"], "SELECT p FROM logs", &[bidi]);
+    std::fs::write(&bidi, "p\u{202e}q,x\n/\u{202e}gnp.exe,1\n").unwrap();
+    let r = wf_sql(&["--format", "csv"], "SELECT * FROM logs", &[bidi]);
     let out = String::from_utf8(r.stdout).unwrap();
     assert!(out.contains(r"/\u{202e}gnp.exe"), "{out}");
+    assert!(out.contains(r"p\u{202e}q"), "{out}");
+    assert!(!out.contains('\u{202e}'), "{out}");
 }
 
 /// Options before the query as `make` and `cargo` take them (`-j1`, once read

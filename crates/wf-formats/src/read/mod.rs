@@ -190,7 +190,7 @@ impl Table {
         for (f, name) in format.fields().iter().zip(names) {
             if name != f.name {
                 renamed.push(format!(
-                    "column {:?} is named {name} (its name was taken)",
+                    "column {:?} is named {name:?} (its name was taken)",
                     f.name
                 ));
             }
