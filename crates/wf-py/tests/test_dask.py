@@ -157,6 +157,20 @@ def test_pangram_equals_cli(client, wf, text_dir, bs):
         assert wfd.pangram(text_dir, blocksize=bs, **mode) == pangram_cli(wf, text_dir, **mode)
 
 
+def test_pangram_of_a_name_not_utf8_equals_cli(client, wf, tmp_path):
+    """A file name that is not UTF-8: the windows are named as the CLI
+    names them (``path_bytes`` beside the lossy text), not by the worker's
+    absolute path."""
+    d = tmp_path / "nu"
+    d.mkdir()
+    with open(os.path.join(os.fsencode(d), b"\xffa.log"), "wb") as f:
+        f.write(b"x " * 100 + b"the quick brown fox jumps over the lazy dog\n")
+    want = pangram_cli(wf, d)
+    assert want and "path_bytes" in want[0]
+    assert wfd.pangram(d, blocksize="64KiB") == want
+    assert widefinder.pangram(d) == want
+
+
 def test_pangram_books_equal_cli(client, wf, books):
     assert wfd.pangram(books, blocksize="64KiB") == pangram_cli(wf, books)
     assert wfd.count(books, blocksize="64KiB") == wf.json("count", "--json", books)

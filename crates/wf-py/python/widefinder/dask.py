@@ -62,12 +62,15 @@ _MAGIC = {
 
 
 class _File(NamedTuple):
-    """One input: `path` is what the task opens, `name` what results call it."""
+    """One input: `path` is what the task opens, `name` what results call it;
+    `given` the path as walked (`os.fsdecode`'s text), which pangram's
+    windows are named by, as the CLI names them."""
 
     path: str
     name: str
     size: int
     compressed: Optional[str]
+    given: Optional[str] = None
 
 
 class _Part(NamedTuple):
@@ -133,7 +136,7 @@ def _local_files(urls: list) -> list:
         else:
             paths.append(u)
     return [
-        _File(os.path.abspath(i["path"]), i["name"], i["size"], i["compressed"])
+        _File(os.path.abspath(i["path"]), i["name"], i["size"], i["compressed"], i["path"])
         for i in widefinder.inputs(paths)
     ]
 
@@ -458,10 +461,21 @@ def _finish_task(job: str, state: bytes, top: int, paths, names):
     out = widefinder.finish(job, state, top=top, paths=paths)
     if job == "pangram":
         # Windows are read back from the paths the workers open; the report
-        # names them as the CLI does.
+        # names them as the CLI does, a name that is not UTF-8 by its bytes
+        # (`path_bytes`: matched by the lossy text, it was not renamed).
         rename = dict(zip(paths, names))
         for w in out:
-            w["path"] = rename.get(w["path"], w["path"])
+            opened = os.fsdecode(bytes(w["path_bytes"])) if "path_bytes" in w else w["path"]
+            given = rename.get(opened)
+            if given is None:
+                continue
+            w.pop("path_bytes", None)
+            raw = os.fsencode(given)
+            try:
+                w["path"] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                w["path"] = raw.decode("utf-8", "replace")
+                w["path_bytes"] = list(raw)
     return out
 
 
@@ -498,7 +512,7 @@ def _run(job: str, urlpath, *, blocksize, split_every, storage_options, top=10,
         ]
         level += 1
     paths = [f.path for f in files] if job == "pangram" else None
-    names = [f.name for f in files]
+    names = [f.given or f.name for f in files] if job == "pangram" else [f.name for f in files]
     final = delayed(_finish_task)(job, states[0], top, paths, names,
                                   dask_key_name=f"{job}-finish-{tok}")
     return final.compute()
