@@ -264,17 +264,18 @@ fn sql_refuses_a_record_longer_than_max_record_and_reads_the_rest() {
     let f = t.path().join("long.txt");
     std::fs::write(&f, &data).unwrap();
     let query = "SELECT count(*) AS n FROM logs";
-    let sql = |extra: &[&str], stdin: bool| {
+    let sql_on = |f: &Path, extra: &[&str], stdin: bool| {
         let mut c = wf();
         c.args(["sql", "--format", "fields", "--csv", "--max-record", "1K"]);
         c.args(extra).arg(query);
         if stdin {
-            c.stdin(std::fs::File::open(&f).unwrap());
+            c.stdin(std::fs::File::open(f).unwrap());
         } else {
-            c.arg(&f);
+            c.arg(f);
         }
         c.output().unwrap()
     };
+    let sql = |extra: &[&str], stdin: bool| sql_on(&f, extra, stdin);
     for (extra, stdin) in [
         (&[][..], false),
         (&["-j", "3", "--chunk-size", "1K"][..], false),
@@ -296,19 +297,7 @@ fn sql_refuses_a_record_longer_than_max_record_and_reads_the_rest() {
         assert_eq!(out.lines().nth(1), Some("160"), "{what}: {out}");
     }
     // One is named alone, as before.
-    let mut c = wf();
-    c.args([
-        "sql",
-        "--format",
-        "fields",
-        "--csv",
-        "--max-record",
-        "1K",
-        "-j",
-        "2",
-    ]);
-    c.arg(query).arg(&one);
-    let o = run(c, None);
+    let o = sql_on(&one, &["-j", "2"], false);
     let err = String::from_utf8_lossy(&o.stderr);
     let said =
         format!("record at byte {long_at} is longer than --max-record (1024 bytes): skipped");
