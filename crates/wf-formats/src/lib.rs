@@ -215,7 +215,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     }
     /// The columns renamed because their names were taken (a header's
     /// name used twice, or a virtual column's), as stderr says them:
-    /// `column "_line" is named _line_1 (its name was taken)`.
+    /// `column "_line" is named "_line_1" (its name was taken)`.
     fn renamed(&self) -> Vec<String> {
         Vec::new()
     }
