@@ -148,29 +148,44 @@ pub fn job(inputs: &[Input], settings: &Settings) -> Result<ReportJob, SetupErro
         None => (String::new(), Vec::new()),
     };
     let format: Arc<dyn wf_formats::Format> = match spec {
-        // A JSON mapping that reads the sample; else the named web log that
-        // reads the most lines as the report counts them (`detect::web_log`:
-        // `wf sql`'s detection, which splits only, took a combined log with
-        // one odd line in six for common); else that detection.
-        "auto" => match crate::mapped::Mapped::detect(&sample) {
-            Some(m) => Arc::new(m),
-            None => match wf_formats::detect::web_log(&sample) {
-                Some(f) => Arc::new(f),
-                None => {
-                    let f = crate::format(spec, &sample)?;
-                    return ReportJob::new(f.clone(), settings.bots).map_err(|_| {
-                        let format = f.name();
-                        SetupError::NoWebLog {
-                            input: first,
-                            format,
-                        }
-                    });
-                }
-            },
+        // The first web log's format ([`web_log`]): a first input that is
+        // no log (`wf report notes.txt access.log`) refused the whole run,
+        // where the other order reported the log and failed the notes'
+        // lines. Else the detection of `wf sql`, said.
+        "auto" => match web_log(&sample).or_else(|| later_web_log(inputs, &first)) {
+            Some(f) => f,
+            None => {
+                let f = crate::format(spec, &sample)?;
+                return ReportJob::new(f.clone(), settings.bots).map_err(|_| {
+                    let format = f.name();
+                    SetupError::NoWebLog {
+                        input: first,
+                        format,
+                    }
+                });
+            }
         },
         _ => crate::format(spec, &sample)?,
     };
     ReportJob::new(format, settings.bots).map_err(SetupError::Columns)
+}
+
+/// A JSON mapping that reads `sample`; else the named web log that reads the
+/// most lines as the report counts them (`detect::web_log`: `wf sql`'s
+/// detection, which splits only, took a combined log with one odd line in
+/// six for common).
+fn web_log(sample: &[u8]) -> Option<Arc<dyn wf_formats::Format>> {
+    match crate::mapped::Mapped::detect(sample) {
+        Some(m) => Some(Arc::new(m)),
+        None => wf_formats::detect::web_log(sample).map(|f| Arc::new(f) as _),
+    }
+}
+
+/// The format of the first input after `first` (by name) whose start is a
+/// web log.
+fn later_web_log(inputs: &[Input], first: &str) -> Option<Arc<dyn wf_formats::Format>> {
+    let later = inputs.iter().skip_while(|i| i.name != first).skip(1);
+    later.filter_map(sample).find_map(|s| web_log(&s))
 }
 
 /// Reads `inputs` and makes their report.

@@ -1577,8 +1577,11 @@ fn a_truncated_gzip_gives_workers_whole_records_only() {
 
 /// A worker that is given nothing and exits well loses nothing: `wf feed
 /// -j 2 empty.txt -- true` exited 2, each worker "exited with status 0
-/// before it was given any input". One that fails before any input, or
-/// exits without reading what it was given, is still named, exit 2.
+/// before it was given any input". Nor does one that exits after its input
+/// ended, whatever its status (GNU parallel starts no job for it): `wf feed
+/// app.log -- grep ERROR` exited 2, an idle grep exiting 1. One that fails
+/// before its input ends, or exits without reading what it was given, is
+/// still named, exit 2.
 #[test]
 fn an_idle_worker_that_exits_well_is_no_failure() {
     let dir = tmpdir();
@@ -1601,8 +1604,28 @@ fn an_idle_worker_that_exits_well_is_no_failure() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = feed(&["sh", "-c", "exit 3"], &empty);
-    assert_eq!(o.status.code(), Some(2));
+    let o = feed(&["grep", "a"], &one);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        (o.status.code(), &o.stdout[..]),
+        (Some(0), &b"a\n"[..]),
+        "{err}"
+    );
+    // Failing while the input is still to come (a slow pipe): named.
+    let mut c = wf();
+    c.args(["feed", "-j", "2", "--", "sh", "-c", "exit 3"]);
+    let mut slow = std::process::Command::new("sh");
+    slow.args(["-c", "sleep 1; echo a"]).stdout(Stdio::piped());
+    let mut slow = slow.spawn().unwrap();
+    c.stdin(slow.stdout.take().unwrap());
+    let o = c.output().unwrap();
+    slow.wait().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("exited with status 3 before it was given any input"),
+        "{err}"
+    );
     let o = feed(&["true"], &one);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");

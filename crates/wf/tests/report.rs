@@ -886,6 +886,35 @@ fn a_file_that_is_no_web_log_is_refused_saying_why() {
     );
 }
 
+/// `--format auto` takes the first input whose start is a web log: a first
+/// input that is none (`wf report notes.txt access.log`) refused the whole
+/// run, where the other order reported the log and failed the notes'
+/// lines. Both orders now give the same report.
+#[test]
+fn auto_takes_the_first_input_that_is_a_web_log() {
+    let d = dir();
+    let log = generated_log(d.path(), "64K", "0", 3);
+    let notes = d.path().join("notes.txt");
+    std::fs::write(&notes, "some prose\nand more of it\n").unwrap();
+    let general = |paths: [&Path; 2]| {
+        let mut c = wf();
+        c.args(["report", "--json"]).args(paths);
+        let o = run(c, None);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        let g = &v["general"];
+        (
+            o.status.code(),
+            g["total_requests"].clone(),
+            g["valid_requests"].clone(),
+            g["failed_requests"].clone(),
+        )
+    };
+    let (a, b) = (general([&log, &notes]), general([&notes, &log]));
+    assert_eq!(a, b);
+    assert_eq!(a.3, 2, "{a:?}");
+    assert!(a.2.as_u64().unwrap() > 100, "{a:?}");
+}
+
 /// A URL or agent with an escape sequence in it (the sender's text) is shown
 /// with its control characters as `\xHH` in the terminal report, never
 /// printed raw to act on the terminal; `--json` keeps it as it is.

@@ -260,7 +260,13 @@ impl Feeder {
         // blocks went to the others (`wf feed -j 2 empty.txt -- true`
         // exited 2, each worker "exited ... before it was given any input").
         let idle = given.is_empty();
-        if ok && !closed && (!early || idle) && fin.unread == 0 {
+        // Nor did one given nothing that exited after its input ended: GNU
+        // parallel starts no job for it, and its status is the command's on
+        // no input (`wf feed app.log -- grep ERROR` exited 2: an idle grep
+        // exits 1). One that failed before the end still says why (the
+        // input no worker was fed is said apart).
+        let idle_at_end = idle && !early && !closed && fin.unread == 0;
+        if idle_at_end || ok && !closed && (!early || idle) && fin.unread == 0 {
             return out;
         }
         let missed = never_read(&given, &placed, total, fin.unread);
