@@ -40,7 +40,8 @@ pub(crate) struct BenchArgs {
     /// One line per run on stderr.
     #[arg(short, long)]
     verbose: bool,
-    /// The job and its arguments, e.g. `wf2 access.log` (a leading `wf` is allowed).
+    /// The job (count, wf2, pangram or report) and its arguments, e.g. `wf2 access.log` (a
+    /// leading `wf` is allowed).
     #[arg(last = true, required = true, value_name = "JOB")]
     job: Vec<String>,
 }
@@ -65,7 +66,7 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
     let cmd = sub
         .cmd
         .scan_job()
-        .ok_or("can measure count, wf2 and pangram")?;
+        .ok_or("can measure count, wf2, pangram and report")?;
     let base = cmd.scan_args().options();
     if let Some(p) = &b.plot {
         // Its last plot in a directory the job walks is no input.

@@ -181,7 +181,7 @@ const JOB_EXIT: &str =
 stderr and the rest is still processed) or on usage errors.";
 
 impl Cmd {
-    /// The scan job this command runs: count, wf2 and pangram (what `wf bench`
+    /// The scan job this command runs: count, wf2, pangram and report (what `wf bench`
     /// can measure).
     fn scan_job(&self) -> Option<&dyn JobCmd> {
         match self {
