@@ -148,6 +148,39 @@ fn a_file_cut_short_is_not_counted_twice() {
     assert_eq!(out, "1002 records, 21030 bytes, 1 file\n", "{err}");
 }
 
+/// A file rewritten in place with the same first 4 KiB and more bytes than
+/// were counted (`job > job.log` with a fixed header) is read from its
+/// start, said: it was read on from the old offset, mid-line, and its new
+/// lines before that lost (501 records where 160 + 460 were, exit 0).
+#[test]
+fn a_file_rewritten_with_the_same_head_is_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = logs_dir(tmp.path());
+    let log = dir.join("job.log");
+    let header: String = (0..60)
+        .map(|_| format!("{:<73}\n", "the same header line every run"))
+        .collect();
+    let body = |r: std::ops::Range<u32>| r.map(|i| format!("{i}\n")).collect::<String>();
+    fs::write(&log, format!("{header}{}", body(1..101))).unwrap();
+    let state = tmp.path().join("s");
+    let s = state.to_str().unwrap();
+    let (first, _, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(first, "160 records, 4732 bytes, 1 file\n");
+    fs::write(&log, format!("{header}{}", body(1001..1401))).unwrap();
+    let (out, err, ok) = wf_run("count", &["--state", s], &dir);
+    assert!(ok, "{err}");
+    assert_eq!(out, "620 records, 11172 bytes, 1 file\n", "{err}");
+    assert!(
+        err.contains("job.log: its bytes before where it was read to end no line"),
+        "{err}"
+    );
+    // Appended to, it is read on from where it was.
+    append(&log, b"1401\n");
+    let (out, err, _) = wf_run("count", &["--state", s], &dir);
+    assert_eq!(out, "621 records, 11177 bytes, 1 file\n", "{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
 /// A run that must fail: exit status 2, nothing on stdout, the state file
 /// named on stderr with `what`, and the state file unchanged.
 fn refused(job: &str, args: &[&str], dir: &Path, state: &Path, what: &str) {

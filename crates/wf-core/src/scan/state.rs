@@ -433,10 +433,14 @@ pub enum Restart {
     Shrunk { was: u64, now: u64 },
     /// Its first bytes are not the ones read before.
     HeadChanged,
+    /// Its first bytes are, but the byte before where it was read to is not
+    /// a separator: rewritten with the same start (a report run by cron
+    /// with a fixed header, `job > job.log`), not appended to.
+    Rewritten,
 }
 
 /// One input as it is now.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Seen {
     dev: u64,
     ino: u64,
@@ -444,6 +448,8 @@ struct Seen {
     compressed: bool,
     /// Its first [`HEAD`] decoded bytes (fewer if it is shorter).
     head: Vec<u8>,
+    /// A plain file, open (to look at the bytes before an offset).
+    plain: Option<File>,
 }
 
 /// The plan of an incremental run: what to read of each input, and what to
@@ -485,7 +491,7 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
             if fates[i] != Fate::New {
                 continue;
             }
-            if let Some(e) = find(old, &claimed, s, pass == 0) {
+            if let Some(e) = find(old, &claimed, s, pass == 0, sep) {
                 claimed[e] = true;
                 fates[i] = continued(&old[e], e, s);
             }
@@ -509,6 +515,8 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
                         was: old[e].size,
                         now: s.size,
                     }
+                } else if same_head(&old[e], s) {
+                    Restart::Rewritten
                 } else {
                     Restart::HeadChanged
                 };
@@ -558,15 +566,29 @@ fn same_head(o: &Entry, s: &Seen) -> bool {
 }
 
 /// The unclaimed entry that is file `s`: with its inode (`by_inode`), or any
-/// with its head. An entry that has counted nothing identifies nothing.
-fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool) -> Option<usize> {
+/// with its head. An entry that has counted nothing identifies nothing. A
+/// plain file continues an entry only where a record ends (its counted
+/// bytes end after a separator `sep`): a file rewritten with the same first
+/// 4 KiB and grown past them was read on from the old offset, mid-line,
+/// its new lines before it lost (501 records of 620, exit 0).
+fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool, sep: u8) -> Option<usize> {
     (0..old.len()).find(|&e| {
         let o = &old[e];
         !claimed[e]
             && (!by_inode || (o.dev, o.ino) == (s.dev, s.ino))
             && same_head(o, s)
-            && (s.compressed || s.size >= o.offset)
+            && (s.compressed || s.size >= o.offset && record_ends_at(s, o.offset, sep))
     })
+}
+
+/// Whether plain file `s` has a separator just before byte `at` (or `at` is
+/// its start). A byte that cannot be read is not taken for a sign.
+fn record_ends_at(s: &Seen, at: u64, sep: u8) -> bool {
+    let (Some(f), Some(before)) = (&s.plain, at.checked_sub(1)) else {
+        return true;
+    };
+    let mut b = [0u8; 1];
+    read_full_at(f, &mut b, before).map_or(true, |n| n < 1 || b[0] == sep)
 }
 
 fn continued(o: &Entry, e: usize, s: &Seen) -> Fate {
@@ -719,6 +741,7 @@ fn look(inp: &Input) -> io::Result<Seen> {
         size: m.len(),
         compressed,
         head,
+        plain: (!compressed).then_some(f),
     })
 }
 

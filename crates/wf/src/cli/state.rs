@@ -356,6 +356,9 @@ pub(crate) fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Inp
                     format!("is {now} bytes, shorter than the {was} it had (truncated)")
                 }
                 Restart::HeadChanged => "its first bytes changed (rewritten)".into(),
+                Restart::Rewritten => {
+                    "its bytes before where it was read to end no line (rewritten)".into()
+                }
             };
             let was = &old[*entry].name;
             wf_core::warn!("wf: {name}: {why} since the last run: read from its start (--state; {was} was read before)");
