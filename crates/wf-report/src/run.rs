@@ -1,5 +1,5 @@
-//! `wf report` as one library call: the format read from the first input's
-//! start, the scan, the report. The Python package (`widefinder.report`)
+//! `wf report` as one library call: the format read from the start of the
+//! first input that is a web log, the scan, the report. The Python package (`widefinder.report`)
 //! calls [`run`]; the CLI calls its parts, [`job`], [`prepare`] and
 //! [`report`], around the scan of `--since`/`--until`/`--state` (which live
 //! in the CLI with `count`'s and `wf2`'s), so the two cannot choose a format,
@@ -18,8 +18,8 @@ use crate::{BotMode, ReportJob};
 /// What a report is asked for, besides its inputs and the scan's options.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// `--format`: `auto` (detected from the first input's start; combined
-    /// on a stream), or any format `wf sql` reads.
+    /// `--format`: `auto` (detected from the start of the first input that
+    /// is a web log; combined on a stream), or any format `wf sql` reads.
     pub format: String,
     pub bots: BotMode,
     /// Rows per panel (`--max-rows`).

@@ -30,8 +30,8 @@ pub(crate) struct ReportArgs {
     state: StateArg,
     #[command(flatten)]
     follow: FollowArgs,
-    /// The log format: auto (detected from the first input's start, stdin's
-    /// too, the web log format that reads most of it when a few lines are
+    /// The log format: auto (detected from the start of the first input that
+    /// is a web log, stdin's too, the web log format that reads most of it when a few lines are
     /// bad; combined on a FIFO), combined, common, vcombined, vcommon, nginx-main (nginx's default
     /// `main`: combined and "$http_x_forwarded_for"), combinedio (Apache's
     /// combined and %I %O), apache:'LogFormat' or
