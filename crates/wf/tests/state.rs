@@ -179,6 +179,31 @@ fn a_file_rewritten_with_the_same_head_is_read_again() {
     let (out, err, _) = wf_run("count", &["--state", s], &dir);
     assert_eq!(out, "621 records, 11177 bytes, 1 file\n", "{err}");
     assert!(err.is_empty(), "{err}");
+    // The look at the byte before keeps no file open: 400 files under a
+    // limit of 320 descriptors (the first version kept one per input: 0
+    // records, every file "Too many open files").
+    let many = tmp.path().join("many");
+    fs::create_dir(&many).unwrap();
+    for i in 0..400 {
+        fs::write(many.join(format!("f{i}.log")), format!("line {i}\n")).unwrap();
+    }
+    let bin = env!("CARGO_BIN_EXE_wf");
+    let ms = tmp.path().join("ms");
+    for _ in 0..2 {
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -n 320; exec \"$0\" count --state \"$1\" \"$2\"")
+            .arg(bin)
+            .arg(&ms)
+            .arg(&many);
+        let o = run(c, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "400 records, 3490 bytes, 400 files\n"
+        );
+    }
 }
 
 /// A run that must fail: exit status 2, nothing on stdout, the state file

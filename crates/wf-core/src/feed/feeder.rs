@@ -260,13 +260,15 @@ impl Feeder {
         // blocks went to the others (`wf feed -j 2 empty.txt -- true`
         // exited 2, each worker "exited ... before it was given any input").
         let idle = given.is_empty();
-        // Nor did one given nothing that exited after its input ended: GNU
+        // Nor did one given nothing that exited, whatever its status: GNU
         // parallel starts no job for it, and its status is the command's on
         // no input (`wf feed app.log -- grep ERROR` exited 2: an idle grep
-        // exits 1). One that failed before the end still says why (the
-        // input no worker was fed is said apart).
-        let idle_at_end = idle && !early && !closed && fin.unread == 0;
-        if idle_at_end || ok && !closed && (!early || idle) && fin.unread == 0 {
+        // exits 1). Input no worker was fed is said apart ("every worker
+        // stopped"), a command that cannot run before any input. Whether it
+        // exited before or after its input ended is a race (`-j 1 empty.txt
+        // -- false` was 0 or 2), so neither counts; death by a signal does.
+        let signalled = fin.status.is_some_and(|s| s.code().is_none());
+        if idle && !signalled || ok && !closed && !early && fin.unread == 0 {
             return out;
         }
         let missed = never_read(&given, &placed, total, fin.unread);

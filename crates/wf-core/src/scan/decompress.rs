@@ -477,7 +477,8 @@ pub(super) struct Located {
     base: u64,
     /// Compressed bytes read from the file so far.
     read: Arc<AtomicU64>,
-    /// Decoded bytes handed out so far.
+    /// Decoded bytes so far (all of them handed out before a read decodes
+    /// more, so a decoding error comes after them all).
     out: u64,
     meter: Option<Arc<Meter>>,
     /// Decoded bytes not yet handed out: `held[at..]` (see [`Located::read`]).
@@ -571,10 +572,13 @@ impl Read for Located {
                 return self.decode(&mut buf[..piece]);
             }
             let mut held = std::mem::take(&mut self.held);
+            // Nothing held, whatever the decode gives (a read after an
+            // error would otherwise slice past the empty buffer).
+            self.at = 0;
             held.resize(piece, 0);
             let n = self.decode(&mut held)?;
             held.truncate(n);
-            (self.held, self.at) = (held, 0);
+            self.held = held;
         }
         let n = buf.len().min(self.held.len() - self.at);
         buf[..n].copy_from_slice(&self.held[self.at..self.at + n]);

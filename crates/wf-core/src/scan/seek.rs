@@ -601,14 +601,11 @@ impl<'a> Prober<'a> {
     /// one's, so no probe at block starts saw the step.
     fn probe_near_blocks(&mut self, start: u64, end: u64, n: u64) -> io::Result<()> {
         if let Target::Blocks(p) = self.target {
-            let near = [
-                Some(end),
-                end.checked_add(1),
-                start.checked_sub(1),
-                start.checked_sub(2),
-            ];
+            // Two blocks from each: the span's end, and two (or one) before
+            // its start.
+            let near = [Some(end), start.checked_sub(2).or(start.checked_sub(1))];
             for k in near.into_iter().flatten().filter(|&k| k < n) {
-                self.block_times(p, k as usize)?;
+                self.block_times(p, k as usize, 2)?;
             }
         }
         let near = (n / SKIPPED_PROBES).max(SKIPPED_BLOCKS);
@@ -740,7 +737,7 @@ impl<'a> Prober<'a> {
     /// one's (the last); whether it found one. Of the first and last blocks,
     /// where one record out of place had a window's records searched away.
     fn edge_block(&mut self, parts: &Parts, k: usize) -> io::Result<bool> {
-        let Some((start, times)) = self.block_times(parts, k)? else {
+        let Some((start, times)) = self.block_times(parts, k, usize::MAX)? else {
             return Ok(false);
         };
         let edge = if k == 0 { times.first() } else { times.last() };
@@ -750,14 +747,21 @@ impl<'a> Prober<'a> {
         Ok(edge.is_some())
     }
 
-    /// The times of the records decoded from block `k` on (see
-    /// [`Prober::edge_block`]), their largest step back kept in
-    /// [`Prober::block_back`]; with the block's start.
-    fn block_times(&mut self, parts: &Parts, k: usize) -> io::Result<Option<(u64, Vec<i64>)>> {
+    /// The times of the records decoded from block `k` on, over at most
+    /// `blocks` blocks (see [`Prober::edge_block`]), their largest step back
+    /// kept in [`Prober::block_back`]; with the block's start.
+    fn block_times(
+        &mut self,
+        parts: &Parts,
+        k: usize,
+        blocks: usize,
+    ) -> io::Result<Option<(u64, Vec<i64>)>> {
         let Some(&start) = parts.starts.get(k) else {
             return Ok(None);
         };
-        let (dec, consumed, _) = split::open_part(parts, start, parts.size, None)?;
+        let stop = k.checked_add(blocks).and_then(|e| parts.starts.get(e));
+        let (dec, consumed, _) =
+            split::open_part(parts, start, stop.copied().unwrap_or(parts.size), None)?;
         let mut buf = Vec::new();
         dec.take(PROBE_LIMIT as u64).read_to_end(&mut buf)?;
         self.read += consumed.load(std::sync::atomic::Ordering::Relaxed);

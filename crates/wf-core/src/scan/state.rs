@@ -448,8 +448,9 @@ struct Seen {
     compressed: bool,
     /// Its first [`HEAD`] decoded bytes (fewer if it is shorter).
     head: Vec<u8>,
-    /// A plain file, open (to look at the bytes before an offset).
-    plain: Option<File>,
+    /// A plain file's path (to look at the byte before an offset; not kept
+    /// open: a run of 1,100 files ran out of descriptors).
+    plain: Option<std::path::PathBuf>,
 }
 
 /// The plan of an incremental run: what to read of each input, and what to
@@ -584,11 +585,13 @@ fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool, sep: u8) -> O
 /// Whether plain file `s` has a separator just before byte `at` (or `at` is
 /// its start). A byte that cannot be read is not taken for a sign.
 fn record_ends_at(s: &Seen, at: u64, sep: u8) -> bool {
-    let (Some(f), Some(before)) = (&s.plain, at.checked_sub(1)) else {
+    let (Some(path), Some(before)) = (&s.plain, at.checked_sub(1)) else {
         return true;
     };
     let mut b = [0u8; 1];
-    read_full_at(f, &mut b, before).map_or(true, |n| n < 1 || b[0] == sep)
+    File::open(path)
+        .and_then(|f| read_full_at(&f, &mut b, before))
+        .map_or(true, |n| n < 1 || b[0] == sep)
 }
 
 fn continued(o: &Entry, e: usize, s: &Seen) -> Fate {
@@ -741,7 +744,7 @@ fn look(inp: &Input) -> io::Result<Seen> {
         size: m.len(),
         compressed,
         head,
-        plain: (!compressed).then_some(f),
+        plain: (!compressed).then(|| path.clone()),
     })
 }
 
