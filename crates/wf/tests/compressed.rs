@@ -520,10 +520,12 @@ fn bytes_after_an_lzma_stream_are_an_error() {
 }
 
 /// A gzip member whose deflate data is damaged: what is read of it before the
-/// damage is the same at every chunk size, from a file and from stdin, and
-/// falls short of what `gzip -dc` gives by at most one 256 KiB piece (a read
-/// that fails hands out nothing of it: the file's parts lost 557,056 good
-/// bytes of a member, stdin 9,961 to 11,178 records with the chunk size).
+/// damage falls short of what `gzip -dc` gives by at most one 256 KiB piece,
+/// from a file and from stdin (a read that fails hands out nothing of it: the
+/// file's parts lost 557,056 good bytes of a member, stdin 9,961 to 11,178
+/// records with the chunk size), and from a file it is the same at every
+/// chunk size. (From a pipe, where a piece ends depends on how much the pipe
+/// held when the decoder read: not the same from run to run.)
 #[test]
 fn a_damaged_deflate_block_loses_the_same_little_at_every_chunk_size() {
     if !have("gzip") {
@@ -564,14 +566,15 @@ fn a_damaged_deflate_block_loses_the_same_little_at_every_chunk_size() {
             seen.push((v["records"].clone(), v["bytes"].as_u64().unwrap()));
         }
         assert!(
-            seen.windows(2).all(|w| w[0] == w[1]),
+            stdin || seen.windows(2).all(|w| w[0] == w[1]),
             "stdin {stdin}: {seen:?}"
         );
-        let read = seen[0].1;
-        assert!(
-            read + (256 << 10) + 12 >= by_gzip,
-            "stdin {stdin}: {read} of {by_gzip}"
-        );
+        for &(_, read) in &seen {
+            assert!(
+                read + (256 << 10) + 12 >= by_gzip,
+                "stdin {stdin}: {read} of {by_gzip}"
+            );
+        }
     }
 }
 
