@@ -20,6 +20,10 @@ pub(super) struct FeederOut {
     pub bytes: u64,
     pub blocks: u64,
     pub failures: Vec<String>,
+    /// What a worker given nothing that exited with a failure would say:
+    /// no failure of the run, but said if no worker was left to feed (why
+    /// every worker stopped).
+    pub idle: Vec<String>,
     /// Input ranges not given to the worker (file shrank, read error, record
     /// too long).
     pub lost: Vec<Lost>,
@@ -260,17 +264,18 @@ impl Feeder {
         // blocks went to the others (`wf feed -j 2 empty.txt -- true`
         // exited 2, each worker "exited ... before it was given any input").
         let idle = given.is_empty();
-        // Nor did one given nothing that exited, whatever its status: GNU
-        // parallel starts no job for it, and its status is the command's on
-        // no input (`wf feed app.log -- grep ERROR` exited 2: an idle grep
-        // exits 1). Input no worker was fed is said apart ("every worker
-        // stopped"), a command that cannot run before any input. Whether it
-        // exited before or after its input ended is a race (`-j 1 empty.txt
-        // -- false` was 0 or 2), so neither counts; death by a signal does.
-        let signalled = fin.status.is_some_and(|s| s.code().is_none());
-        if idle && !signalled || ok && !closed && !early && fin.unread == 0 {
+        if ok && !closed && (!early || idle) && fin.unread == 0 {
             return out;
         }
+        // Nor is one given nothing that failed a failure of the run, whatever
+        // its status: GNU parallel starts no job for it, and its status is
+        // the command's on no input (`wf feed app.log -- grep ERROR` exited
+        // 2: an idle grep exits 1). Whether it exited before or after its
+        // input ended is a race (`-j 1 empty.txt -- false` was 0 or 2), so
+        // neither counts; death by a signal does. What it would say is said
+        // if input was left that no worker was fed (why every worker
+        // stopped); a command that cannot run is refused before any input.
+        let signalled = fin.status.is_some_and(|s| s.code().is_none());
         let missed = never_read(&given, &placed, total, fin.unread);
         let msg = format!(
             "wf: worker {} (pid {pid}) {}{}",
@@ -278,7 +283,10 @@ impl Feeder {
             describe(fin.status),
             failure_detail(&self.names, &given, &missed, closed, early)
         );
-        report_failure(&mut out.failures, msg);
+        match idle && !signalled {
+            true => out.idle.push(msg),
+            false => report_failure(&mut out.failures, msg),
+        }
         out
     }
 

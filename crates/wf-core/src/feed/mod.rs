@@ -408,7 +408,7 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
     let handles = start_feeders(feeder, procs, &running);
 
     s.watch_feeders(&running);
-    let (mut report, mut lost) = join_feeders(handles);
+    let (mut report, mut lost, idle) = join_feeders(handles);
 
     // The planner stops at once if the feeders stopped early.
     s.ctl.feeders_gone.store(true, Ordering::SeqCst);
@@ -419,6 +419,10 @@ pub fn run(inputs: Vec<Input>, opts: &FeedOptions) -> io::Result<FeedReport> {
     drop(rx);
     if let Some((i, at)) = first_left.or(planned.stopped_at) {
         if !s.ctl.stopped() {
+            // Why: the workers that stopped before they were given anything.
+            for msg in idle {
+                report_failure(&mut report.failures, msg);
+            }
             report_failure(&mut report.failures, unfed(&names, i, at));
         }
     }
@@ -514,15 +518,19 @@ fn start_feeders(
         .collect()
 }
 
-/// The feeders' counts and failures, and the input ranges they did not give.
-fn join_feeders(handles: Vec<std::thread::JoinHandle<FeederOut>>) -> (FeedReport, Vec<Lost>) {
+/// The feeders' counts and failures, the input ranges they did not give, and
+/// what idle workers that failed would say ([`FeederOut::idle`]).
+fn join_feeders(
+    handles: Vec<std::thread::JoinHandle<FeederOut>>,
+) -> (FeedReport, Vec<Lost>, Vec<String>) {
     let mut report = FeedReport::default();
-    let mut lost = Vec::new();
+    let (mut lost, mut idle) = (Vec::new(), Vec::new());
     for h in handles {
         let out = h.join().expect("feeding thread panicked");
         report.bytes += out.bytes;
         report.blocks += out.blocks;
         report.failures.extend(out.failures);
+        idle.extend(out.idle);
         lost.extend(out.lost);
         if let Some(w) = out.window {
             report
@@ -531,7 +539,7 @@ fn join_feeders(handles: Vec<std::thread::JoinHandle<FeederOut>>) -> (FeedReport
                 .add(w);
         }
     }
-    (report, lost)
+    (report, lost, idle)
 }
 
 /// The input errors for ranges no worker was given, in input order: for each
