@@ -125,7 +125,9 @@ wf feed --per-block --keep-order big.txt -- sort\n  \
 wf feed --since -1h --stats access.log -- wc -l   (the last hour: only its bytes are read)",
         after_help = "Exit status: 0 on success; 2 if any input could not be read, on usage errors, \
 or if a worker failed (exited non-zero, died, or stopped before the end of its input: it is named \
-on stderr with the input ranges it was given and the bytes it never read); 128+N after signal N."
+on stderr with the input ranges it was given and the bytes it never read; a worker given no block, \
+as GNU parallel starts no job for it, fails the run only if a signal killed it or input was left \
+that no worker was fed); 128+N after signal N."
     )]
     Feed(FeedArgs),
     /// Time a job: cold and warm runs, thread sweeps, I/O figures and a plot.
