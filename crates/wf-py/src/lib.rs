@@ -288,19 +288,8 @@ fn pangram(
     let names = rest.inputs();
     Ok(windows
         .iter()
-        .map(|w| wf_core::report::pangram::json_line(w, path_bytes(&names[w.input])))
+        .map(|w| wf_core::report::pangram::json_line(w, scan::input_path_bytes(&names[w.input])))
         .collect())
-}
-
-/// An input's path as the CLI prints it in pangram's JSON: its bytes (a name
-/// that is not UTF-8 gets `path_bytes`, which the lossy name lost), else
-/// its name.
-fn path_bytes(i: &Input) -> &[u8] {
-    use std::os::unix::ffi::OsStrExt;
-    match scan::input_path(i) {
-        Some(p) => p.as_os_str().as_bytes(),
-        None => i.name.as_bytes(),
-    }
 }
 
 /// Format options as `wf sql` takes them.
@@ -707,7 +696,7 @@ fn finish_pangram(py: Python<'_>, state: &[u8], paths: Vec<PathBuf>) -> PyResult
         .map_err(windows_error)?;
     Ok(windows
         .iter()
-        .map(|w| wf_core::report::pangram::json_line(w, path_bytes(&inputs[w.input])))
+        .map(|w| wf_core::report::pangram::json_line(w, scan::input_path_bytes(&inputs[w.input])))
         .collect())
 }
 

@@ -190,9 +190,9 @@ pub(super) fn decoder(
         Codec::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(input)),
         Codec::Xz => Box::new(XzStreams::new(input)),
         Codec::Lzma => match liblzma::stream::Stream::new_lzma_decoder(u64::MAX) {
-            Ok(stream) => Box::new(LzmaAlone(Some(liblzma::bufread::XzDecoder::new_stream(
+            Ok(stream) => Box::new(XzStreams::lzma(liblzma::bufread::XzDecoder::new_stream(
                 input, stream,
-            )))),
+            ))),
             Err(e) => return Box::new(Failed(Some(io::Error::other(e)))),
         },
     };
@@ -205,8 +205,16 @@ pub(super) fn decoder(
 /// multi-stream decoder failed on such bytes in the read that held the last
 /// stream's end: ~20 KB of a 20 MB log with garbage appended were lost,
 /// where `xz -dc` gives them all.
+///
+/// A legacy `.lzma` file is one stream ([`XzStreams::lzma`]): any byte after
+/// it is an error, once every byte of the stream was read. The format has no
+/// multi-stream form: `xz -dc` says "Compressed data is corrupt" there,
+/// where liblzma's decoder ended without a word (two `.lzma` files
+/// concatenated counted the first's records only, exit 0).
 struct XzStreams {
     dec: Option<liblzma::bufread::XzDecoder<Consumed>>,
+    /// A legacy `.lzma` stream: nothing may follow it.
+    alone: bool,
 }
 
 const XZ_MAGIC: [u8; 6] = [0xfd, b'7', b'z', b'X', b'Z', 0];
@@ -215,12 +223,34 @@ impl XzStreams {
     fn new(src: Consumed) -> Self {
         XzStreams {
             dec: Some(liblzma::bufread::XzDecoder::new(src)),
+            alone: false,
+        }
+    }
+
+    /// A legacy `.lzma` file's one stream, decoded by `dec`.
+    fn lzma(dec: liblzma::bufread::XzDecoder<Consumed>) -> Self {
+        XzStreams {
+            dec: Some(dec),
+            alone: true,
         }
     }
 
     /// After a stream's end: the next stream's decoder, `None` at the end
-    /// of the input, an error for bytes that start no stream.
-    fn next_stream(mut src: Consumed) -> io::Result<Option<liblzma::bufread::XzDecoder<Consumed>>> {
+    /// of the input, an error for bytes that start no stream (any byte
+    /// after a `.lzma` stream).
+    fn next_stream(
+        mut src: Consumed,
+        alone: bool,
+    ) -> io::Result<Option<liblzma::bufread::XzDecoder<Consumed>>> {
+        if alone {
+            return match src.fill_buf()?.is_empty() {
+                true => Ok(None),
+                false => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "bytes after the end of the .lzma stream (the format holds one; xz -d stops there too)",
+                )),
+            };
+        }
         let mut padding = 0;
         let end = loop {
             let b = src.fill_buf()?;
@@ -266,34 +296,7 @@ impl Read for XzStreams {
                 return Ok(n);
             }
             let src = self.dec.take().unwrap().into_inner();
-            self.dec = Self::next_stream(src)?;
-        }
-    }
-}
-
-/// A legacy `.lzma` file: one stream, and an error for any byte after it,
-/// once every byte of the stream was read. The format has no multi-stream
-/// form: `xz -dc` says "Compressed data is corrupt" there, where liblzma's
-/// decoder ended without a word (two `.lzma` files concatenated counted the
-/// first's records only, exit 0; garbage appended was not said).
-struct LzmaAlone(Option<liblzma::bufread::XzDecoder<Consumed>>);
-
-impl Read for LzmaAlone {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(d) = self.0.as_mut() else {
-            return Ok(0);
-        };
-        let n = d.read(buf)?;
-        if n > 0 || buf.is_empty() {
-            return Ok(n);
-        }
-        let mut src = self.0.take().unwrap().into_inner();
-        match src.fill_buf()?.is_empty() {
-            true => Ok(0),
-            false => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "bytes after the end of the .lzma stream (the format holds one; xz -d stops there too)",
-            )),
+            self.dec = Self::next_stream(src, self.alone)?;
         }
     }
 }

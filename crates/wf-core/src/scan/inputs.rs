@@ -110,6 +110,16 @@ pub fn input_path(inp: &Input) -> Option<&PathBuf> {
     }
 }
 
+/// An input as pangram's windows name it: its path's raw bytes (a name that
+/// is not UTF-8 is exact, where [`Input::name`] is lossy), else its name.
+pub fn input_path_bytes(inp: &Input) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    match input_path(inp) {
+        Some(p) => p.as_os_str().as_bytes(),
+        None => inp.name.as_bytes(),
+    }
+}
+
 /// The input that `target` (an output file about to be written) is, by
 /// device and inode (stdin's file too): writing it would destroy the input
 /// (`wf report -o access.log access.log` replaced the log with its report).

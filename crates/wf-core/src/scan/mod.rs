@@ -40,8 +40,8 @@ pub use engine::{
     DEFAULT_MAX_RECORD, DEFAULT_READ, MAX_THREADS,
 };
 pub use inputs::{
-    input_at, input_path, leave_out_of_walks, parse_size, Collected, Input, InputError, InputSpec,
-    SizeError, Source,
+    input_at, input_path, input_path_bytes, leave_out_of_walks, parse_size, Collected, Input,
+    InputError, InputSpec, SizeError, Source,
 };
 pub use options::{
     parse_count, parse_span, parse_span_or_zero, parse_threads, PageCache, ScanSettings,

@@ -1,4 +1,3 @@
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -144,13 +143,7 @@ impl PangramArgs {
     /// One line per window, text or JSON, each naming its input by its path's
     /// raw bytes (escaped in text, exact in JSON).
     fn render(&self, windows: &[Window], rest: &Outcome<()>) -> Vec<u8> {
-        self.render_named(windows, &|i| {
-            let input = &rest.inputs()[i];
-            match scan::input_path(input) {
-                Some(p) => p.as_os_str().as_bytes(),
-                None => input.name.as_bytes(),
-            }
-        })
+        self.render_named(windows, &|i| scan::input_path_bytes(&rest.inputs()[i]))
     }
 
     /// [`PangramArgs::render`], input `i` named `name(i)`.

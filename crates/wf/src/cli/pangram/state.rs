@@ -14,7 +14,6 @@
 //! found by stitching the new ranges to the input's saved summary.
 
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use wf_core::jobs::pangram::{Incremental, PangramState, Window};
@@ -71,10 +70,10 @@ impl Plan {
 
     /// The name of each report index, as raw bytes.
     fn names(&self) -> Vec<Vec<u8>> {
-        let inputs = self.inputs.iter().map(|i| match scan::input_path(i) {
-            Some(p) => p.as_os_str().as_bytes().to_vec(),
-            None => i.name.as_bytes().to_vec(),
-        });
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|i| scan::input_path_bytes(i).to_vec());
         let gone = self.resume.gone.iter();
         inputs
             .chain(gone.map(|&e| self.old[e].name.as_bytes().to_vec()))
