@@ -16,6 +16,12 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
     if lines.is_empty() {
         return Ok(Arc::new(super::fields::Fields::new(opts, sample)?));
     }
+    // A delimiter the user gave says the input is CSV, as DuckDB's `delim`
+    // does: sniffed, `name;note,x` under `--delimiter ';'` was read at its
+    // commas, exit 0.
+    if let Some(d) = opts.delimiter {
+        return csv_of(sample, d, opts);
+    }
     for name in NAMED {
         let f = LogFormat::named(name)?;
         if reads_most(&f, &lines) {
@@ -33,14 +39,20 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
         return Ok(Arc::new(logfmt::Logfmt::new(opts, sample)?));
     }
     if let Some(d) = csv_delimiter(&lines) {
-        let mut o = opts.clone();
-        o.delimiter = Some(d);
-        if !opts.no_header && !csv_has_header(sample, d) {
-            o.no_header = true;
-        }
-        return Ok(Arc::new(csv::Csv::new(d, &o, sample)?));
+        return csv_of(sample, d, opts);
     }
     Ok(Arc::new(super::fields::Fields::new(opts, sample)?))
+}
+
+/// CSV split at `d`, its header decided from the sample unless
+/// `--no-header` was given.
+fn csv_of(sample: &[u8], d: u8, opts: &FormatOptions) -> Result<Arc<dyn Format>, FormatError> {
+    let mut o = opts.clone();
+    o.delimiter = Some(d);
+    if !opts.no_header && !csv_has_header(sample, d) {
+        o.no_header = true;
+    }
+    Ok(Arc::new(csv::Csv::new(d, &o, sample)?))
 }
 
 /// [`detect`] for a file named `name` (its first input with data): a
@@ -64,15 +76,10 @@ pub fn detect_named(
         let records = quoted_records(&lines);
         !records.is_empty() && records.iter().all(|r| count_outside_quotes(r, d) == 0)
     };
-    let Some(d) = d.filter(|&d| found.name() == "fields" && one_column(d)) else {
-        return Ok(found);
-    };
-    let mut o = opts.clone();
-    o.delimiter = Some(d);
-    if !opts.no_header && !csv_has_header(sample, d) {
-        o.no_header = true;
+    match d.filter(|&d| found.name() == "fields" && one_column(d)) {
+        Some(d) => csv_of(sample, d, opts),
+        None => Ok(found),
     }
-    Ok(Arc::new(csv::Csv::new(d, &o, sample)?))
 }
 
 /// The delimiter a file's name promises: `,` for `.csv`, tab for `.tsv`,
@@ -238,6 +245,31 @@ mod tests {
         assert_eq!(web_log(sample.as_bytes()).unwrap().name(), "combined");
         let opts = FormatOptions::default();
         assert_eq!(detect(sample.as_bytes(), &opts).unwrap().name(), "common");
+    }
+
+    /// A delimiter the user gave is the one the input is split at, whatever
+    /// the sample's commas or tabs (a CSV of `,` in `;`-split fields read
+    /// as `name;note` and `x`), and even in a file named `.tsv` or of a web
+    /// log's lines.
+    #[test]
+    fn a_given_delimiter_is_the_one_used() {
+        let opts = FormatOptions::parse(Some(";"), false, None, false).unwrap();
+        let names = |f: Arc<dyn Format>| -> Vec<String> {
+            f.fields().iter().map(|x| x.name.clone()).collect()
+        };
+        let sample = b"name;note,x\nann;hi,1\nbob;yo,2\n";
+        for f in [
+            detect(sample, &opts).unwrap(),
+            detect_named(sample, &opts, "x.tsv").unwrap(),
+        ] {
+            assert_eq!(f.name(), "csv (delimiter ';')");
+            assert_eq!(names(f), ["name", "note,x"]);
+        }
+        let log = format!("{COMBINED_LINE}\n{COMBINED_LINE}\n");
+        assert!(detect(log.as_bytes(), &opts)
+            .unwrap()
+            .name()
+            .starts_with("csv"));
     }
 
     /// A CSV file whose records hold quoted line breaks is detected as CSV

@@ -65,8 +65,12 @@ pub enum FormatError {
         first_file: String,
         first: Vec<String>,
     },
-    /// A `--delimiter` that is not one ASCII character.
-    #[error("--delimiter '{0}': must be one ASCII character (or \\t for a tab)")]
+    /// A `--delimiter` that is not one ASCII character, or is a quote or a
+    /// line break.
+    #[error(
+        "--delimiter {0:?}: must be one ASCII character, not a quote or a line break \
+         (or \\t for a tab)"
+    )]
     Delimiter(String),
     /// A `--schema` entry without `:`.
     #[error("--schema: '{0}' is not name:type")]

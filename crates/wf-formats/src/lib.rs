@@ -563,7 +563,9 @@ impl FormatOptions {
             None => None,
             // Written as a shell makes it hard to type: as DuckDB's delim.
             Some(br"\t" | b"tab" | b"TAB") => Some(b'\t'),
-            Some(&[c]) => Some(c),
+            // A quote or a line break cannot split fields: DuckDB refuses
+            // them too; taken, they read every record as one odd field.
+            Some(&[c]) if !matches!(c, b'"' | b'\n' | b'\r') => Some(c),
             Some(_) => {
                 let d = delimiter.unwrap_or_default().to_string();
                 return Err(FormatError::Delimiter(d));
@@ -997,18 +999,17 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert_eq!(
-            err(Some("ab"), None),
-            "--delimiter 'ab': must be one ASCII character (or \\t for a tab)"
-        );
-        assert_eq!(
-            err(Some("é"), None),
-            "--delimiter 'é': must be one ASCII character (or \\t for a tab)"
-        );
-        assert_eq!(
-            err(Some(""), None),
-            "--delimiter '': must be one ASCII character (or \\t for a tab)"
-        );
+        let tail = ": must be one ASCII character, not a quote or a line break (or \\t for a tab)";
+        for (given, shown) in [
+            ("ab", r#""ab""#),
+            ("é", r#""é""#),
+            ("", r#""""#),
+            ("\"", r#""\"""#),
+            ("\n", r#""\n""#),
+            ("\r", r#""\r""#),
+        ] {
+            assert_eq!(err(Some(given), None), format!("--delimiter {shown}{tail}"));
+        }
         assert_eq!(err(None, Some("a")), "--schema: 'a' is not name:type");
         assert!(err(None, Some("a:nope")).starts_with("--schema: unknown type 'nope'"));
     }
