@@ -653,7 +653,8 @@ fn auto_reads_a_combined_log_with_an_odd_line_as_combined() {
 /// replaced the log with its report, exit 0. Refused before anything is
 /// read, exit 2, the input unchanged, whether named, linked to, given as a
 /// page's name, or read on stdin; `--follow` too. Met in a directory walked
-/// for logs, the report's own file is left out. `-o json` and `-o html`
+/// for logs, the report's own file is left out, and any other file is an
+/// input, refused. `-o json` and `-o html`
 /// print on stdout, as GoAccess's do.
 #[test]
 fn output_that_is_an_input_or_not_a_report_is_refused() {
@@ -749,6 +750,20 @@ fn output_that_is_an_input_or_not_a_report_is_refused() {
     };
     let first = again();
     assert_eq!(again(), first);
+    // A file there that is no report is a log like the others: refused as
+    // a named input is, never left out and written over (exit 0 before).
+    let named_json = logs.join("access.json");
+    std::fs::write(&named_json, &bytes).unwrap();
+    let mut c = wf();
+    c.args(["report", "-o"]).arg(&named_json).arg(&logs);
+    let o = c.output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&named_json).unwrap(), bytes);
     let json: Value =
         serde_json::from_slice(&std::fs::read(d.path().join("R.JSON")).unwrap()).unwrap();
     assert!(json["general"]["valid_requests"].as_u64().unwrap() > 100);

@@ -152,41 +152,25 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// night read its last page as failed lines). Set by [`leave_out_of_walks`]
 /// before inputs are collected, as `set_zstd_window_log_max` is: every
 /// collection of the run (a `--state` scan, `--since`'s seek) sees it.
-/// Each (device, inode) has a flag: whether stderr has nothing (more) to
-/// say of it.
-static NOT_WALKED: std::sync::Mutex<Vec<(u64, u64, bool)>> = std::sync::Mutex::new(Vec::new());
+static NOT_WALKED: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
 
 /// Directory walks of this process leave out the file at `path` (if it
-/// exists; named on the command line, it is still an input). With `say`,
-/// stderr says so the first time a walk meets it: `wf sql -o dir/new.csv
-/// dir/` left the last run's `new.csv`, rows of the inputs' kind, out
-/// unsaid; a report's page or a `--state` file is no log, and is not said
-/// every night.
-pub fn leave_out_of_walks(path: &Path, say: bool) {
+/// exists; named on the command line, it is still an input): a report's
+/// page, a plot or a `--state` file, which are no logs. Not `wf sql`'s
+/// `-o`: a file of rows like the inputs' may be a real input, and is
+/// refused as one.
+pub fn leave_out_of_walks(path: &Path) {
     use std::os::unix::fs::MetadataExt;
     if let Ok(m) = fs::metadata(path) {
-        NOT_WALKED.lock().unwrap().push((m.dev(), m.ino(), !say));
+        NOT_WALKED.lock().unwrap().push((m.dev(), m.ino()));
     }
 }
 
-/// A file met while walking (at `path`) that [`leave_out_of_walks`] named.
-fn left_out(md: &fs::Metadata, path: &Path) -> bool {
+/// A file met while walking that [`leave_out_of_walks`] named.
+fn left_out(md: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let mut out = NOT_WALKED.lock().unwrap();
-    let Some(said) = out
-        .iter_mut()
-        .find(|(dev, ino, _)| (*dev, *ino) == (md.dev(), md.ino()))
-        .map(|(_, _, said)| said)
-    else {
-        return false;
-    };
-    if !std::mem::replace(said, true) {
-        crate::warn!(
-            "wf: {}: not read: it is what this run writes (to read it, write another file)",
-            path.display()
-        );
-    }
-    true
+    let key = (md.dev(), md.ino());
+    NOT_WALKED.lock().unwrap().contains(&key)
 }
 
 /// Files whose heads are asked for at once (see [`InputSpec::detect`]).
@@ -395,7 +379,7 @@ impl InputSpec {
                         continue;
                     }
                     let size = match ent.metadata() {
-                        Ok(md) if left_out(&md, ent.path()) => continue,
+                        Ok(md) if left_out(&md) => continue,
                         Ok(md) => md.len(),
                         Err(e) => {
                             let name = ent.path().display().to_string();

@@ -70,7 +70,7 @@ fn measure(b: &BenchArgs) -> Result<ExitCode, String> {
     let base = cmd.scan_args().options();
     if let Some(p) = &b.plot {
         // Its last plot in a directory the job walks is no input.
-        wf_core::scan::leave_out_of_walks(p, false);
+        wf_core::scan::leave_out_of_walks(p);
     }
     let collected = cmd.scan_args().input.collect();
     if let Some(p) = &b.plot {

@@ -91,6 +91,20 @@ pub(crate) struct ReportArgs {
     resolve: bool,
 }
 
+/// Whether the file at `path` starts as a page or a JSON report that `wf
+/// report` writes.
+fn is_a_report(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(64).read_to_end(&mut head));
+    let starts = [
+        &b"<!DOCTYPE html>\n<!-- wf report:"[..],
+        b"{\n  \"general\":",
+        b"{\"general\":",
+    ];
+    read.is_ok() && starts.iter().any(|s| head.starts_with(s))
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Bots {
     Include,
@@ -104,10 +118,13 @@ impl ReportArgs {
         if let Some(out) = self
             .output
             .as_deref()
-            .filter(|o| stdout_format(o).is_none())
+            .filter(|o| stdout_format(o).is_none() && is_a_report(o))
         {
-            // Its last page in a directory read for logs is no input.
-            wf_core::scan::leave_out_of_walks(out, false);
+            // Its last page in a directory read for logs is no input; a
+            // file that is no report is one, and refused as named inputs
+            // are (`output_allowed`): a JSON-lines log `-o` named was left
+            // out and written over, exit 0.
+            wf_core::scan::leave_out_of_walks(out);
         }
         if self.follow.on() {
             self.run_follow()

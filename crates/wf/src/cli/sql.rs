@@ -221,11 +221,9 @@ fn sql_tables(q: &SqlArgs) -> Result<(Vec<wf_sql::TableSpec>, Vec<InputError>), 
     };
     let mut errors = Vec::new();
     let mut specs = Vec::new();
-    if let Some(out) = &q.output {
-        // Its last result in a directory read for logs is no input, and
-        // stderr says so (named, it is refused: `refuse_input`).
-        wf_core::scan::leave_out_of_walks(out, true);
-    }
+    // The `-o` file met in a directory walked for inputs is an input, and
+    // refused as one named is (`refuse_input`): left out, a file that was
+    // a real input lost its rows from the answer and then its bytes.
     let logs = q.scan.input.collect();
     errors.extend(logs.errors);
     specs.push(wf_sql::TableSpec {

@@ -141,7 +141,7 @@ pub(crate) fn collect_without(
     input: &super::args::InputArgs,
     state: &Path,
 ) -> wf_core::scan::Collected {
-    wf_core::scan::leave_out_of_walks(state, false);
+    wf_core::scan::leave_out_of_walks(state);
     let mut collected = input.collect();
     leave_out_state(&mut collected.inputs, state);
     collected
