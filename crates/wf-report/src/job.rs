@@ -13,8 +13,8 @@
 //!
 //! Only the columns the report reads are built (client, time, request,
 //! status, bytes, referrer, user agent, virtual host). A record the format
-//! cannot read, or whose time or status is missing or not valid, is a failed
-//! line, as GoAccess counts it; so is one whose size is neither a number nor
+//! cannot read, or whose client, time or status is missing or not valid, is
+//! a failed line, as GoAccess counts it; so is one whose size is neither a number nor
 //! `-`, which GoAccess counts as no bytes: a combined log read as common had
 //! every size run on into the referrer and agent, and the report counted no
 //! byte of it, silently. Blank lines and `#` comments are skipped.
@@ -662,7 +662,8 @@ impl ReportJob {
     }
 
     /// The row's request, or `None` for a line GoAccess calls failed (no
-    /// valid status, a format with a time and no valid time in the line).
+    /// client, no valid status, a format with a time and no valid time in
+    /// the line).
     fn hit<'a>(
         &self,
         f: &impl Fields<'a>,
@@ -697,9 +698,13 @@ impl ReportJob {
             Some((i, None)) if f.not_a_number(i) => return None,
             _ => 0,
         };
+        // A record without a client (a JSON log's missing or null key) is
+        // failed, as GoAccess fails it: counted as the client "-", a typo in
+        // the mapping made every line one visitor, exit 0.
+        let client = f.text(c.client).map(rules::client_key)?;
         Some(Hit {
             line: Line {
-                client: f.text(c.client).map_or(b"-", rules::client_key),
+                client,
                 request: f.text(c.request).unwrap_or(b"-"),
                 status,
                 bytes: bytes.max(0) as u64,
