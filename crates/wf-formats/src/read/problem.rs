@@ -81,16 +81,15 @@ impl fmt::Display for RecordError {
 impl std::error::Error for RecordError {}
 
 /// The hint for a value that does not fit an inferred type: the `--schema`
-/// that reads it, `column` widened (int to float when the value is a number,
-/// else to string).
+/// that reads it, `column` widened: int to decimal(38,0) when the value is
+/// an integer past int64 (to float, the hint rounded every integer past
+/// 2^53 unsaid), to float when it is another number, else to string.
 pub fn schema_hint(fields: &[Field], column: &str, value: &[u8]) -> String {
     let spec: Vec<String> = fields
         .iter()
         .map(|f| {
             let kind = match f.kind {
-                Kind::Int if f.name == column && crate::csv::decimal(value).is_some() => {
-                    Kind::Float
-                }
+                Kind::Int if f.name == column => widened(value),
                 _ if f.name == column => Kind::Str,
                 k => k,
             };
@@ -103,6 +102,21 @@ pub fn schema_hint(fields: &[Field], column: &str, value: &[u8]) -> String {
          only a header); give the types with --schema '{}'",
         spec.join(",")
     )
+}
+
+/// The type an int column widens to for `value` (see [`schema_hint`]).
+fn widened(value: &[u8]) -> Kind {
+    let v = value.trim_ascii();
+    let digits = v.strip_prefix(b"-").or(v.strip_prefix(b"+")).unwrap_or(v);
+    let integer = !digits.is_empty() && digits.iter().all(u8::is_ascii_digit);
+    match (integer, crate::csv::decimal(value).is_some()) {
+        (true, _) if digits.len() <= 38 => Kind::Decimal {
+            precision: 38,
+            scale: 0,
+        },
+        (false, true) => Kind::Float,
+        _ => Kind::Str,
+    }
 }
 
 /// The line (from 1) of byte `at` of a regular file: the newlines before it,
@@ -127,4 +141,31 @@ pub fn line_at(input: &Input, at: u64) -> Option<u64> {
 /// The [`RecordError`] that failed a query, wherever DataFusion wrapped it.
 pub fn record_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a RecordError> {
     std::iter::successors(Some(e), |e| e.source()).find_map(|e| e.downcast_ref::<RecordError>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hint widens an int column as far as its value needs: an integer
+    /// past int64 to decimal(38,0) (float would round every integer past
+    /// 2^53), another number to float, anything else to string.
+    #[test]
+    fn the_hint_widens_an_int_column_as_far_as_the_value_needs() {
+        let fields = [Field::new("id", Kind::Int), Field::new("a", Kind::Int)];
+        let hint = |v: &str| schema_hint(&fields, "a", v.as_bytes());
+        for (value, wanted) in [
+            ("9223372036854775808", "'id:int,a:decimal(38,0)'"),
+            (
+                "-99999999999999999999999999999999999999",
+                "a:decimal(38,0)'",
+            ),
+            ("1.5", "'id:int,a:float'"),
+            ("1e3", "a:float'"),
+            ("999999999999999999999999999999999999999", "a:string'"),
+            ("N/A", "a:string'"),
+        ] {
+            assert!(hint(value).ends_with(wanted), "{value}: {}", hint(value));
+        }
+    }
 }
