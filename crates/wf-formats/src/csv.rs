@@ -312,7 +312,8 @@ pub fn unique_names(names: impl IntoIterator<Item = String>, reserved: &[&str]) 
 type Record = Vec<Option<Vec<u8>>>;
 
 /// The first `n` records of a sample, split into fields (the last, maybe cut
-/// by the sample's end, is dropped when there are others).
+/// by the sample's end, is dropped when there are others and the sample is
+/// `cut`).
 fn sample_records(sample: &[u8], (delim, quote, cut): (u8, bool, bool), n: usize) -> Vec<Record> {
     read_sample(sample, delim, quote, n, cut)
         .into_iter()
@@ -343,7 +344,11 @@ fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize, cut: bool) -> Ve
         out.push(owned_fields(trim_cr(&sample[pos..end]), delim, quote));
         pos = end + 1;
     }
-    if out.is_empty() && pos < sample.len() {
+    // The bytes after the last line break: a record cut by the sample's
+    // end, but in a whole input its last record. Left out there, a last
+    // record `7,"8,9` without a line break made a quote-free CSV quoted
+    // (its other records split alike), and the record malformed.
+    if pos < sample.len() && out.len() < n && (out.is_empty() || !cut) {
         out.push(owned_fields(trim_cr(&sample[pos..]), delim, quote));
     }
     out
@@ -1456,5 +1461,21 @@ mod tests {
             scale: 0,
         };
         assert_eq!(kinds(wide.as_bytes()), [exact, Kind::Float, Kind::Str]);
+    }
+
+    /// A whole input's last record without a line break is sampled as the
+    /// others: it decides the quoting and the types as it does with one.
+    /// Left out, `7,"8,9` made this quote-free CSV quoted (2 rows and a
+    /// malformed one, where DuckDB reads 3), and `3,x` typed `b` int.
+    #[test]
+    fn the_last_record_counts_without_a_line_break() {
+        for end in ["\n", ""] {
+            let stray = format!("x,y,z\n1,2,3\n4,5,6\n7,\"8,9{end}");
+            let c = Csv::new(b',', &FormatOptions::default(), stray.as_bytes()).unwrap();
+            assert_eq!(c.name(), "csv (no quoting: \" is data)", "{end:?}");
+            let typed = format!("a,b\n1,2\n3,x{end}");
+            let c = Csv::new(b',', &FormatOptions::default(), typed.as_bytes()).unwrap();
+            assert_eq!(c.fields()[1].kind, Kind::Str, "{end:?}");
+        }
     }
 }
