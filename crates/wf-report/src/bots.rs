@@ -10,7 +10,10 @@
 //! The list has no names, only patterns, so a bot's name is what its pattern
 //! matches in the pattern's own examples (`Googlebot\/` -> `Googlebot`,
 //! `[cC]laude[bB]ot` -> `ClaudeBot`, see `name_of`): one name per pattern,
-//! whatever version or spelling the agent sends. Several patterns can match one agent (`bingbot` also
+//! whatever version or spelling the agent sends; but where the match is in
+//! a URL or inside a word, the agent's own name (`own_name`): the pattern
+//! `yandex\.com\/bots` finds 43 Yandex bots by their URL, and showed all of
+//! them as "yandex.com/bots". Several patterns can match one agent (`bingbot` also
 //! matches the URL in AdIdxBot's agent); the one whose match starts first in
 //! the agent wins, the longer on a tie: on the list's own 2,123 examples
 //! that picks the example's own entry 2,113 times, against 2,095 for the
@@ -140,12 +143,19 @@ impl Bots {
         if let Some((_, bot)) = self.supplement.iter().find(|(re, _)| re.is_match(agent)) {
             return Some(bot.clone());
         }
-        let best = self
+        let (start, len, i) = self
             .crawlers
             .matching(agent)
             .filter_map(|(i, re)| re.find(agent).map(|m| (m.start(), usize::MAX - m.len(), i)))
             .min()?;
-        Some(self.named[best.2].clone())
+        let bot = &self.named[i];
+        match own_name(agent, start..start + (usize::MAX - len)) {
+            Some(name) => Some(Bot {
+                name: name.into(),
+                category: bot.category,
+            }),
+            None => Some(bot.clone()),
+        }
     }
 
     /// Every example agent both lists carry, with the entry that gave it:
@@ -168,8 +178,8 @@ impl Bots {
 /// the pattern without its backslashes if it has no example.
 fn name_of(re: &Regex, e: &Entry) -> String {
     let mut seen: Vec<(String, usize)> = Vec::new();
-    for m in e.instances.iter().filter_map(|i| re.find(i)) {
-        let name = clean(m.as_str());
+    for (i, m) in e.instances.iter().filter_map(|i| Some((i, re.find(i)?))) {
+        let name = own_name(i, m.range()).unwrap_or_else(|| clean(m.as_str()));
         match seen.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
             None => seen.push((name, 1)),
@@ -189,7 +199,77 @@ fn name_of(re: &Regex, e: &Entry) -> String {
     }
 }
 
+/// A match cut before a version (`/1.0`, `-0.3`), a `;` or a comment's `(`:
+/// `ContextualBot/1.0; +http://outcomes.net` -> `ContextualBot`.
 fn clean(raw: &str) -> String {
-    let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
+    let raw = raw.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let b = raw.as_bytes();
+    let cut = (0..b.len())
+        .find(|&i| {
+            b[i] == b';'
+                || b[i] == b'('
+                || (matches!(b[i], b'/' | b'-') && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        })
+        .unwrap_or(b.len());
+    let trimmed = raw[..cut].trim_matches(|c: char| !c.is_alphanumeric());
     trimmed.chars().take(MAX_NAME).collect()
+}
+
+/// The name the agent gives itself where a pattern matched `m` of it
+/// inside a URL or inside a word: the pattern `yandex\.com\/bots` matches
+/// the URL of YandexBot, YandexImages and 40 more (named each by its own
+/// product token, `YandexBot/3.0` -> `YandexBot`), `exabot` the word
+/// `Alexabot`. `None` where the match is a word of its own (`Googlebot/2.1`):
+/// the pattern's name then.
+fn own_name(agent: &str, m: std::ops::Range<usize>) -> Option<String> {
+    let b = agent.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+    let token_start = b[..m.start]
+        .iter()
+        .rposition(|&c| c == b' ' || c == b';' || c == b'(')
+        .map_or(0, |p| p + 1);
+    let token = agent[token_start..].trim_start_matches('+');
+    if token.starts_with("http://") || token.starts_with("https://") || token.starts_with("www.") {
+        return product_before(&agent[..token_start]);
+    }
+    let (Some(&first), Some(&before)) = (b.get(m.start), m.start.checked_sub(1).map(|i| &b[i]))
+    else {
+        return None;
+    };
+    if !(word(first) && word(before)) {
+        return None;
+    }
+    let s = b[..m.start]
+        .iter()
+        .rposition(|&c| !word(c))
+        .map_or(0, |p| p + 1);
+    let e = b[m.start..]
+        .iter()
+        .position(|&c| !word(c))
+        .map_or(b.len(), |p| m.start + p);
+    let name = clean(&agent[s..e]);
+    (!name.is_empty()).then_some(name)
+}
+
+/// The product a bot's comment names before a URL (`(compatible;
+/// YandexBot/3.0; MirrorDetector; +http://...` -> `YandexBot`): its first
+/// `Name/version`, else its first part after `compatible`; `None` outside
+/// a comment that starts `compatible` (`Speedy Spider (Entireweb;
+/// Beta/1.2; http://...)` names no product there).
+fn product_before(head: &str) -> Option<String> {
+    let open = head.rfind('(')?;
+    if head[open..].contains(')') {
+        return None;
+    }
+    let mut parts = head[open + 1..].split(';').map(str::trim);
+    if !parts.next()?.eq_ignore_ascii_case("compatible") {
+        return None;
+    }
+    let parts: Vec<&str> = parts.filter(|p| !p.is_empty()).collect();
+    let versioned = parts.iter().find(|p| {
+        p.split_once('/')
+            .is_some_and(|(_, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+    });
+    let name = clean(versioned.or(parts.first())?);
+    (!name.is_empty() && !name.contains(' ')).then_some(name)
 }

@@ -202,6 +202,47 @@ fn bots_only_uap_core_knows_are_named_by_their_token() {
     }
 }
 
+/// A bot is named as it names itself, not by the text of the pattern that
+/// found it: a pattern matching a URL (`yandex\.com\/bots`, 43 Yandex bots)
+/// names each by the product token of its comment, one matching inside a
+/// word (`exabot` in Alexabot) by that word, and a match running past the
+/// name is cut at its version or `;` (all were shown as the pattern's text:
+/// "yandex.com/bots", "ContextualBot/1.0; +http://outcomes.net").
+#[test]
+fn bots_are_named_as_they_name_themselves() {
+    let bots = Bots::embedded();
+    for (ua, name) in [
+        ("Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)", "YandexBot"),
+        (
+            "Mozilla/5.0 (compatible; YandexImages/3.0; +http://yandex.com/bots)",
+            "YandexImages",
+        ),
+        (
+            "Mozilla/5.0 (compatible; YandexBot/3.0; MirrorDetector; +http://yandex.com/bots)",
+            "YandexBot",
+        ),
+        (
+            "Mozilla/5.0 (compatible; Pinterestbot/1.0; +http://www.pinterest.com/bot.html)",
+            "Pinterestbot",
+        ),
+        (
+            "Mozilla/5.0 (compatible; Alexabot/1.0; +http://www.alexa.com/help/certifyscan; certifyscan@alexa.com)",
+            "Alexabot",
+        ),
+        ("Mozilla/5.0 (compatible; Exabot/3.0; +http://www.exabot.com/go/robot)", "Exabot"),
+        (
+            "Mozilla/5.0 (compatible; DotBot/1.1; http://www.opensiteexplorer.org/dotbot, help@moz.com)",
+            "DotBot",
+        ),
+        ("Mozilla/5.0 (compatible; ContextualBot/1.0; +http://outcomes.net)", "ContextualBot"),
+        ("Mozilla/5.0 (compatible; Spider; +https://www.spider.com/)", "Spider"),
+        ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "Googlebot"),
+    ] {
+        let got = bots.classify(ua).map(|b| b.name);
+        assert_eq!(got.as_deref(), Some(name), "{ua}");
+    }
+}
+
 #[test]
 fn humans_are_not_bots() {
     let bots = Bots::embedded();
