@@ -322,6 +322,11 @@ COMBINED = (
     rb"([^ ]*) ([^ ]*) ([^ ]*) " + T + Q_REQ + SP
     + rb'((?:(?! ").)*) "((?:[^"\\]|\\.|"(?! "))*)" "(.*)"[ \t]*'
 )
+# A line that does not end with the agent's quote may carry fields past the
+# format's after a blank (nginx's $request_time): the agent then ends at its
+# first unescaped quote, and the rest is not read.
+MORE = rb'"((?:[^"\\]|\\.)*)"[ \t].*'
+COMBINED = COMBINED[: -len(rb'"(.*)"[ \t]*')] + rb'(?:"(.*)"[ \t]*|' + MORE + rb")"
 LOGS = {
     "common": (COMMON, ["client", "ident", "user", "time", "request", "status", "bytes"]),
     "combined": (COMBINED, ["client", "ident", "user", "time", "request", "status", "bytes", "referrer", "user_agent"]),
@@ -356,8 +361,13 @@ def read_log(fmt, files):
         m = line_re.fullmatch(r)
         if not m:
             return False
+        groups = list(m.groups())
+        if len(groups) > len(names):
+            # The agent of one of the two endings (COMBINED).
+            last = groups.pop()
+            groups[-1] = last if groups[-1] is None else groups[-1]
         row = {}
-        for name, v in zip(names, m.groups()):
+        for name, v in zip(names, groups):
             if name in ("port", "status", "bytes"):
                 row[name] = log_number(table, name, v)
             elif name == "time":

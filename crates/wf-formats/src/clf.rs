@@ -701,7 +701,9 @@ impl Program {
             }
             pos = after + s.lit.len();
         }
-        r[pos..].iter().all(|&c| c == b' ' || c == b'\t')
+        // Blanks, or fields past the format's last one after a blank
+        // (`field_span`).
+        matches!(r.get(pos), None | Some(b' ' | b'\t'))
     }
 }
 
@@ -873,7 +875,11 @@ fn append_request(v: &[u8], cols: &[Option<usize>; 4], out: &mut Columns) {
 ///
 /// A field followed only by a closing literal (the user agent's `"`) ends where
 /// that literal ends the record, trailing blanks aside: no search through the
-/// longest field of the line, and a stray `"` inside it does not cut it.
+/// longest field of the line, and a stray `"` inside it does not cut it. A
+/// record that does not end so may carry fields past the format's (a
+/// combined log with nginx's `$request_time` added): the field then ends at
+/// the literal's first unescaped occurrence followed by a blank, and the rest
+/// is not read, as GoAccess reads it (every such line had failed).
 #[inline(always)]
 fn field_span(
     r: &[u8],
@@ -899,8 +905,16 @@ fn field_span(
                 .rev()
                 .take_while(|&&c| c == b' ' || c == b'\t')
                 .count();
-        let end = trimmed.checked_sub(lit.len()).filter(|&e| e >= pos)?;
-        return lit_at(r, end, lit).then_some((pos, end, end, true));
+        let end = trimmed.checked_sub(lit.len()).filter(|&e| e >= pos);
+        if let Some(end) = end.filter(|&e| lit_at(r, e, lit)) {
+            return Some((pos, end, end, true));
+        }
+        // Fields past the format's last (nginx's `$request_time` after a
+        // combined line): the literal's first unescaped occurrence, then a
+        // blank; the rest is not read, as GoAccess reads such a line.
+        let end = find_unescaped(r, pos, lit, f)?;
+        let blank = matches!(r.get(end + lit.len()), Some(b' ' | b'\t'));
+        return blank.then_some((pos, end, end, true));
     }
     let end = if d.quoted && lit[0] == b'"' {
         find_unescaped(r, pos, lit, f)?
@@ -1113,6 +1127,32 @@ mod tests {
         assert_eq!(b.column(11).as_string_view().value(0), "Mozilla/4.08 [en]");
         let t = b.column(3).as_primitive::<TimestampMicrosecondType>();
         assert_eq!(t.value(0), 971_211_336_000_000);
+    }
+
+    /// Fields past the format's last, after a blank (nginx's
+    /// `$request_time`), are not read: the line is a row, as GoAccess reads
+    /// it; a quote run on into more text still fails it. Every such line
+    /// had failed. (A last field that is quoted ends the line's last quote:
+    /// `auto` reads that log as `nginx-main`.)
+    #[test]
+    fn fields_past_the_formats_are_not_read() {
+        let f = LogFormat::named("combined").unwrap();
+        let line =
+            r#"1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 5 "-" "curl/8 \"x\"""#;
+        let (b, bad) = parse_all(
+            &f,
+            &[
+                &format!("{line} 0.123"),
+                &format!("{line}\t0.123 -"),
+                &format!("{line}x 0.1"),
+                line,
+            ],
+        );
+        assert_eq!((b.num_rows(), bad), (3, 1));
+        for row in 0..3 {
+            assert_eq!(b.column(11).as_string_view().value(row), r#"curl/8 \"x\""#);
+            assert_eq!(b.column(9).as_primitive::<Int64Type>().value(row), 5);
+        }
     }
 
     #[test]

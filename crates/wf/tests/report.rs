@@ -1087,6 +1087,42 @@ fn nginx_main_logs_are_read_as_the_combined_log_they_extend() {
     }
 }
 
+/// A combined log with a field past the format's (nginx's `$request_time`,
+/// unquoted) is read as the combined log it extends, by `auto` and by
+/// `--format combined`, and as GoAccess's COMBINED reads it: every line had
+/// failed, exit 2.
+#[test]
+fn combined_logs_with_a_field_past_the_format_are_read_as_combined() {
+    let d = dir();
+    let log = generated_log(d.path(), "300K", "0", 8);
+    let timed = d.path().join("timed.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{l} 0.{:03}\n", i % 1000))
+        .collect();
+    std::fs::write(&timed, lines).unwrap();
+    let want = report_json(&[], &[&log]);
+    for args in [&[][..], &["--format", "combined"]] {
+        let got = report_json(args, &[&timed]);
+        for k in [
+            "valid_requests",
+            "failed_requests",
+            "unique_visitors",
+            "bandwidth",
+        ] {
+            assert_eq!(got["general"][k], want["general"][k], "{args:?} {k}");
+        }
+        for p in PANELS {
+            assert_eq!(rows_of(&got[*p]), rows_of(&want[*p]), "{args:?} {p}");
+        }
+    }
+    if goaccess() {
+        equal_to_goaccess(&timed, "COMBINED", 200);
+    }
+}
+
 /// `auto` looks at stdin's first bytes as at a file's (the scan reads them
 /// again): a common log and an nginx-main one, plain and gzipped, give the
 /// report of the same bytes in a file. Stdin was read as combined, unlooked
