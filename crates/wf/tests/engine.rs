@@ -66,6 +66,43 @@ fn file_shrinking_mid_run_is_an_error_for_that_file() {
     assert_eq!(out.files, 1);
 }
 
+/// Standard input that is a regular file (`wf count < log`) shrinking
+/// mid-run is an error of `<stdin>` too: its read had ended at the new end
+/// as at a stream's, a short answer with exit 0. (This test binary's only
+/// reader of stdin: it points fd 0 at the file.)
+#[test]
+fn stdin_file_shrinking_mid_run_is_an_error() {
+    use std::os::fd::AsRawFd;
+    let t = tempfile::tempdir().unwrap();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, b"0123456789abcdef\n".repeat(500_000)).unwrap();
+    let f = std::fs::File::open(&victim).unwrap();
+    // SAFETY: dup2 of a descriptor this test holds open onto fd 0.
+    assert_eq!(unsafe { libc::dup2(f.as_raw_fd(), 0) }, 0);
+    let collected = InputSpec {
+        paths: vec!["-".into()],
+        ..Default::default()
+    }
+    .collect();
+    let job = Shrinker {
+        victim,
+        done: AtomicBool::new(false),
+    };
+    let opts = ScanOptions {
+        threads: 1,
+        chunk_size: 64 << 10,
+        ..Default::default()
+    };
+    let out = scan::run(&job, collected.inputs, &opts, None);
+    assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
+    assert!(out.errors[0].name.contains("stdin"), "{:?}", out.errors[0]);
+    assert!(
+        out.errors[0].message.contains("shrank"),
+        "{}",
+        out.errors[0].message
+    );
+}
+
 #[test]
 fn same_state_for_every_thread_count_and_chunk_size() {
     let t = tempfile::tempdir().unwrap();

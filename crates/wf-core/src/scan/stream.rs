@@ -23,6 +23,8 @@
 //! - A read error ends the stream; with [`Cut::whole_only`] the record it cut
 //!   short is withheld (never handed out as if whole), and the reader says
 //!   where the bytes not handed out begin.
+//! - Stdin that is a regular file (`< log`) ending before the size it had
+//!   when its read began shrank: an error, as a named file's is ([`Stdin`]).
 //! - A consumer that must notice a stop while the stream is quiet reads through
 //!   [`Polled`], which wakes every 100 ms to ask; a consumer that is gone stops
 //!   the reading by refusing a block.
@@ -110,7 +112,7 @@ pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<d
             let mut raw: Box<dyn Read> = match (path, taken_head(path.as_deref())) {
                 (None, head) => {
                     let head = head.map(|h| h.raw).unwrap_or_default();
-                    Box::new(io::Cursor::new(head).chain(io::stdin().lock()))
+                    Box::new(io::Cursor::new(head).chain(Stdin::open()))
                 }
                 (
                     Some(_),
@@ -127,6 +129,63 @@ pub fn open_stream(src: &Source, meter: Option<&Arc<Meter>>) -> io::Result<Box<d
             super::decompress::sniffed_metered(head, raw, *decompress, meter)
         }
         Source::File { path, .. } => Ok(Box::new(File::open(path)?)),
+    }
+}
+
+/// Standard input, read front to back; when it is a regular file (`<
+/// FILE`), an end before the bytes it held from its offset when opened is
+/// an error, not the end: a log truncated while `wf count < log` read it
+/// gave a short answer, exit 0 (named files say so: `range.rs`).
+struct Stdin {
+    lock: io::StdinLock<'static>,
+    /// Bytes from the offset to the file's end when opened (`None`: no
+    /// regular file), and bytes read since.
+    expected: Option<u64>,
+    read: u64,
+}
+
+impl Stdin {
+    fn open() -> Self {
+        let lock = io::stdin().lock();
+        let fd = lock.as_fd();
+        let expected = regular_rest(fd.as_raw_fd());
+        Stdin {
+            lock,
+            expected,
+            read: 0,
+        }
+    }
+}
+
+/// The bytes from `fd`'s offset to its end, if it is a regular file.
+fn regular_rest(fd: i32) -> Option<u64> {
+    // SAFETY: `fstat` and `lseek` on a descriptor this process holds open
+    // (stdin, locked by the caller); neither keeps the pointer.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return None;
+        }
+        let pos = libc::lseek(fd, 0, libc::SEEK_CUR);
+        (pos >= 0).then(|| (st.st_size as u64).saturating_sub(pos as u64))
+    }
+}
+
+impl Read for Stdin {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.lock.read(buf)?;
+        self.read += n as u64;
+        match self.expected {
+            Some(want) if n == 0 && !buf.is_empty() && self.read < want => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "file shrank while being read (it ended {} bytes short of its \
+                     size when the read began)",
+                    want - self.read
+                ),
+            )),
+            _ => Ok(n),
+        }
     }
 }
 
