@@ -402,6 +402,20 @@ def test_read_range_tilings_csv_with_quoted_line_breaks(tmp_path):
     assert [[r["id"], r["note"], r["n"]] for r in got.to_pylist()] == want
 
 
+def test_read_range_inside_one_quoted_field(tmp_path):
+    """A range that lies inside one quoted field, with no quote of its own,
+    holds no record: it made records of the field's lines (`2,b` from
+    `1,"a\\n2,b\\n3,c"`), exit 0, and ranges that tile the file gave 1, 2, 4."""
+    p = tmp_path / "rr.csv"
+    data = b'id,txt\n1,"a\n2,b\n3,c"\n4,d\n'
+    p.write_bytes(data)
+    assert widefinder.read_range(p, 12, 13, format="csv").num_rows == 0
+    for k in range(len(data) + 1):
+        ids = [r["id"] for part in [(0, k), (k, None)]
+               for r in widefinder.read_range(p, *part, format="csv").to_pylist()]
+        assert ids == [1, 4], k
+
+
 def test_read_range_bytes_window(gen_logs):
     """What widefinder.dask does on object stores: fetch [start-1, end) plus the
     rest of the last record, and shift _offset back. Equal to the file's range."""

@@ -20,10 +20,18 @@ use crate::csv::Quoting;
 /// without `--mmap`; mapped, the search ran on freshly mapped pages and the
 /// process's RSS grew by the file's size), where on the 2.25 GHz host reading
 /// had cost 0.35 s of system time on the 1BRC query.
+///
+/// A byte range of a file (`read_range`, a Dask task) is looked at whole:
+/// a range that lies inside one quoted field holds no quote of its own, and
+/// read as plain lines it made records of the field's lines (a 1.6 MB CSV
+/// whose one field held 60,000 lines gave Dask 61,974 rows for 4,000, exit
+/// 0). A file without a quote costs one `memchr` pass a range.
 pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<bool> {
+    let ranged = |i: &usize| inputs[*i].span.is_some();
     let files: Vec<usize> = (0..inputs.len())
         .filter(|&i| matches!(inputs[i].source, Source::File { .. }))
         .collect();
+    let (ranges, files): (Vec<usize>, Vec<usize>) = files.into_iter().partition(ranged);
     // A stream is read front to back, so its records can be cut quote-aware
     // as they come (`CsvEnds`) rather than after a pass of its own.
     let streams = (0..inputs.len()).filter(|&i| matches!(inputs[i].source, Source::Stream { .. }));
@@ -41,6 +49,9 @@ pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<boo
     }
     for k in found {
         flags[files[k]] = has_quoted_newline(&inputs[files[k]], q);
+    }
+    for i in ranges {
+        flags[i] = has_quoted_newline(&inputs[i], q);
     }
     flags
 }
