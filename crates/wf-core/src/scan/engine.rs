@@ -348,7 +348,7 @@ fn unread_errors(unread: Vec<(usize, Unread)>, inputs: usize) -> Vec<(usize, Inp
 /// one error of it: all of them counted, the first few named by offset, the
 /// same whatever the threads (the first one a worker happened to report was
 /// named, and the others not counted).
-fn too_long_errors(mut refused: Vec<(usize, u64)>, limit: usize) -> Vec<(usize, InputError)> {
+pub fn too_long_errors(mut refused: Vec<(usize, u64)>, limit: usize) -> Vec<(usize, InputError)> {
     refused.sort_unstable();
     refused
         .chunk_by(|a, b| a.0 == b.0)

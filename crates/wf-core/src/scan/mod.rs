@@ -36,7 +36,7 @@ use std::os::unix::io::AsRawFd;
 
 pub use decompress::{Codec, Decoded, Decompress};
 pub use engine::{
-    read_back, run, useful_threads, Outcome, Progress, ScanOptions, DEFAULT_CHUNK,
+    read_back, run, too_long_errors, useful_threads, Outcome, Progress, ScanOptions, DEFAULT_CHUNK,
     DEFAULT_MAX_RECORD, DEFAULT_READ, MAX_THREADS,
 };
 pub use inputs::{

@@ -491,6 +491,7 @@ fn job(
         strict: t.strict,
         failed: Default::default(),
         quoted: cut.quoted,
+        max_record: t.opts.max_record,
         ascii_boundaries: t.format.ascii_boundaries(),
         batch_rows,
         readers,
@@ -550,6 +551,13 @@ fn scan_one(table: &Table, job: &BatchJob, inputs: &[Input], mine: &mut ScanRepo
     job.flush(&mut state);
     mine.complete &= !job.stopped();
     mine.errors.extend(errors);
+    let limit = usize::try_from(job.max_record).unwrap_or(usize::MAX);
+    for (i, e) in scan::too_long_errors(std::mem::take(&mut state.long), limit) {
+        mine.errors.push(InputError {
+            name: names[i].clone(),
+            ..e
+        });
+    }
     mine.bytes += bytes;
     let mut stats = state.stats;
     // Name the malformed records' inputs from this scan's own input list.
