@@ -1123,6 +1123,43 @@ fn combined_logs_with_a_field_past_the_format_are_read_as_combined() {
     }
 }
 
+/// `-o` naming a FIFO: the report replaces it, as before `-o`'s file was
+/// looked at to see whether it is a report; that look opened the FIFO and
+/// waited for a writer, for ever.
+#[test]
+fn an_output_named_by_a_fifo_does_not_wait_for_a_writer() {
+    let d = dir();
+    let log = generated_log(d.path(), "20K", "0", 3);
+    let fifo = d.path().join("ff.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut c = wf();
+    c.args(["report", "-o"]).arg(&fifo).arg(&log);
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "wf waited on the FIFO"
+    );
+    let json: Value = serde_json::from_slice(&std::fs::read(&fifo).unwrap()).unwrap();
+    assert!(json["general"]["valid_requests"].as_u64().unwrap() > 10);
+}
+
 /// `auto` looks at stdin's first bytes as at a file's (the scan reads them
 /// again): a common log and an nginx-main one, plain and gzipped, give the
 /// report of the same bytes in a file. Stdin was read as combined, unlooked

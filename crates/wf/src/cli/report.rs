@@ -92,9 +92,13 @@ pub(crate) struct ReportArgs {
 }
 
 /// Whether the file at `path` starts as a page or a JSON report that `wf
-/// report` writes.
+/// report` writes. Only a regular file is opened: opening a FIFO named by
+/// `-o` waited for a writer, for ever.
 fn is_a_report(path: &std::path::Path) -> bool {
     use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut head = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(64).read_to_end(&mut head));
     let starts = [
