@@ -178,8 +178,11 @@ impl Bots {
 /// the pattern without its backslashes if it has no example.
 fn name_of(re: &Regex, e: &Entry) -> String {
     let mut seen: Vec<(String, usize)> = Vec::new();
-    for (i, m) in e.instances.iter().filter_map(|i| Some((i, re.find(i)?))) {
-        let name = own_name(i, m.range()).unwrap_or_else(|| clean(m.as_str()));
+    // What the match is, not the name an example gives itself around it
+    // (`own_name`): that is one bot's (`sitebot` in Whoiswebsitebot's
+    // example), and the pattern's name is shown for the others it matches.
+    for m in e.instances.iter().filter_map(|i| re.find(i)) {
+        let name = clean(m.as_str());
         match seen.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
             None => seen.push((name, 1)),

@@ -236,6 +236,14 @@ fn bots_are_named_as_they_name_themselves() {
         ),
         ("Mozilla/5.0 (compatible; ContextualBot/1.0; +http://outcomes.net)", "ContextualBot"),
         ("Mozilla/5.0 (compatible; Spider; +https://www.spider.com/)", "Spider"),
+        // A pattern's own name is its match, not the name of the bot its
+        // example is: `sitebot`, not "Whoiswebsitebot".
+        ("Mozilla/5.0 (compatible; sitebot/1.0)", "sitebot"),
+        ("Archive-It/1.0", "Archive-It"),
+        (
+            "Mozilla/5.0 (compatible; Whoiswebsitebot/0.1; +http://www.whoiswebsite.net)",
+            "Whoiswebsitebot",
+        ),
         ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "Googlebot"),
     ] {
         let got = bots.classify(ua).map(|b| b.name);
