@@ -81,10 +81,17 @@ impl Csv {
     pub fn new(delim: u8, opts: &FormatOptions, sample: &[u8]) -> Result<Self, FormatError> {
         let header = !opts.no_header;
         let cut = !opts.whole_sample.unwrap_or(sample.len() < crate::SAMPLE);
-        let (quote, records) = sniff_quote(sample, delim, 1001, cut);
+        // A sample taken for whole by its length alone (a stream's, which
+        // ends at a pause, maybe mid-record) is sniffed to its last line
+        // break: `2,2024-01-0` typed a column of times text, exit 0.
+        let sniffed = match opts.whole_sample {
+            None if !cut => memchr::memrchr(b'\n', sample).map_or(sample, |i| &sample[..=i]),
+            _ => sample,
+        };
+        let (quote, records) = sniff_quote(sniffed, delim, 1001, cut);
         let (fields, seen) = match &opts.schema {
             Some(s) => (s.clone(), vec![true; s.len()]),
-            None => infer_sampled(sample, (delim, quote, cut), &records, header),
+            None => infer_sampled(sniffed, (delim, quote, cut), &records, header),
         };
         if fields.is_empty() {
             return Err(FormatError::NoCsvColumns);
@@ -345,9 +352,11 @@ fn read_sample(sample: &[u8], delim: u8, quote: bool, n: usize, cut: bool) -> Ve
         pos = end + 1;
     }
     // The bytes after the last line break: a record cut by the sample's
-    // end, but in a whole input its last record. Left out there, a last
-    // record `7,"8,9` without a line break made a quote-free CSV quoted
-    // (its other records split alike), and the record malformed.
+    // end, but in a whole input its last record (a sample known whole:
+    // `Csv::new` cuts one taken for whole at its last line break). Left
+    // out there, a last record `7,"8,9` without a line break made a
+    // quote-free CSV quoted (its other records split alike), and the
+    // record malformed.
     if pos < sample.len() && out.len() < n && (out.is_empty() || !cut) {
         out.push(owned_fields(trim_cr(&sample[pos..]), delim, quote));
     }
@@ -1466,16 +1475,26 @@ mod tests {
     /// A whole input's last record without a line break is sampled as the
     /// others: it decides the quoting and the types as it does with one.
     /// Left out, `7,"8,9` made this quote-free CSV quoted (2 rows and a
-    /// malformed one, where DuckDB reads 3), and `3,x` typed `b` int.
+    /// malformed one, where DuckDB reads 3), and `3,x` typed `b` int. A
+    /// sample only taken for whole by its length (a pipe's, which may end
+    /// at a pause mid-record) is sniffed without those bytes: `2,2024-01-0`
+    /// typed a column of times text.
     #[test]
     fn the_last_record_counts_without_a_line_break() {
+        let whole = FormatOptions {
+            whole_sample: Some(true),
+            ..Default::default()
+        };
         for end in ["\n", ""] {
             let stray = format!("x,y,z\n1,2,3\n4,5,6\n7,\"8,9{end}");
-            let c = Csv::new(b',', &FormatOptions::default(), stray.as_bytes()).unwrap();
+            let c = Csv::new(b',', &whole, stray.as_bytes()).unwrap();
             assert_eq!(c.name(), "csv (no quoting: \" is data)", "{end:?}");
             let typed = format!("a,b\n1,2\n3,x{end}");
-            let c = Csv::new(b',', &FormatOptions::default(), typed.as_bytes()).unwrap();
+            let c = Csv::new(b',', &whole, typed.as_bytes()).unwrap();
             assert_eq!(c.fields()[1].kind, Kind::Str, "{end:?}");
         }
+        let paused = b"a,t\n1,2024-01-01T00:00:00\n2,2024-01-0";
+        let c = Csv::new(b',', &FormatOptions::default(), paused).unwrap();
+        assert_eq!(c.fields()[1].kind, Kind::Time);
     }
 }

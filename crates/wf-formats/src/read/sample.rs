@@ -69,7 +69,12 @@ pub fn format_of(
             false => crate::from_spec(spec, &o, sample),
         }
     };
-    let mut format = make(&first, false)?;
+    // A file shorter than SAMPLE is sampled whole (a stream's sample is
+    // never known to be: it may end at a pause, mid-record).
+    let short_file = inputs.get(at).is_some_and(
+        |i| matches!(i.source, Source::File { size, .. } if size < crate::SAMPLE as u64),
+    );
+    let mut format = make(&first, short_file)?;
     // A stream's sample is never known to be its whole input.
     let mut whole = false;
     let mut lines = WIDE_LINES;
