@@ -126,8 +126,8 @@ pub(crate) struct SqlArgs {
     #[arg(long, value_name = "NAME=PATH")]
     table: Vec<String>,
     /// CSV/TSV field delimiter: one character, or `\t` (or `tab`) for a tab,
-    /// as DuckDB's delim takes it. With `--format auto` it makes the input
-    /// CSV split at it.
+    /// as DuckDB's delim takes it. With `--format auto` it makes an input
+    /// that is no web log, JSON lines or logfmt CSV split at it.
     #[arg(long, value_name = "C")]
     delimiter: Option<String>,
     /// CSV/TSV: the first line is data; columns are c1..cN.
