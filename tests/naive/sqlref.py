@@ -25,8 +25,9 @@ common without the last two, vcombined with `%v:%p ` first): a field runs to the
 first occurrence of the text that follows it in the format; a field between
 quotes skips backslash-escaped bytes; `%t` is `[...]` up to the first `]`; the
 last field before the closing literal (combined's user agent) runs to the last
-`"` of the record; after the closing literal only spaces and tabs may follow. A record that does not fit is
-malformed. Numbers and times: `-` or empty is NULL; a value that does not
+`"` of the record, or, in a record that does not end so, to its first unescaped
+`"` followed by a blank, the rest not read (fields past the format's, as GoAccess
+reads them). A record that does not fit is malformed. Numbers and times: `-` or empty is NULL; a value that does not
 convert is NULL and counted as a bad value. The request is split at its first
 and last space into method, path, protocol (all NULL without two spaces).
 

@@ -624,11 +624,21 @@ impl Program {
                 Item::Lit(l) if i == 0 => head = l.clone(),
                 Item::Lit(_) => {}
                 Item::Field(d) => {
-                    let lit = match items.get(i + 1) {
+                    let mut lit = match items.get(i + 1) {
                         Some(Item::Lit(l)) => l.clone(),
                         _ => Vec::new(),
                     };
                     let last = i + 2 == items.len() && !lit.is_empty();
+                    // The format's closing text without its trailing blanks
+                    // (a record's are not read, see `split`): nginx copies a
+                    // format's trailing space into every line, and a format
+                    // so written failed every line.
+                    let blanks = lit.iter().rev().take_while(|c| matches!(c, b' ' | b'\t'));
+                    if last && blanks.count() < lit.len() {
+                        while matches!(lit.last(), Some(b' ' | b'\t')) {
+                            lit.pop();
+                        }
+                    }
                     steps.push(Step {
                         d: d.clone(),
                         lit,
@@ -701,8 +711,9 @@ impl Program {
             }
             pos = after + s.lit.len();
         }
-        // Blanks, or fields past the format's last one after a blank
-        // (`field_span`).
+        // Nothing, or anything after a blank: trailing blanks, or fields past
+        // the format's last (`field_span`), as GoAccess reads a line with
+        // more than its format (also after a last `%t` or literal).
         matches!(r.get(pos), None | Some(b' ' | b'\t'))
     }
 }
@@ -1152,6 +1163,21 @@ mod tests {
         for row in 0..3 {
             assert_eq!(b.column(11).as_string_view().value(row), r#"curl/8 \"x\""#);
             assert_eq!(b.column(9).as_primitive::<Int64Type>().value(row), 5);
+        }
+        // A format written with a trailing space, which nginx copies into
+        // its lines (every line failed).
+        let f = LogFormat::nginx(r#"$remote_addr "$request" $status "$http_user_agent" "#).unwrap();
+        let line = r#"1.2.3.4 "GET / HTTP/1.1" 200 "curl/8""#;
+        let lines = [format!("{line} "), line.to_string(), format!("{line} 0.5")];
+        let (b, bad) = parse_all(&f, &lines.iter().map(|l| l.as_str()).collect::<Vec<_>>());
+        assert_eq!((b.num_rows(), bad), (3, 0));
+        let agent = f
+            .fields()
+            .iter()
+            .position(|x| x.name == "user_agent")
+            .unwrap();
+        for row in 0..3 {
+            assert_eq!(b.column(agent).as_string_view().value(row), "curl/8");
         }
     }
 
