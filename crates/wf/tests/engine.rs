@@ -41,13 +41,25 @@ fn file_shrinking_mid_run_is_an_error_for_that_file() {
     std::fs::write(&victim, &line).unwrap();
     let other = t.path().join("other");
     std::fs::write(&other, b"x\n").unwrap();
+    let out = shrunk_while_read(vec![victim.clone(), other], &victim, "victim");
+    assert_eq!(out.files, 1);
+}
+
+/// The scan of `paths` (with `-`, stdin) by one thread in 64 KiB chunks,
+/// `victim` cut to 10 bytes when the first chunk is counted: one error, of
+/// the input named `name`, saying the file shrank.
+fn shrunk_while_read(
+    paths: Vec<std::path::PathBuf>,
+    victim: &std::path::Path,
+    name: &str,
+) -> scan::Outcome<CountState> {
     let collected = InputSpec {
-        paths: vec![victim.clone(), other.clone()],
+        paths,
         ..Default::default()
     }
     .collect();
     let job = Shrinker {
-        victim: victim.clone(),
+        victim: victim.to_path_buf(),
         done: AtomicBool::new(false),
     };
     let opts = ScanOptions {
@@ -57,13 +69,13 @@ fn file_shrinking_mid_run_is_an_error_for_that_file() {
     };
     let out = scan::run(&job, collected.inputs, &opts, None);
     assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
-    assert!(out.errors[0].name.contains("victim"));
+    assert!(out.errors[0].name.contains(name), "{:?}", out.errors[0]);
     assert!(
         out.errors[0].message.contains("shrank"),
         "{}",
         out.errors[0].message
     );
-    assert_eq!(out.files, 1);
+    out
 }
 
 /// Standard input that is a regular file (`wf count < log`) shrinking
@@ -79,28 +91,7 @@ fn stdin_file_shrinking_mid_run_is_an_error() {
     let f = std::fs::File::open(&victim).unwrap();
     // SAFETY: dup2 of a descriptor this test holds open onto fd 0.
     assert_eq!(unsafe { libc::dup2(f.as_raw_fd(), 0) }, 0);
-    let collected = InputSpec {
-        paths: vec!["-".into()],
-        ..Default::default()
-    }
-    .collect();
-    let job = Shrinker {
-        victim,
-        done: AtomicBool::new(false),
-    };
-    let opts = ScanOptions {
-        threads: 1,
-        chunk_size: 64 << 10,
-        ..Default::default()
-    };
-    let out = scan::run(&job, collected.inputs, &opts, None);
-    assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
-    assert!(out.errors[0].name.contains("stdin"), "{:?}", out.errors[0]);
-    assert!(
-        out.errors[0].message.contains("shrank"),
-        "{}",
-        out.errors[0].message
-    );
+    shrunk_while_read(vec!["-".into()], &victim, "stdin");
 }
 
 #[test]
