@@ -565,6 +565,9 @@ fn quote_close(data: &[u8], mut pos: usize) -> Option<usize> {
 /// DuckDB, exit 0.
 pub fn has_header(sample: &[u8], delim: u8) -> bool {
     let cut = sample.len() >= crate::SAMPLE;
+    // Not known whole: its bytes after the last line break may be half a
+    // record (see `Csv::new`).
+    let sample = memchr::memrchr(b'\n', sample).map_or(sample, |i| &sample[..=i]);
     let (_, records) = sniff_quote(sample, delim, 1001, cut);
     let Some((first, rest)) = records.split_first().filter(|(_, r)| !r.is_empty()) else {
         return true;

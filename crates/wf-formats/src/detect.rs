@@ -251,8 +251,8 @@ mod tests {
 
     /// A delimiter the user gave is the one the input is split at, whatever
     /// the sample's commas or tabs (a CSV of `,` in `;`-split fields read
-    /// as `name;note` and `x`), and even in a file named `.tsv` or of a web
-    /// log's lines.
+    /// as `name;note` and `x`), even in a file named `.tsv`; a web log is
+    /// still one.
     #[test]
     fn a_given_delimiter_is_the_one_used() {
         let opts = FormatOptions::parse(Some(";"), false, None, false).unwrap();
