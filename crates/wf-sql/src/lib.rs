@@ -461,7 +461,19 @@ pub fn open(
     let (mut opened, spool_errors) = open_streams(&mut t.inputs, &meter);
     let format_of = |opened: &[(usize, stream::Stream)]| {
         let samples: Vec<(usize, &[u8])> = opened.iter().map(|(i, s)| (*i, s.sample())).collect();
-        read::sample::format_of(&t.format, &t.inputs, &samples, fopts)
+        // A first input that is a stream that ended while sampled: its
+        // sample is all of it (a piped CSV's last record without a line
+        // break typed its columns only when the sample was known whole).
+        let ended = first_stream(&t.inputs, opened).is_some_and(|p| opened[p].1.ended());
+        let o = FormatOptions {
+            whole_sample: if ended {
+                Some(true)
+            } else {
+                fopts.whole_sample
+            },
+            ..fopts.clone()
+        };
+        read::sample::format_of(&t.format, &t.inputs, &samples, &o)
     };
     let mut format = format_of(&opened)?;
     // A first input that is a stream is read on only when its sample left

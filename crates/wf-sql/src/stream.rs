@@ -68,6 +68,8 @@ pub struct Stream {
     rx: chan::Receiver<Msg>,
     /// Reading failed after `head`.
     failed: Option<io::Error>,
+    /// The stream ended while its sample was taken: `head` is all of it.
+    ended: bool,
 }
 
 impl Stream {
@@ -92,6 +94,7 @@ impl Stream {
             head: Vec::new(),
             rx,
             failed: None,
+            ended: false,
         };
         s.take_sample();
         Ok(s)
@@ -146,7 +149,10 @@ impl Stream {
                     }
                 }
                 Ok(Msg::Failed(e)) => self.failed = Some(e),
-                Err(_) => return false,
+                Err(_) => {
+                    self.ended = true;
+                    return false;
+                }
             }
         }
         self.failed.is_none()
@@ -175,9 +181,19 @@ impl Stream {
                     self.failed = Some(e);
                     return;
                 }
-                Err(_) => return,
+                Err(e) => {
+                    self.ended = e == chan::RecvTimeoutError::Disconnected;
+                    return;
+                }
             }
         }
+    }
+
+    /// The stream ended while its sample was taken: the sample is all of
+    /// it (a CSV's last record without a line break then counts in its
+    /// sniffing, as a small file's does).
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     /// The sample: the first bytes, without a byte order mark.

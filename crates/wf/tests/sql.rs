@@ -3143,3 +3143,33 @@ fn a_quoted_field_past_the_sample_end_is_sampled_whole() {
     let (rows, _) = sql_ok(&[], q, &[d.join("a.csv"), d.join("b.csv")]);
     assert_eq!(tuples(&rows, &["s", "i", "c"]), json!([[18, 7, 4]]));
 }
+
+/// A CSV piped in, or gzipped, whose last record has no line break is
+/// sniffed with that record, as the same file named is: its stream ended
+/// while the sample was taken, so the sample is all of it (`3,x` typed
+/// column `b` int, and the query failed on it, exit 2).
+#[test]
+fn a_csv_stream_read_to_its_end_is_sniffed_whole() {
+    let t = scratch();
+    let data = b"a,b\n1,2\n3,x";
+    let gz = t.path().join("t.csv.gz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut e, data).unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    let query = "SELECT b, arrow_typeof(b) AS t FROM logs ORDER BY b";
+    let mut piped = wf();
+    piped.args(["sql", "--no-progress", "--format", "csv", "--csv", query]);
+    let mut gzipped = wf();
+    gzipped.args(["sql", "--no-progress", "--format", "csv", "--csv", query]);
+    gzipped.arg(&gz);
+    for (what, c, stdin) in [("pipe", piped, Some(&data[..])), ("gz", gzipped, None)] {
+        let o = run(c, stdin);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{what}: {err}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "b,t\n2,Utf8View\nx,Utf8View\n",
+            "{what}"
+        );
+    }
+}
