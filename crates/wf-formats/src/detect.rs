@@ -29,15 +29,21 @@ pub fn detect(sample: &[u8], opts: &FormatOptions) -> Result<Arc<dyn Format>, Fo
             }
         }
     }
+    // A delimiter the user gave says an input that is no web log or JSON is
+    // CSV split at it, as DuckDB's `delim` does: sniffed, `name;note,x`
+    // under `--delimiter ';'` was read at its commas, exit 0. Not before
+    // them: one `--delimiter` is every table's, and a web log joined to a
+    // `;` CSV was read as CSV (its first line a header), exit 0. Before
+    // logfmt where it splits every record alike (`a=1\tb=2` under
+    // `--delimiter tab`), else after.
+    let given = opts.delimiter;
+    if let Some(d) = given.filter(|&d| splits_alike(&lines, d)) {
+        return csv_of(sample, d, opts);
+    }
     if lines.iter().all(|l| looks_logfmt(l)) {
         return Ok(Arc::new(logfmt::Logfmt::new(opts, sample)?));
     }
-    // A delimiter the user gave says an input that is no web log, JSON or
-    // logfmt is CSV split at it, as DuckDB's `delim` does: sniffed,
-    // `name;note,x` under `--delimiter ';'` was read at its commas, exit 0.
-    // Not before: one `--delimiter` is every table's, and a web log joined
-    // to a `;` CSV was read as CSV (its first line a header), exit 0.
-    if let Some(d) = opts.delimiter {
+    if let Some(d) = given {
         return csv_of(sample, d, opts);
     }
     if let Some(d) = csv_delimiter(&lines) {
@@ -154,12 +160,20 @@ fn looks_logfmt(l: &[u8]) -> bool {
 }
 
 fn csv_delimiter(lines: &[&[u8]]) -> Option<u8> {
+    [b',', b'\t', b';', b'|']
+        .into_iter()
+        .find(|&d| splits_alike(lines, d))
+}
+
+/// `d` splits every sampled record into the same number of fields, more
+/// than one.
+fn splits_alike(lines: &[&[u8]], d: u8) -> bool {
     let records = quoted_records(lines);
-    let first = records.first()?;
-    [b',', b'\t', b';', b'|'].into_iter().find(|&d| {
-        let n = count_outside_quotes(first, d);
-        n > 0 && records.iter().all(|l| count_outside_quotes(l, d) == n)
-    })
+    let Some(first) = records.first() else {
+        return false;
+    };
+    let n = count_outside_quotes(first, d);
+    n > 0 && records.iter().all(|l| count_outside_quotes(l, d) == n)
 }
 
 /// The sampled lines as CSV records: a line that leaves a quote open goes
@@ -270,6 +284,13 @@ mod tests {
         // Another table's web log stays one (the options are every table's).
         let log = format!("{COMBINED_LINE}\n{COMBINED_LINE}\n");
         assert_eq!(detect(log.as_bytes(), &opts).unwrap().name(), "combined");
+        // Lines that would read as logfmt but split alike at it are CSV;
+        // logfmt that it does not split is logfmt.
+        let tab = FormatOptions::parse(Some("tab"), false, None, false).unwrap();
+        let kv = b"a=1\tb=2\nc=3\td=4\n";
+        assert_eq!(detect(kv, &tab).unwrap().name(), "tsv");
+        let logfmt = b"level=info msg=hi\nlevel=warn msg=yo\n";
+        assert_eq!(detect(logfmt, &tab).unwrap().name(), "logfmt");
     }
 
     /// A CSV file whose records hold quoted line breaks is detected as CSV
