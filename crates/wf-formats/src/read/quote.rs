@@ -25,7 +25,8 @@ use crate::csv::Quoting;
 /// a range that lies inside one quoted field holds no quote of its own, and
 /// read as plain lines it made records of the field's lines (a 1.6 MB CSV
 /// whose one field held 60,000 lines gave Dask 61,974 rows for 4,000, exit
-/// 0). A file without a quote costs one `memchr` pass a range.
+/// 0). A file without a quote before a range's end costs one `memchr` pass
+/// up to there.
 pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<bool> {
     let ranged = |i: &usize| inputs[*i].span.is_some();
     let files: Vec<usize> = (0..inputs.len())
@@ -51,7 +52,7 @@ pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<boo
         flags[files[k]] = has_quoted_newline(&inputs[files[k]], q);
     }
     for i in ranges {
-        flags[i] = has_quoted_newline(&inputs[i], q);
+        flags[i] = quote_before_range_end(&inputs[i]) && has_quoted_newline(&inputs[i], q);
     }
     flags
 }
@@ -90,6 +91,21 @@ impl Job for AnyQuote {
     fn offsets(&self) -> bool {
         false
     }
+}
+
+/// Whether a quote stands before the end of the range's last record (the
+/// first line break at or after its end): without one, every record the
+/// range holds is cut at plain line breaks, and the file past it need not
+/// be looked at (a range is a Dask task: each looked at the whole file).
+fn quote_before_range_end(input: &Input) -> bool {
+    let Ok(m) = map_file(input) else {
+        return true;
+    };
+    let end = input
+        .span
+        .map_or(m.len(), |(_, e)| e.min(m.len() as u64) as usize);
+    let last = memchr::memchr(b'\n', &m[end..]).map_or(m.len(), |i| end + i);
+    memchr::memchr(b'"', &m[..last]).is_some()
 }
 
 /// True for a regular file that holds a line break inside quotes.
