@@ -25,7 +25,8 @@ common without the last two, vcombined with `%v:%p ` first): a field runs to the
 first occurrence of the text that follows it in the format; a field between
 quotes skips backslash-escaped bytes; `%t` is `[...]` up to the first `]`; the
 last field before the closing literal (combined's user agent) runs to the last
-`"` of the record, or, in a record that does not end so, to its first unescaped
+`"` of the record (a last field without closing text ends before the record's
+trailing blanks), or, in a record that does not end so, to its first unescaped
 `"` followed by a blank, the rest not read (fields past the format's, as GoAccess
 reads them). A record that does not fit is malformed. Numbers and times: `-` or empty is NULL; a value that does not
 convert is NULL and counted as a bad value. The request is split at its first
@@ -318,7 +319,7 @@ def each_record(table, files, parse, header=False, multiline=False, delim=44):
 SP = rb"([^ ]*) "
 Q_REQ = rb'"((?:[^"\\]|\\.|"(?! ))*)" '
 T = rb"\[([^\]]*)\] "
-COMMON = rb"([^ ]*) ([^ ]*) ([^ ]*) " + T + Q_REQ + SP + rb"(.*)"
+COMMON = rb"([^ ]*) ([^ ]*) ([^ ]*) " + T + Q_REQ + SP + rb"(.*?)[ \t]*"
 COMBINED = (
     rb"([^ ]*) ([^ ]*) ([^ ]*) " + T + Q_REQ + SP
     + rb'((?:(?! ").)*) "((?:[^"\\]|\\.|"(?! "))*)" "(.*)"[ \t]*'

@@ -628,17 +628,17 @@ impl Program {
                         Some(Item::Lit(l)) => l.clone(),
                         _ => Vec::new(),
                     };
-                    let last = i + 2 == items.len() && !lit.is_empty();
                     // The format's closing text without its trailing blanks
                     // (a record's are not read, see `split`): nginx copies a
                     // format's trailing space into every line, and a format
-                    // so written failed every line.
-                    let blanks = lit.iter().rev().take_while(|c| matches!(c, b' ' | b'\t'));
-                    if last && blanks.count() < lit.len() {
+                    // so written failed every line. A closing text of
+                    // blanks alone goes: the field is then the last.
+                    if i + 2 == items.len() {
                         while matches!(lit.last(), Some(b' ' | b'\t')) {
                             lit.pop();
                         }
                     }
+                    let last = i + 2 == items.len() && !lit.is_empty();
                     steps.push(Step {
                         d: d.clone(),
                         lit,
@@ -908,7 +908,12 @@ fn field_span(
         return Some((pos + 1, close, close + 1, false));
     }
     let Some(lit) = next else {
-        return Some((pos, r.len(), r.len(), true));
+        // The last field: to the record's end, its trailing blanks not read.
+        let blanks = r[pos..]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b' ' || c == b'\t');
+        return Some((pos, r.len() - blanks.count(), r.len(), true));
     };
     if last {
         let trimmed = r.len()
@@ -1178,6 +1183,15 @@ mod tests {
             .unwrap();
         for row in 0..3 {
             assert_eq!(b.column(agent).as_string_view().value(row), "curl/8");
+        }
+        // A format ending in a field and a space, and a last field's
+        // trailing blanks: not read (the status was NULL, or the line failed).
+        for spec in ["$remote_addr $status ", "$remote_addr $status"] {
+            let f = LogFormat::nginx(spec).unwrap();
+            let (b, bad) = parse_all(&f, &["1.2.3.4 200 ", "5.6.7.8 404", "9.9.9.9 301 \t"]);
+            assert_eq!((b.num_rows(), bad), (3, 0), "{spec:?}");
+            let status = b.column(1).as_primitive::<Int64Type>();
+            assert_eq!(status.values().to_vec(), [200, 404, 301], "{spec:?}");
         }
     }
 
