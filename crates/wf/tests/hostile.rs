@@ -278,6 +278,22 @@ fn a_quoted_csv_record_of_short_lines_past_max_record_is_skipped() {
             "stdin {stdin}"
         );
     }
+    // One line of the quoted field longer than the limit: the record is
+    // skipped whole (from a file); the scan refused that line alone, and
+    // the field's other lines were read as records (`2,b`, `3,c`).
+    let one = t.path().join("one.csv");
+    let mut data = b"id,txt\n1,\"a\n2,b\n3,c\n".to_vec();
+    data.extend(b"z".repeat(2000));
+    data.extend(b"\"\n4,d\n");
+    std::fs::write(&one, &data).unwrap();
+    let mut c = wf();
+    c.args(["sql", "--format", "csv", "--csv", "--max-record", "1K"]);
+    c.arg("SELECT id FROM logs").arg(&one);
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("record at byte 7 is longer"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "id\n4\n");
 }
 
 /// `wf sql` needs records whole: one longer than `--max-record` is an error

@@ -593,6 +593,16 @@ fn job_options(table: &Table, job: &BatchJob, inputs: &[Input]) -> ScanOptions {
         opts.mmap = true;
         let q = job.format.quoting().expect("a format with quoted records");
         opts.record_ends = Some(Arc::new(quote::CsvEnds(q)));
+        // Files mapped whole have their records cut by the job, which skips
+        // one longer than `--max-record` (`quoted_records`): the scan's
+        // check at line breaks refused one long line of a quoted record,
+        // and the record's other lines were read as records.
+        if inputs
+            .iter()
+            .all(|i| matches!(i.source, Source::File { .. }))
+        {
+            opts.max_record = u64::MAX;
+        }
     }
     if job.virtuals.contains(&Virtual::Line) {
         // Each file one chunk: read front to back by one worker, which
