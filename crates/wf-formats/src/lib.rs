@@ -550,6 +550,15 @@ pub struct FormatOptions {
 }
 
 impl FormatOptions {
+    /// These options, with the sample known to be the whole input when
+    /// `whole` (else as they were: see [`FormatOptions::whole_sample`]).
+    pub fn whole_if(&self, whole: bool) -> Self {
+        FormatOptions {
+            whole_sample: if whole { Some(true) } else { self.whole_sample },
+            ..self.clone()
+        }
+    }
+
     /// `--delimiter`, `--no-header`, `--schema` and `--strict` as the user
     /// gave them: the one way the CLI and the Python package make the options
     /// (the delimiter is one ASCII character, or `\t` or `tab` for a tab).

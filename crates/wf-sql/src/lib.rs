@@ -465,15 +465,7 @@ pub fn open(
         // sample is all of it (a piped CSV's last record without a line
         // break typed its columns only when the sample was known whole).
         let ended = first_stream(&t.inputs, opened).is_some_and(|p| opened[p].1.ended());
-        let o = FormatOptions {
-            whole_sample: if ended {
-                Some(true)
-            } else {
-                fopts.whole_sample
-            },
-            ..fopts.clone()
-        };
-        read::sample::format_of(&t.format, &t.inputs, &samples, &o)
+        read::sample::format_of(&t.format, &t.inputs, &samples, &fopts.whole_if(ended))
     };
     let mut format = format_of(&opened)?;
     // A first input that is a stream is read on only when its sample left
@@ -490,10 +482,7 @@ pub fn open(
             {
                 if !opened[k].1.read_through(delim) {
                     // The stream ended: its sample is all of it.
-                    let whole = FormatOptions {
-                        whole_sample: Some(true),
-                        ..fopts.clone()
-                    };
+                    let whole = fopts.whole_if(true);
                     let samples: Vec<(usize, &[u8])> =
                         opened.iter().map(|(i, s)| (*i, s.sample())).collect();
                     format = read::sample::format_of(&t.format, &t.inputs, &samples, &whole)?;

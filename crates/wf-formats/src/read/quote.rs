@@ -21,9 +21,10 @@ use crate::csv::Quoting;
 /// process's RSS grew by the file's size), where on the 2.25 GHz host reading
 /// had cost 0.35 s of system time on the 1BRC query.
 ///
-/// A byte range of a file (`read_range`, a Dask task) is looked at whole:
-/// a range that lies inside one quoted field holds no quote of its own, and
-/// read as plain lines it made records of the field's lines (a 1.6 MB CSV
+/// A byte range of a file (`read_range`, a Dask task) is looked at from the
+/// file's start, not only its own bytes: a range that lies inside one
+/// quoted field holds no quote of its own, and read as plain lines it made
+/// records of the field's lines (a 1.6 MB CSV
 /// whose one field held 60,000 lines gave Dask 61,974 rows for 4,000, exit
 /// 0). A file without a quote before a range's end costs one `memchr` pass
 /// up to there.
@@ -52,7 +53,7 @@ pub fn quoted_files(inputs: &[Input], opts: &ScanOptions, q: Quoting) -> Vec<boo
         flags[files[k]] = has_quoted_newline(&inputs[files[k]], q);
     }
     for i in ranges {
-        flags[i] = quote_before_range_end(&inputs[i]) && has_quoted_newline(&inputs[i], q);
+        flags[i] = range_has_quoted_newline(&inputs[i], q);
     }
     flags
 }
@@ -93,19 +94,20 @@ impl Job for AnyQuote {
     }
 }
 
-/// Whether a quote stands before the end of the range's last record (the
-/// first line break at or after its end): without one, every record the
-/// range holds is cut at plain line breaks, and the file past it need not
-/// be looked at (a range is a Dask task: each looked at the whole file).
-fn quote_before_range_end(input: &Input) -> bool {
+/// [`has_quoted_newline`] of a byte range's file, looked at only when a
+/// quote stands before the end of the range's last record (the first line
+/// break at or after its end): without one, every record the range holds
+/// is cut at plain line breaks, and the file past it need not be read (a
+/// range is a Dask task: each read the whole file).
+fn range_has_quoted_newline(input: &Input, q: Quoting) -> bool {
     let Ok(m) = map_file(input) else {
-        return true;
+        return false;
     };
     let end = input
         .span
         .map_or(m.len(), |(_, e)| e.min(m.len() as u64) as usize);
     let last = memchr::memchr(b'\n', &m[end..]).map_or(m.len(), |i| end + i);
-    memchr::memchr(b'"', &m[..last]).is_some()
+    memchr::memchr(b'"', &m[..last]).is_some() && q.has_quoted_newline(&m)
 }
 
 /// True for a regular file that holds a line break inside quotes.

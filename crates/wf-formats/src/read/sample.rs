@@ -56,21 +56,14 @@ pub fn format_of(
     // `whole`: the sample is known to be the input's every byte (see
     // `FormatOptions::whole_sample`): read on to its end.
     let make = |sample: &[u8], whole: bool| {
-        let o = FormatOptions {
-            whole_sample: if whole {
-                Some(true)
-            } else {
-                fopts.whole_sample
-            },
-            ..fopts.clone()
-        };
+        let o = fopts.whole_if(whole);
         match spec.eq_ignore_ascii_case("auto") {
             true => crate::detect::detect_named(sample, &o, &name),
             false => crate::from_spec(spec, &o, sample),
         }
     };
-    // A file shorter than SAMPLE is sampled whole (a stream's sample is
-    // never known to be: it may end at a pause, mid-record).
+    // A file shorter than SAMPLE is sampled whole (a stream's, which may end
+    // at a pause mid-record, only when it ended: `wf_sql` says so).
     let short_file = inputs.get(at).is_some_and(
         |i| matches!(i.source, Source::File { size, .. } if size < crate::SAMPLE as u64),
     );

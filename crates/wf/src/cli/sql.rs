@@ -127,7 +127,7 @@ pub(crate) struct SqlArgs {
     table: Vec<String>,
     /// CSV/TSV field delimiter: one character, or `\t` (or `tab`) for a tab,
     /// as DuckDB's delim takes it. With `--format auto` it makes an input
-    /// that is no web log, JSON lines or logfmt CSV split at it.
+    /// that is no web log or JSON lines CSV split at it.
     #[arg(long, value_name = "C")]
     delimiter: Option<String>,
     /// CSV/TSV: the first line is data; columns are c1..cN.
