@@ -150,6 +150,7 @@ def micros(y, mo, d, h, mi, s, frac_us, offset_s):
         return None
     if h > 23 or mi > 59 or s > 60:
         return None
+    s = min(s, 59)  # a leap second is the second before it, on its day
     days = datetime.date(y, mo, 1).toordinal() - EPOCH + d - 1
     return (days * 86400 + h * 3600 + mi * 60 + s - offset_s) * 1_000_000 + frac_us
 

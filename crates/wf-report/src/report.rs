@@ -337,7 +337,7 @@ fn day_names(day: i64) -> (String, String) {
     ];
     let (y, m, d) = civil_from_days(day);
     (
-        format!("{d:02}/{}/{y}", MONTHS[m as usize - 1]),
+        format!("{d:02}/{}/{y:04}", MONTHS[m as usize - 1]),
         format!("{y:04}{m:02}{d:02}"),
     )
 }

@@ -340,7 +340,7 @@ impl ZoneCache {
         };
         let hms = match (two(0), two(3), two(6), t[2], t[5]) {
             (Some(h), Some(m), Some(s), b':', b':') if h <= 23 && m <= 59 && s <= 60 => {
-                h * 3600 + m * 60 + s
+                h * 3600 + m * 60 + s.min(59)
             }
             _ => return Some(None),
         };
@@ -350,7 +350,7 @@ impl ZoneCache {
     /// Remember the date and zone of `text`, which parsed to `utc`.
     fn learn(&mut self, text: &[u8], utc: i64, offset: Option<i64>) {
         let n = |i: usize| (text[i] - b'0') as i64 * 10 + (text[i + 1] - b'0') as i64;
-        let hms = n(12) * 3600 + n(15) * 60 + n(18);
+        let hms = n(12) * 3600 + n(15) * 60 + n(18).min(59);
         self.date.copy_from_slice(&text[..12]);
         self.zone.copy_from_slice(&text[20..26]);
         self.midnight = utc - hms * 1_000_000;
@@ -460,6 +460,21 @@ mod tests {
         assert_eq!(&decode_url(b"%20")[..], b"%20");
         let r = request(b"FOO /b HTTP/1.1");
         assert_eq!((r.method, &r.url[..]), (NO_METHOD, &b"FOO /b HTTP/1.1"[..]));
+    }
+
+    /// A leap second is read as the second before it, through the cache of
+    /// the last date and zone and without it: on the day and hour written.
+    #[test]
+    fn a_leap_second_stays_on_its_day() {
+        let before = b"05/Feb/2024:23:59:59 +0530";
+        let leap = b"05/Feb/2024:23:59:60 +0530";
+        let want = clf_time(before, &mut ZoneCache::default());
+        assert!(want.is_some());
+        assert_eq!(clf_time(leap, &mut ZoneCache::default()), want);
+        let mut zones = ZoneCache::default();
+        assert_eq!(clf_time(leap, &mut zones), want);
+        assert_eq!(clf_time(before, &mut zones), want);
+        assert_eq!(clf_time(leap, &mut zones), want);
     }
 
     #[test]

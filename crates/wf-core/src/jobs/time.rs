@@ -151,6 +151,10 @@ fn micros(days: i64, (h, mi, s): (u32, u32, u32), frac_us: i64, offset_s: i64) -
     if h > 23 || mi > 59 || s > 60 {
         return None;
     }
+    // A leap second (`23:59:60`) is the second before it: its day and hour
+    // are those written (read as the next minute, it counted on the next
+    // day, as GoAccess does not).
+    let s = s.min(59);
     let secs = days * 86400 + (h * 3600 + mi * 60 + s) as i64 - offset_s;
     Some(secs * 1_000_000 + frac_us)
 }
@@ -548,6 +552,11 @@ mod tests {
         assert!(parse_clf(b"29/Feb/2000:00:00:00 +0000").is_some());
         assert_eq!(parse_clf(b"29/Feb/1900:00:00:00 +0000"), None);
         assert!(parse_clf(b"31/Dec/2023:23:59:59 +0000").is_some());
+        // A leap second is the second before it, on the day written.
+        let leap = parse_clf(b"31/Dec/2016:23:59:60 +0000");
+        assert_eq!(leap, parse_clf(b"31/Dec/2016:23:59:59 +0000"));
+        assert_eq!(parse_iso(b"2016-12-31T23:59:60Z"), leap);
+        assert_eq!(parse_clf(b"31/Dec/2016:23:59:61 +0000"), None);
         assert_eq!(parse_iso(b"2023-02-29T00:00:00Z"), None);
         assert_eq!(parse_iso(b"2023-06-31"), None);
         assert!(parse_iso(b"2024-02-29T00:00:00Z").is_some());
