@@ -1894,6 +1894,21 @@ fn equal_to_goaccess(log: &Path, format: &str, one_in: usize) -> (Value, Value) 
         goaccess_status(&ga["status_codes"]),
         "{log:?}"
     );
+    // A two-level panel's rows are its items, as GoAccess counts them.
+    let data = |j: &Value, p: &str| j[p]["metadata"]["data"]["total"]["value"].as_u64();
+    assert_eq!(
+        data(&wf, "status_codes"),
+        data(&ga, "status_codes"),
+        "{log:?}"
+    );
+    for p in ["os", "browsers", "status_codes"] {
+        let groups = wf[p]["data"].as_array().unwrap();
+        let items: usize = groups
+            .iter()
+            .map(|g| g["items"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(data(&wf, p), Some(items as u64), "{log:?} {p}");
+    }
     let (mut off, mut rows) = (0, 0);
     for p in [
         "requests",
