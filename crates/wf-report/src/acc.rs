@@ -670,11 +670,22 @@ impl Panels {
             vhosts,
             ..
         } = self;
+        // Their pairs are sorted in while their visitors are merged.
+        let mut theirs = [
+            o.status_pairs,
+            o.requests.pairs,
+            o.referrers.pairs,
+            o.vhosts.pairs,
+        ];
         let ((vmap, had), rows) = std::thread::scope(|s| {
             let rows = s.spawn(|| {
                 let req = requests.keyed.merge(o.requests.keyed, ReqHits::plus);
                 let refs = referrers.keyed.merge(o.referrers.keyed, Hb::plus);
-                (req, refs, vhosts.keyed.merge(o.vhosts.keyed, Hb::plus))
+                let r = (req, refs, vhosts.keyed.merge(o.vhosts.keyed, Hb::plus));
+                for p in &mut theirs {
+                    p.compact();
+                }
+                r
             });
             let cmap = clients.merge(o.clients, Hb::plus);
             let amap = agents.merge(o.agents, AgentHits::plus);
@@ -705,11 +716,12 @@ impl Panels {
             &mut self.referrers.pairs,
             &mut self.vhosts.pairs,
         );
+        let [status_pairs, req_pairs, ref_pairs, vh_pairs] = theirs;
         std::thread::scope(|s| {
-            s.spawn(|| renumber(req, o.requests.pairs, Some(&rows.0)));
-            renumber(&mut self.status_pairs, o.status_pairs, None);
-            renumber(refs, o.referrers.pairs, Some(&rows.1));
-            renumber(vh, o.vhosts.pairs, Some(&rows.2));
+            s.spawn(|| renumber(req, req_pairs, Some(&rows.0)));
+            renumber(&mut self.status_pairs, status_pairs, None);
+            renumber(refs, ref_pairs, Some(&rows.1));
+            renumber(vh, vh_pairs, Some(&rows.2));
         });
     }
 }
