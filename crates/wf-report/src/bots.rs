@@ -23,8 +23,12 @@
 //! on: an Aho-Corasick pass over literal atoms picks the few regexes worth
 //! running), and only once per distinct agent (`agent::AgentCache`).
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 use serde::Deserialize;
+
+use crate::needs::Needs;
 
 const CRAWLERS: &str = include_str!("../assets/crawler-user-agents/crawler-user-agents.json");
 const SUPPLEMENT: &str = include_str!("../assets/bots-supplement.json");
@@ -98,10 +102,37 @@ impl Bots {
     /// Compiles the embedded lists (about 1,500 regexes: done once per
     /// process, see `agent::parsers`).
     pub fn embedded() -> Self {
+        Self::embedded_where(None)
+    }
+
+    /// The crawler list's entries.
+    fn crawlers() -> Vec<Entry> {
+        serde_json::from_str(CRAWLERS)
+            .expect("assets/crawler-user-agents/crawler-user-agents.json parses (tested)")
+    }
+
+    /// The needs of the crawler list's patterns (`needs`), read once.
+    pub(crate) fn needs() -> &'static Needs {
+        static NEEDS: OnceLock<Needs> = OnceLock::new();
+        NEEDS.get_or_init(|| Needs::of(Self::crawlers().iter().map(|e| &e.pattern[..])))
+    }
+
+    /// The embedded lists, of the crawler list only the patterns `keep`
+    /// wants (all without it): a pattern left out matches none of the
+    /// agents asked (`agent::Parsers::for_agents`), and the others keep
+    /// their order, so an agent's bot is the same. The supplement (a few
+    /// patterns) is kept whole.
+    pub fn embedded_where(keep: Option<&[bool]>) -> Self {
         let supplement: Vec<Entry> =
             serde_json::from_str(SUPPLEMENT).expect("assets/bots-supplement.json parses (tested)");
-        let crawlers: Vec<Entry> = serde_json::from_str(CRAWLERS)
-            .expect("assets/crawler-user-agents/crawler-user-agents.json parses (tested)");
+        let mut crawlers = Self::crawlers();
+        if let Some(keep) = keep {
+            let mut i = 0;
+            crawlers.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
         let supplement = supplement
             .into_iter()
             .map(|e| {

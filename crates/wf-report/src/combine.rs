@@ -202,6 +202,9 @@ impl Combined {
 /// The report of `a` whose panels were spilled to `spill` (the rest of
 /// them, in `a`, is spilled too and read back with them).
 pub fn report(a: &mut Acc, spill: &Spill, meta: &Meta) -> Result<Report, SpillError> {
+    // Every partition classifies its agents: with every rule, compiled once
+    // (`agent::rules_for` would compile those of each partition's agents).
+    crate::agent::parsers();
     let r = combined(a, spill, meta);
     spill.remove();
     r

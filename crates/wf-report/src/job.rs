@@ -283,7 +283,7 @@ pub struct ReportState {
     /// Per agent id under `--bots exclude|only`: 0 not classified yet, 1 a
     /// human, 2 a bot (one classification per distinct agent and thread).
     bot_of: Vec<u8>,
-    agents: Option<AgentCache>,
+    agents: Option<AgentCache<'static>>,
     /// The last log time's date and zone (`rules::local_offset`).
     zones: rules::ZoneCache,
     pub acc: Acc,

@@ -21,6 +21,7 @@ pub mod html;
 pub mod intern;
 pub mod job;
 pub mod mapped;
+pub mod needs;
 pub mod output;
 pub mod pairs;
 pub mod partial;

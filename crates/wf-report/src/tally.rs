@@ -12,7 +12,7 @@ use std::ops::Range;
 use hashbrown::HashMap;
 
 use crate::acc::{self, Acc, Hb, Rows, NO_TIME, SLOTTED};
-use crate::agent::AgentCache;
+use crate::agent::{AgentCache, Parsers};
 use crate::bots::BotCategory;
 use crate::intern::Keyed;
 use crate::pairs::Pairs;
@@ -499,7 +499,10 @@ fn agents(agents: &Keyed<acc::AgentHits>, visitors: &[u64]) -> Agents {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get().min(8));
     let parts = if n < 4096 { 1 } else { cores };
     let per = n.div_ceil(parts).max(1);
-    let part = |p: usize| agents_in(agents, visitors, p * per..n.min((p + 1) * per));
+    let keys = (0..n).map(|i| agents.keys.get(i as u32));
+    let rules = crate::agent::rules_for(keys, n);
+    let rules = &*rules;
+    let part = |p: usize| agents_in(agents, visitors, rules, p * per..n.min((p + 1) * per));
     let (rows, bot) = std::thread::scope(|s| {
         let others: Vec<_> = (1..parts).map(|p| s.spawn(move || part(p))).collect();
         let mut all = part(0);
@@ -533,9 +536,14 @@ fn agents(agents: &Keyed<acc::AgentHits>, visitors: &[u64]) -> Agents {
 /// the agents of ids `ids`, and their bots' requests.
 type AgentRowsOf = ([BTreeMap<Pair, (Hb, u64)>; 3], u64);
 
-/// [`agents`] of the agents of ids `ids`.
-fn agents_in(agents: &Keyed<acc::AgentHits>, visitors: &[u64], ids: Range<usize>) -> AgentRowsOf {
-    let mut cache = AgentCache::new();
+/// [`agents`] of the agents of ids `ids`, classified by `rules`.
+fn agents_in(
+    agents: &Keyed<acc::AgentHits>,
+    visitors: &[u64],
+    rules: &Parsers,
+    ids: Range<usize>,
+) -> AgentRowsOf {
+    let mut cache = AgentCache::with_parsers(rules, AgentCache::DEFAULT_LIMIT);
     let mut rows: [BTreeMap<Pair, (Hb, u64)>; 3] = Default::default();
     let mut bot = 0;
     for i in ids {
@@ -617,7 +625,7 @@ pub(crate) struct AgentRows {
     pub(crate) bot: Option<Pair>,
 }
 
-pub(crate) fn agent_rows(cache: &mut AgentCache, ua: &[u8]) -> AgentRows {
+pub(crate) fn agent_rows(cache: &mut AgentCache<'_>, ua: &[u8]) -> AgentRows {
     let a = cache.get(ua);
     let key = |g: &str, i: &str| (g.to_owned(), i.to_owned());
     match &a.bot {
@@ -720,7 +728,7 @@ mod tests {
         }
         let visitors: Vec<u64> = (0..n as u64).map(|i| i % 4).collect();
         let parts = agents(&keyed, &visitors);
-        let (serial, bot) = agents_in(&keyed, &visitors, 0..n);
+        let (serial, bot) = agents_in(&keyed, &visitors, crate::agent::parsers(), 0..n);
         let rows = |a: &Agents| {
             [&a.os, &a.browsers, &a.bots].map(|p| {
                 p.iter()

@@ -1,7 +1,7 @@
 //! User agents and bots on real agent strings: the browsers people use, the
 //! bots issue 38 names, and every example the crawler list carries.
 
-use wf_report::agent::{parse, AgentCache, DeviceKind};
+use wf_report::agent::{parse, AgentCache, DeviceKind, Parsers};
 use wf_report::bots::{BotCategory, Bots};
 
 /// (agent, browser family, major, OS family, OS version, device kind)
@@ -299,4 +299,46 @@ fn cache_equals_uncached_parse() {
     assert_eq!(big.restarts, 0);
     assert!(big.len() <= agents.len());
     assert!(tiny.restarts > 0 && tiny.len() <= 5);
+}
+
+/// The agents of uap-core's tests, of both bot lists' examples and of the
+/// tables above.
+fn corpus() -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Case {
+        user_agent_string: String,
+    }
+    let mut agents: Vec<String> = BROWSERS.iter().map(|b| b.0.to_owned()).collect();
+    agents.extend(BOTS.iter().map(|b| b.0.to_owned()));
+    agents.extend(Bots::examples().into_iter().map(|(_, ua)| ua));
+    for json in [
+        include_str!("data/uap-core/test_ua.json"),
+        include_str!("data/uap-core/test_os.json"),
+    ] {
+        let cases: Vec<Case> = serde_json::from_str(json).expect("test data parses");
+        agents.extend(cases.into_iter().map(|c| c.user_agent_string));
+    }
+    agents.sort();
+    agents.dedup();
+    agents
+}
+
+/// The rules a set of agents could meet (`needs`) classify each of them as
+/// every rule does: all of uap-core's test agents and the lists' examples
+/// at once (3,000-odd), and one at a time, each with its own few rules.
+#[test]
+fn the_rules_agents_could_meet_classify_them_as_every_rule_does() {
+    let agents = corpus();
+    assert!(agents.len() > 3000, "{}", agents.len());
+    let every = |ua: &str| parse(ua.as_bytes());
+    let met = Parsers::for_agents(agents.iter().map(|a| a.as_bytes()));
+    let mut cache = AgentCache::with_parsers(&met, AgentCache::DEFAULT_LIMIT);
+    for ua in &agents {
+        assert_eq!(cache.get(ua.as_bytes()), &every(ua), "{ua}");
+    }
+    for ua in agents.iter().step_by(25) {
+        let own = Parsers::for_agents([ua.as_bytes()]);
+        let mut cache = AgentCache::with_parsers(&own, 4);
+        assert_eq!(cache.get(ua.as_bytes()), &every(ua), "{ua} alone");
+    }
 }
