@@ -349,6 +349,54 @@ fn a_file_made_after_the_start_is_followed() {
     assert!(!ok && !err.contains("waiting for it"), "{err}");
 }
 
+/// Lines gzipped, as bytes.
+fn gz(lines: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(lines.as_bytes()).unwrap();
+    e.finish().unwrap()
+}
+
+/// A followed file found compressed (made after the start, empty at the
+/// start, a name rotated to a compressed file) is read once, whole and
+/// decoded, once it has stopped growing; growth after that is said, exit 2.
+/// Read as it grew, its compressed bytes were counted as lines, exit 0.
+#[test]
+fn a_compressed_file_met_while_following_is_read_once_decoded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n);
+    append(&p("a.log"), b"1\n2\n3\n");
+    append(&p("e.log.gz"), b"");
+    let names = ["a.log", "e.log.gz", "later.gz"].map(|n| p(n).to_str().unwrap().to_owned());
+    let mut args = vec!["count", "--follow", "--json", "--interval", "50ms"];
+    args.extend(names.iter().map(String::as_str));
+    let f = Following::start(&args);
+    f.wait_for("the wait said", |_, e| e.contains("waiting for it"));
+    fs::write(p("later.gz"), gz("a\nb\nc\nd\ne\n")).unwrap();
+    append(&p("e.log.gz"), &gz("x\ny\nz\nw\n"));
+    f.wait_for("both read", |o, _| o.contains("\"records\": 12"));
+    fs::rename(p("a.log"), p("a.log.1")).unwrap();
+    fs::write(p("a.log"), gz("r\ns\n")).unwrap();
+    f.wait_for("the rotation read", |o, _| o.contains("\"records\": 14"));
+    let (ok, out, err) = f.interrupt();
+    assert!(ok, "{err}");
+    assert!(last_line(&out).contains("\"records\": 14"), "{out}");
+    assert!(!err.contains("grew"), "{err}");
+    // A compressed file that grows after it was read is said, exit 2.
+    fs::remove_file(p("later.gz")).unwrap();
+    let f = Following::start(&args);
+    f.wait_for("the wait said", |_, e| e.contains("waiting for it"));
+    fs::write(p("later.gz"), gz("a\nb\nc\nd\ne\n")).unwrap();
+    f.wait_for("all read", |o, _| o.contains("\"records\": 11"));
+    append(&p("later.gz"), &gz("f\n"));
+    f.wait_for("the growth said", |_, e| {
+        e.contains("grew after --follow read it")
+    });
+    let (ok, out, err) = f.interrupt();
+    assert!(!ok, "{err}");
+    assert!(last_line(&out).contains("\"records\": 11"), "{out}");
+}
+
 #[test]
 fn follow_refuses_stdin_and_state() {
     let mut c = wf();

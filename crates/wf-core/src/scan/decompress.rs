@@ -119,6 +119,30 @@ pub fn detect(head: &[u8]) -> Option<Codec> {
     }
 }
 
+/// Whether `head`, shorter than [`MAGIC_LEN`], may be the start of a
+/// compressed file (the first bytes of some format's magic): a file that
+/// grows is looked at again once it holds enough bytes to tell.
+pub fn may_start(head: &[u8]) -> bool {
+    // Each magic byte as a range of values: the formats of `detect`.
+    const MAGICS: [&[(u8, u8)]; 6] = [
+        &[(0x1f, 0x1f), (0x8b, 0x8b), (8, 8)],
+        &[(0x28, 0x28), (0xb5, 0xb5), (0x2f, 0x2f), (0xfd, 0xfd)],
+        &[(0x50, 0x5f), (0x2a, 0x2a), (0x4d, 0x4d), (0x18, 0x18)],
+        &[(b'B', b'B'), (b'Z', b'Z'), (b'h', b'h'), (b'1', b'9')],
+        &[
+            (0xfd, 0xfd),
+            (b'7', b'7'),
+            (b'z', b'z'),
+            (b'X', b'X'),
+            (b'Z', b'Z'),
+            (0, 0),
+        ],
+        &[(0x5d, 0x5d), (0, 0), (0, 0)],
+    ];
+    let fits = |m: &[(u8, u8)]| (head.iter().zip(m)).all(|(&b, &(lo, hi))| (lo..=hi).contains(&b));
+    MAGICS.iter().any(|m| fits(m))
+}
+
 /// A reader of the decoded bytes of `path`.
 pub fn open(path: &Path, codec: Codec) -> io::Result<Box<dyn Read>> {
     metered(path, codec, None)
@@ -651,6 +675,21 @@ impl std::error::Error for DecodeError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_heads_that_may_be_compressed() {
+        assert!(may_start(b"") && may_start(&[0x1f]) && may_start(&[0x1f, 0x8b]));
+        assert!(may_start(b"BZ") && may_start(&[0x5a, 0x2a]) && may_start(&[0xfd, b'7']));
+        assert!(!may_start(b"ab\n") && !may_start(b"B\n") && !may_start(b"Po"));
+        for m in [
+            &[0x1f, 0x8b, 8, 0, 0, 0][..],
+            &[0x28, 0xb5, 0x2f, 0xfd, 1, 2],
+            b"BZh9xx",
+        ] {
+            assert!((0..MAGIC_LEN).all(|n| may_start(&m[..n])), "{m:?}");
+            assert!(detect(m).is_some());
+        }
+    }
 
     #[test]
     fn magics() {

@@ -28,6 +28,11 @@
 //!   in between are found beside it and read whole ([`missed`]), where
 //!   `tail -F` loses them.
 //! - Compressed inputs are read once, at the first poll, and not followed.
+//!   So is a followed file found compressed (by its first bytes: a `.gz`
+//!   that appears after the start, or was empty then, or a name rotated to
+//!   a compressed file): read once, whole and decoded, at the first poll that
+//!   finds it no longer growing; if it grows after that, that is said. Read
+//!   as it grew, its compressed bytes were counted as lines, exit 0.
 //! - A name that names no file at the start is looked for at every poll and
 //!   followed from its start once it does ([`Follower::wait_for`]), as
 //!   `tail -F` waits for it.
@@ -41,6 +46,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::decompress::{self, Codec, Decompress};
 use super::inputs::{Input, InputError, Source};
 use super::read_full_at;
 use super::state::{head_hash, last_record_end, HEAD};
@@ -103,6 +109,9 @@ struct Followed {
     /// The partial record as the last poll saw it (up to [`HELD`] bytes): if
     /// the file is truncated, it goes out from here, as the copy holds it.
     held: Vec<u8>,
+    /// Text (`Some(None)`), compressed (`Some(Some(codec))`), or not told yet
+    /// (`None`: no byte handed on, too few to tell).
+    codec: Option<Option<Codec>>,
 }
 
 /// The longest partial record kept in memory against a truncation.
@@ -123,6 +132,10 @@ pub struct Follower {
     known: missed::Known,
     /// Names that named no file at the start, looked for at every poll.
     waiting: Vec<(String, PathBuf)>,
+    /// `--decompress`: whether a followed file is looked at for compression.
+    pub decompress: Decompress,
+    /// This poll is the last ([`Follower::finish`]).
+    last: bool,
 }
 
 impl Follower {
@@ -142,6 +155,8 @@ impl Follower {
             first: true,
             known: missed::Known::default(),
             waiting: Vec::new(),
+            decompress: Decompress::Auto,
+            last: false,
         };
         let mut errors = Vec::new();
         for inp in inputs {
@@ -233,6 +248,7 @@ impl Follower {
 
     /// The last poll: every partial record goes out as a record.
     pub fn finish(&mut self) -> Poll {
+        self.last = true;
         let mut p = self.poll();
         p.records.append(&mut p.tails);
         for f in &mut self.files {
@@ -307,6 +323,9 @@ impl Follower {
             }
         }
         f.size = size;
+        if let Some(keep) = f.compressed(quiet || self.last, self.decompress, p) {
+            return keep;
+        }
         let end = match last_record_end(&f.file, f.offset, size, sep) {
             Ok(e) => e,
             Err(e) => {
@@ -456,6 +475,7 @@ fn followed(name: &str, path: Option<PathBuf>, file: File) -> io::Result<Followe
         head: (0, 0),
         waiting: None,
         held: Vec::new(),
+        codec: None,
     })
 }
 
@@ -505,6 +525,58 @@ impl Followed {
             }
         }
         self.span(self.offset, size)
+    }
+
+    /// A file found compressed by its first bytes (unless `--decompress
+    /// never`): read once, whole and decoded, when `still` (no longer
+    /// growing, or the last poll); growth after that is said. `Some(keep)`
+    /// when the file is compressed (or too short to tell yet), `None` when it
+    /// is text, to read as it grows.
+    fn compressed(&mut self, still: bool, mode: Decompress, p: &mut Poll) -> Option<bool> {
+        if self.codec.is_none() && self.size == 0 {
+            return None;
+        }
+        if self.codec.is_none() {
+            let mut head = [0u8; decompress::MAGIC_LEN];
+            let want = (self.size as usize).min(head.len());
+            let n = read_full_at(&self.file, &mut head[..want], 0).unwrap_or(0);
+            let head = &head[..n];
+            self.codec = match decompress::detect(head) {
+                _ if mode == Decompress::Never || self.offset > 0 => Some(None),
+                Some(c) => Some(Some(c)),
+                None if n < decompress::MAGIC_LEN && decompress::may_start(head) && !still => {
+                    return Some(true)
+                }
+                None => Some(None),
+            };
+        }
+        let codec = self.codec??;
+        let done = self.path.is_none() && still;
+        if self.offset > 0 {
+            if self.size != self.offset {
+                let why = "a compressed file grew after --follow read it whole (a compressed \
+                           file is read once, as it was then)";
+                p.events
+                    .push(Event::Failed(InputError::new(&self.name, why)));
+                self.offset = self.size;
+            }
+            return Some(!done);
+        }
+        if still && self.size > 0 {
+            let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+            p.records.push(Input {
+                name: self.name.clone(),
+                source: Source::Compressed {
+                    path,
+                    size: self.size,
+                    codec,
+                },
+                span: None,
+            });
+            self.offset = self.size;
+            p.changed = true;
+        }
+        Some(!done)
     }
 
     /// Keep the partial record `[offset, size)` (if not too long).

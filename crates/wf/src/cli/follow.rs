@@ -254,6 +254,7 @@ pub(crate) fn run_with<J: Partial>(
     let mut failed = start.failed;
     let opts = cx.args.options();
     let (mut fl, errors) = Follower::new(start.inputs, opts.sep, cx.follow.flush_after);
+    fl.decompress = cx.args.input.decompress;
     wait_for(&mut fl, start.waiting);
     failed |= say_errors(&errors);
     let mut total = job.new_state();
@@ -445,6 +446,7 @@ pub(crate) fn feed(
     }
     let (waiting, mut failed) = waited(c.errors, input);
     let (mut fl, errors) = Follower::new(c.inputs, opts.sep, f.flush_after);
+    fl.decompress = input.decompress;
     wait_for(&mut fl, waiting);
     failed |= say_errors(&errors);
     let (rd, mut wr) = match std::io::pipe() {
