@@ -318,6 +318,43 @@ fn a_partial_line_waits_for_its_newline_or_flush_after() {
     assert_eq!(out, "one\ntw\no\nthree\n");
 }
 
+/// The rest of a line flushed by `--flush-after` is a line of its own in
+/// `count`, `wf2` and `report`, as in `feed`: read as a span that starts
+/// inside a line, it was left out (its bytes and records lost, exit 0).
+#[test]
+fn the_rest_of_a_flushed_line_is_a_line_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("app.log");
+    append(&log, b"one\ntw");
+    let l = log.to_str().unwrap();
+    let flush = [
+        "--follow",
+        "--flush-after",
+        "100ms",
+        "--interval",
+        "50ms",
+        "--json",
+    ];
+    let count = Following::start(&[&["count", "--stats"][..], &flush, &[l]].concat());
+    let wf2 = Following::start(&[&["wf2", "--stats"][..], &flush, &[l]].concat());
+    // Flushed: none of the bytes read is in a partial line any more.
+    let flushed = |_: &str, e: &str| e.contains(" 6 bytes read, 0 of them in partial");
+    count.wait_for("the partial line, flushed", flushed);
+    wf2.wait_for("the partial line, flushed", flushed);
+    append(&log, b"o\nthree\n");
+    count.wait_for("the rest and a line", |o, _| o.contains("\"records\": 4"));
+    wf2.wait_for("the rest and a line", |o, _| o.contains("\"lines\": 4"));
+    let (ok, out, err) = count.interrupt();
+    assert!(ok, "{err}");
+    let end = last_line(&out);
+    assert!(
+        end.contains("\"records\": 4") && end.contains("\"bytes\": 14"),
+        "{out}"
+    );
+    let (ok, out, err) = wf2.interrupt();
+    assert!(ok && last_line(&out).contains("\"lines\": 4"), "{out}{err}");
+}
+
 /// A named file that does not exist yet is waited for, as `tail -F` waits:
 /// once made it is followed from its start (it was never read: 0 records
 /// for ever); one that never comes is an error at the end (exit 2).

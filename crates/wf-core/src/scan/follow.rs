@@ -12,7 +12,9 @@
 //!
 //! - A span ends after the last separator: a partial last record waits for
 //!   its separator ([`Poll::tails`] has it, for a report of what the files
-//!   hold now), or for `flush_after`, then goes out as a record.
+//!   hold now), or for `flush_after`, then goes out as a record; the rest of
+//!   it, up to its separator, goes out later as another (a copy: the scan
+//!   starts a span at its first record start, and left the rest out).
 //! - Rotation by rename (the name now points to another inode): the old file
 //!   is read on by its descriptor until a poll finds it quiet, then its last
 //!   record goes out whole and it is closed; the new file is read from 0.
@@ -48,6 +50,7 @@ use std::time::{Duration, Instant};
 
 use super::decompress::{self, Codec, Decompress};
 use super::inputs::{Input, InputError, Source};
+use super::range::record_start_at;
 use super::read_full_at;
 use super::state::{head_hash, last_record_end, HEAD};
 
@@ -112,6 +115,11 @@ struct Followed {
     /// Text (`Some(None)`), compressed (`Some(Some(codec))`), or not told yet
     /// (`None`: no byte handed on, too few to tell).
     codec: Option<Option<Codec>>,
+    /// `offset` is inside a record whose start was flushed (`flush_after`):
+    /// the bytes up to its separator go out as a record of their own, copied
+    /// (the scan reads a span from the first record that starts in it, so
+    /// the rest of a flushed record, read as a span, was lost).
+    mid: bool,
 }
 
 /// The longest partial record kept in memory against a truncation.
@@ -333,7 +341,16 @@ impl Follower {
                 return true;
             }
         };
-        if end > f.offset {
+        if end > f.offset && f.mid {
+            match record_start_at(&f.file, f.offset, end, sep) {
+                Ok(rest) => {
+                    f.copy_out(f.offset, rest, p);
+                    (f.offset, f.mid) = (rest, false);
+                }
+                Err(e) => p.events.push(Event::Failed(InputError::io(&f.name, &e))),
+            }
+        }
+        if end > f.offset && !f.mid {
             p.records.push(f.span(f.offset, end));
             (f.offset, f.waiting) = (end, None);
             f.note_head();
@@ -350,7 +367,8 @@ impl Follower {
             let due = flush_after.is_some_and(|d| now.duration_since(since) >= d);
             if due || (rotated_away && quiet) {
                 p.records.push(part);
-                (f.offset, f.waiting) = (size, None);
+                p.changed = true;
+                (f.offset, f.waiting, f.mid) = (size, None, true);
                 f.held.clear();
                 f.note_head();
             } else {
@@ -456,6 +474,31 @@ fn in_memory(name: &str, bytes: &[u8]) -> io::Result<(Input, File)> {
     Ok((inp, file))
 }
 
+/// `[from, to)` of `file` as an input of its own (an unnamed temporary
+/// file, copied a piece at a time, open while the returned file is).
+fn copied(name: &str, file: &File, from: u64, to: u64) -> io::Result<(Input, File)> {
+    let mut out = tempfile::tempfile()?;
+    let mut buf = vec![0u8; (64 << 10).min((to - from) as usize)];
+    let mut at = from;
+    while at < to {
+        let want = buf.len().min((to - at) as usize);
+        let n = read_full_at(file, &mut buf[..want], at)?;
+        if n == 0 {
+            return Err(io::Error::other("file shrank while being read"));
+        }
+        out.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    let len = to - from;
+    let path = PathBuf::from(format!("/proc/self/fd/{}", out.as_raw_fd()));
+    let inp = Input {
+        name: name.to_string(),
+        source: Source::File { path, size: len },
+        span: Some((0, len)),
+    };
+    Ok((inp, out))
+}
+
 /// Open `path` to follow it from its start.
 fn open(name: &str, path: PathBuf) -> io::Result<Followed> {
     let file = File::open(&path)?;
@@ -476,6 +519,7 @@ fn followed(name: &str, path: Option<PathBuf>, file: File) -> io::Result<Followe
         waiting: None,
         held: Vec::new(),
         codec: None,
+        mid: false,
     })
 }
 
@@ -511,7 +555,7 @@ impl Followed {
                 Err(e) => p.events.push(Event::Failed(InputError::io(&self.name, &e))),
             }
         }
-        (self.offset, self.head, self.waiting) = (0, (0, 0), None);
+        (self.offset, self.head, self.waiting, self.mid) = (0, (0, 0), None, false);
     }
 
     /// The partial record `[offset, size)` as an input: a copy of the bytes
@@ -524,7 +568,28 @@ impl Followed {
                 return inp;
             }
         }
+        if self.mid {
+            if let Ok((inp, file)) = copied(&self.name, &self.file, self.offset, size) {
+                p.closing.push(file);
+                return inp;
+            }
+        }
         self.span(self.offset, size)
+    }
+
+    /// `[from, to)`, the rest of a flushed record, handed on as a record of
+    /// its own (copied: see `mid`).
+    fn copy_out(&self, from: u64, to: u64, p: &mut Poll) {
+        if to <= from {
+            return;
+        }
+        match copied(&self.name, &self.file, from, to) {
+            Ok((inp, file)) => {
+                p.records.push(inp);
+                p.closing.push(file);
+            }
+            Err(e) => p.events.push(Event::Failed(InputError::io(&self.name, &e))),
+        }
     }
 
     /// A file found compressed by its first bytes (unless `--decompress
