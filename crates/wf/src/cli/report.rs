@@ -255,7 +255,9 @@ impl JobCmd for ReportArgs {
         let read = read_names(&mut acc, &out.read, &names);
         let mut errors = out.errors;
         // The new state is synced and renamed while the report is made.
-        let report = wf_report::run::report(&mut acc, &job, &settings, out.bytes, names.clone());
+        // The log's size: what the counts cover (a --state run's, all its runs').
+        let size = out.counted.unwrap_or(out.bytes);
+        let report = wf_report::run::report(&mut acc, &job, &settings, size, names.clone());
         pending::settle(&mut errors, out.pending);
         let mut report = match report {
             Ok(r) => r,

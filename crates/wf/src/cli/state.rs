@@ -259,11 +259,16 @@ impl StateRun<'_> {
         let failed = !main.errors.is_empty();
         job.merge(&mut merged, main.state);
         let (mut unsaved, mut pending) = (None, None);
+        let ends = |k: usize| read.iter().position(|&i| i == k).and_then(|j| main.ends[j]);
+        let entries = resume.ledger(old, &inputs, &ends);
+        // The whole records the counts now cover, of every file the ledger
+        // holds (one gone stays counted); the partial last lines are added
+        // below. Without a window: a window's runs read only its bytes.
+        let counted = (self.time.window().is_none() && !failed)
+            .then(|| entries.iter().map(|e| e.offset).sum::<u64>());
         if failed {
             wf_core::warn!("wf: {name}: not updated (an input could not be read whole)");
         } else {
-            let ends = |k: usize| read.iter().position(|&i| i == k).and_then(|j| main.ends[j]);
-            let entries = resume.ledger(old, &inputs, &ends);
             // A state that cannot be written fails the run (exit 2), but the
             // report of what was read is still made and printed.
             match write_unsynced(self.path, &job, &merged, settings, entries) {
@@ -284,6 +289,7 @@ impl StateRun<'_> {
                 .iter()
                 .map(|&i| (inputs[i].name.clone(), from_start(i)))
                 .collect(),
+            counted,
         };
         out.errors.extend(main.errors);
         out.errors.extend(unsaved);
@@ -291,6 +297,7 @@ impl StateRun<'_> {
             let tail = t.scan_inputs(again(), self.format, tail_inputs, vec![], o, None);
             job.merge(&mut out.state, tail.state);
             out.bytes += tail.bytes;
+            out.counted = out.counted.map(|c| c + tail.bytes);
             out.errors.extend(tail.errors);
             add_records(&mut out.extra, tail.extra);
         }

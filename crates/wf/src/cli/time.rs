@@ -262,6 +262,9 @@ pub(crate) struct Scanned<S> {
     /// input, by name and whether from their start (empty: the run's
     /// collected inputs, each from its start).
     pub(crate) read: Vec<(String, bool)>,
+    /// `--state`: the bytes the counts cover, this run's and the runs'
+    /// before (`None`: this run's, `bytes`).
+    pub(crate) counted: Option<u64>,
 }
 
 impl TimeArgs {
@@ -350,6 +353,7 @@ impl TimeArgs {
                 extra: vec![],
                 pending: None,
                 read: vec![],
+                counted: None,
             };
         };
         let time = move |r: &[u8]| format.time(r);
@@ -418,6 +422,7 @@ impl TimeArgs {
             extra: extra_all,
             pending: None,
             read: vec![],
+            counted: None,
         }
     }
 }
