@@ -167,11 +167,19 @@ impl Strftime {
                 p.set_offset(0).ok()?; // `%s`
             }
             let t = p.to_datetime().ok()?;
-            return Some((t.timestamp_micros(), t.offset().local_minus_utc() as i64));
+            return Some((micros(&t), t.offset().local_minus_utc() as i64));
         }
         let t = p.to_naive_datetime_with_offset(0).ok()?;
-        Some((t.and_utc().timestamp_micros(), 0))
+        Some((micros(&t.and_utc()), 0))
     }
+}
+
+/// UTC microseconds of `t`, a leap second (chrono's second 59 with a
+/// billion nanoseconds or more) read as the second before it, as every
+/// other time parser here reads `:60`: chrono's own count put it on the next
+/// minute, and the line on the next day (`23:59:60`).
+fn micros<Tz: chrono::TimeZone>(t: &chrono::DateTime<Tz>) -> i64 {
+    t.timestamp() * 1_000_000 + i64::from(t.timestamp_subsec_nanos() % 1_000_000_000) / 1000
 }
 
 #[cfg(test)]
@@ -183,6 +191,15 @@ mod strftime_tests {
         let t = |p: &str, text: &str| Strftime::new(p).and_then(|s| s.parse(text.as_bytes()));
         let noon = 1_234_567_890 * 1_000_000;
         assert_eq!(t("%s", "1234567890"), Some((noon, 0)));
+        // A leap second is the second before it, on its day.
+        let p = "%Y-%m-%d %H:%M:%S %z";
+        let before = t(p, "2016-12-31 23:59:59 +0000");
+        assert!(before.is_some());
+        assert_eq!(t(p, "2016-12-31 23:59:60 +0000"), before);
+        assert_eq!(
+            t("%Y-%m-%d %H:%M:%S", "2016-12-31 23:59:60"),
+            t("%Y-%m-%d %H:%M:%S", "2016-12-31 23:59:59")
+        );
         assert_eq!(
             t("%Y-%m-%d %H:%M:%S", "2009-02-13 23:31:30"),
             Some((noon, 0))

@@ -464,14 +464,19 @@ impl Write for LastByte<'_> {
 fn in_memory(name: &str, bytes: &[u8]) -> io::Result<(Input, File)> {
     let mut file = tempfile::tempfile()?;
     file.write_all(bytes)?;
-    let len = bytes.len() as u64;
+    Ok(whole(name, file, bytes.len() as u64))
+}
+
+/// The temporary `file` of `len` bytes as an input named `name`, read
+/// through its descriptor (open while the returned file is).
+fn whole(name: &str, file: File, len: u64) -> (Input, File) {
     let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     let inp = Input {
         name: name.to_string(),
         source: Source::File { path, size: len },
         span: Some((0, len)),
     };
-    Ok((inp, file))
+    (inp, file)
 }
 
 /// `[from, to)` of `file` as an input of its own (an unnamed temporary
@@ -489,14 +494,7 @@ fn copied(name: &str, file: &File, from: u64, to: u64) -> io::Result<(Input, Fil
         out.write_all(&buf[..n])?;
         at += n as u64;
     }
-    let len = to - from;
-    let path = PathBuf::from(format!("/proc/self/fd/{}", out.as_raw_fd()));
-    let inp = Input {
-        name: name.to_string(),
-        source: Source::File { path, size: len },
-        span: Some((0, len)),
-    };
-    Ok((inp, out))
+    Ok(whole(name, out, to - from))
 }
 
 /// Open `path` to follow it from its start.
