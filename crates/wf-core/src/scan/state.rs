@@ -66,6 +66,11 @@ pub struct Entry {
     pub compressed: bool,
     /// No input of the last run was this file (it is said once, when it goes).
     pub gone: bool,
+    /// `offset` is where the file was cut short (`truncate -s`, [`was_cut`]),
+    /// not a record's end: the file is continued from it all the same. A cut
+    /// mid-line was taken at the next run for a rewrite and read from its
+    /// start, its records counted twice (1,682 of 1,000, exit 0).
+    pub cut: bool,
 }
 
 /// What the state's job settings were: names and values, compared as a whole
@@ -103,7 +108,7 @@ pub fn write_ledger(l: &Ledger) -> Vec<u8> {
         for n in [e.dev, e.ino, e.size, e.head_len, e.head_hash, e.offset] {
             w.uint(n);
         }
-        w.uint(u64::from(e.compressed) | u64::from(e.gone) << 1);
+        w.uint(u64::from(e.compressed) | u64::from(e.gone) << 1 | u64::from(e.cut) << 2);
     }
     let mut b = w.into_bytes();
     let len = b.len() as u64;
@@ -171,8 +176,8 @@ pub fn read_ledger(b: &[u8]) -> Result<Ledger, LedgerError> {
         for x in &mut n {
             *x = r.uint()?;
         }
-        let flags = r.index(3)?;
-        let (compressed, gone) = (flags & 1 == 1, flags & 2 == 2);
+        let flags = r.index(7)?;
+        let (compressed, gone, cut) = (flags & 1 == 1, flags & 2 == 2, flags & 4 == 4);
         let [dev, ino, size, head_len, head_hash, offset] = n;
         if head_len > HEAD as u64 || head_len > offset {
             return Err(Damage::Invalid("a head longer than what was read").into());
@@ -187,6 +192,7 @@ pub fn read_ledger(b: &[u8]) -> Result<Ledger, LedgerError> {
             offset,
             compressed,
             gone,
+            cut,
         });
     }
     if r.left() != 0 {
@@ -546,7 +552,9 @@ pub fn resume(old: &[Entry], inputs: &mut [Input], sep: u8) -> Resume {
 /// from its start, they were counted twice (1,439 records of a file of
 /// 1,000, exit 0). A copytruncate's file starts with new lines. Where it
 /// was cut is not known: lines written after the cut and before this run
-/// (still under what was counted) are not read, and the warning says so.
+/// (still under what was counted) are not read, and the warning says so; nor
+/// is the first line written after a cut inside a line (its span starts
+/// inside it), which the warning also says.
 fn was_cut(old: &[Entry], claimed: &[bool], s: &Seen) -> Option<usize> {
     (0..old.len()).find(|&e| {
         let o = &old[e];
@@ -578,7 +586,7 @@ fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool, sep: u8) -> O
         !claimed[e]
             && (!by_inode || (o.dev, o.ino) == (s.dev, s.ino))
             && same_head(o, s)
-            && (s.compressed || s.size >= o.offset && record_ends_at(s, o.offset, sep))
+            && (s.compressed || s.size >= o.offset && (o.cut || record_ends_at(s, o.offset, sep)))
     })
 }
 
@@ -654,6 +662,13 @@ impl Resume {
                 continue;
             };
             let head_len = offset.min(s.head.len() as u64);
+            // Still where it was cut: no record read past it.
+            let cut = match self.fates[i] {
+                Fate::Continued { entry, from } => {
+                    offset == from && (old[entry].cut || self.cut.iter().any(|&(k, _)| k == i))
+                }
+                _ => false,
+            };
             out.push(Entry {
                 name: inp.name.clone(),
                 dev: s.dev,
@@ -664,6 +679,7 @@ impl Resume {
                 offset,
                 compressed: s.compressed,
                 gone: false,
+                cut,
             });
         }
         out.extend(self.gone.iter().map(|&e| Entry {
@@ -783,6 +799,7 @@ mod tests {
             offset,
             compressed: name.ends_with(".gz"),
             gone: false,
+            cut: name.contains("cut"),
         }
     }
 
@@ -790,7 +807,11 @@ mod tests {
     fn ledger_round_trips_and_refuses_damage() {
         let l = Ledger {
             settings: vec![("job".into(), "count".into())],
-            entries: vec![entry("a.log", 10), entry("b.log.gz", 5000)],
+            entries: vec![
+                entry("a.log", 10),
+                entry("b.log.gz", 5000),
+                entry("cut.log", 9),
+            ],
         };
         let b = write_ledger(&l);
         assert_eq!(read_ledger(&b), Ok(l));

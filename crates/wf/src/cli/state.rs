@@ -259,16 +259,17 @@ impl StateRun<'_> {
         let failed = !main.errors.is_empty();
         job.merge(&mut merged, main.state);
         let (mut unsaved, mut pending) = (None, None);
-        let ends = |k: usize| read.iter().position(|&i| i == k).and_then(|j| main.ends[j]);
-        let entries = resume.ledger(old, &inputs, &ends);
-        // The whole records the counts now cover, of every file the ledger
-        // holds (one gone stays counted); the partial last lines are added
-        // below. Without a window: a window's runs read only its bytes.
-        let counted = (self.time.window().is_none() && !failed)
-            .then(|| entries.iter().map(|e| e.offset).sum::<u64>());
+        // The bytes the counts cover: the old state's (its ledger's, a file
+        // gone or cut staying counted) and this run's; its partial last
+        // lines are added below. Without a window: a window's runs read
+        // only its bytes, and a state does not say how many those were.
+        let counted = (self.time.window().is_none())
+            .then(|| old.iter().map(|e| e.offset).sum::<u64>() + main.bytes);
         if failed {
             wf_core::warn!("wf: {name}: not updated (an input could not be read whole)");
         } else {
+            let ends = |k: usize| read.iter().position(|&i| i == k).and_then(|j| main.ends[j]);
+            let entries = resume.ledger(old, &inputs, &ends);
             // A state that cannot be written fails the run (exit 2), but the
             // report of what was read is still made and printed.
             match write_unsynced(self.path, &job, &merged, settings, entries) {
@@ -377,7 +378,7 @@ pub(crate) fn say(r: &state::Resume, old: &[Entry], inputs: &[wf_core::scan::Inp
             _ => 0,
         };
         wf_core::warn!(
-            "wf: {}: is {now} bytes, shorter than the {was} counted of it, its first bytes unchanged (cut): read on from its end, its bytes stay counted; lines written after the cut and before this run are not read (--state)",
+            "wf: {}: is {now} bytes, shorter than the {was} counted of it, its first bytes unchanged (cut): read on from its end, its bytes stay counted; lines written after the cut and before this run are not read, nor, if it was cut inside a line, the first line written after it (--state)",
             inputs[i].name
         );
     }
