@@ -156,7 +156,9 @@ impl Pairs {
         self.tail.clear();
         self.tail.extend_from_slice(&self.sorted[from..]);
         self.sorted.truncate(from);
-        self.sorted.reserve(self.tail.len() + self.fresh.len());
+        // Exact: a doubling capacity held up to twice the pairs.
+        self.sorted
+            .reserve_exact(self.tail.len() + self.fresh.len());
         let (a, b, out) = (&self.tail, &self.fresh, &mut self.sorted);
         let (mut i, mut j) = (0, 0);
         while i < a.len() && j < b.len() {
@@ -168,7 +170,7 @@ impl Pairs {
         out.extend_from_slice(&a[i..]);
         out.extend_from_slice(&b[j..]);
         self.fresh.clear();
-        if self.tail.capacity() > 2 * FRESH.max(self.sorted.len() / 4) {
+        if self.tail.capacity() > 2 * FRESH {
             self.tail = Vec::new();
         }
     }

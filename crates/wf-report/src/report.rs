@@ -283,8 +283,9 @@ type GroupSum = (u64, u64, u64, Vec<(String, PanelRow)>);
 /// A two-level panel: groups, each with its items; a group's visitors are
 /// `visitors(group)`, or the sum of its items' when the items' visitors are
 /// disjoint (`None`: a visitor has one agent). Its rows (`metadata.data`)
-/// are its items, as GoAccess counts them (61 operating systems in 7
-/// groups on a log where this said 9).
+/// are its items, as GoAccess counts its own (its 61 OS versions in 7
+/// groups on ongoing-1000, where this counted its 9 groups, not its 34 OS
+/// versions; the names differ, so the numbers do too).
 fn grouped(
     t: Totals,
     rows: &[Tally<Pair>],

@@ -337,13 +337,25 @@ fn the_rest_of_a_flushed_line_is_a_line_of_its_own() {
     ];
     let count = Following::start(&[&["count", "--stats"][..], &flush, &[l]].concat());
     let wf2 = Following::start(&[&["wf2", "--stats"][..], &flush, &[l]].concat());
+    let report = ["report", "--stats", "--format", "combined"];
+    let report = Following::start(&[&report[..], &flush, &[l]].concat());
     // Flushed: none of the bytes read is in a partial line any more.
     let flushed = |_: &str, e: &str| e.contains(" 6 bytes read, 0 of them in partial");
     count.wait_for("the partial line, flushed", flushed);
     wf2.wait_for("the partial line, flushed", flushed);
+    report.wait_for("the partial line, flushed", flushed);
     append(&log, b"o\nthree\n");
     count.wait_for("the rest and a line", |o, _| o.contains("\"records\": 4"));
     wf2.wait_for("the rest and a line", |o, _| o.contains("\"lines\": 4"));
+    // None of the four is a log line: each is a failed line of the report.
+    report.wait_for("the rest and a line", |o, _| {
+        o.contains("\"total_requests\":4")
+    });
+    let (_, out, err) = report.interrupt();
+    assert!(
+        last_line(&out).contains("\"failed_requests\":4"),
+        "{out}{err}"
+    );
     let (ok, out, err) = count.interrupt();
     assert!(ok, "{err}");
     let end = last_line(&out);
