@@ -446,6 +446,61 @@ fn a_compressed_file_met_while_following_is_read_once_decoded() {
     assert!(last_line(&out).contains("\"records\": 11"), "{out}");
 }
 
+/// A damaged compressed file found while following is named and `feed`
+/// goes on with the other files (it ended the follow); under `--decompress
+/// always` a text file found while following is refused, as at the start
+/// (it was read as text, exit 0). Exit 2 for both.
+#[test]
+fn damaged_or_text_files_found_while_following_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n);
+    let n = |f: &str| p(f).to_str().unwrap().to_owned();
+    append(&p("z.log"), b"");
+    append(&p("t.log"), b"ok1\n");
+    let (z, t) = (n("z.log"), n("t.log"));
+    let f = Following::start(&[
+        "feed",
+        "--follow",
+        "--interval",
+        "50ms",
+        &z,
+        &t,
+        "--",
+        "cat",
+    ]);
+    f.wait_for("the first line", |o, _| o == "ok1\n");
+    let damaged = gz("a\nb\nc\n");
+    append(&p("z.log"), &damaged[..damaged.len() - 6]);
+    f.wait_for("the damage said", |_, e| {
+        e.contains("the rest of it is not read")
+    });
+    append(&p("t.log"), b"ok2\n");
+    f.wait_for("the next line", |o, _| o.ends_with("ok2\n"));
+    let (ok, _, err) = f.interrupt();
+    assert!(!ok && err.contains("z.log"), "{err}");
+    fs::write(p("x.gz"), gz("x\n")).unwrap();
+    let (x, later) = (n("x.gz"), n("later.log"));
+    let args = [
+        "count",
+        "--follow",
+        "--decompress",
+        "always",
+        "--interval",
+        "50ms",
+    ];
+    let f = Following::start(&[&args[..], &[&x, &later]].concat());
+    f.wait_for("the wait said", |_, e| e.contains("waiting for it"));
+    append(&p("later.log"), b"text\n");
+    f.wait_for("the refusal", |_, e| {
+        e.contains("--decompress always (found while")
+    });
+    let (ok, out, err) = f.interrupt();
+    assert!(
+        !ok && last_line(&out).starts_with("1 record,"),
+        "{out}{err}"
+    );
+}
+
 #[test]
 fn follow_refuses_stdin_and_state() {
     let mut c = wf();

@@ -115,6 +115,8 @@ struct Followed {
     /// Text (`Some(None)`), compressed (`Some(Some(codec))`), or not told yet
     /// (`None`: no byte handed on, too few to tell).
     codec: Option<Option<Codec>>,
+    /// Text under `--decompress always`: said once, and not read.
+    refused: bool,
     /// `offset` is inside a record whose start was flushed (`flush_after`):
     /// the bytes up to its separator go out as a record of their own, copied
     /// (the scan reads a span from the first record that starts in it, so
@@ -395,7 +397,14 @@ impl Follower {
             let p = if stop { self.finish() } else { self.poll() };
             p.events.iter().for_each(&mut *event);
             for r in &p.records {
-                self.copy(r, out)?;
+                // An input that cannot be read whole (a damaged compressed
+                // file) is named and the others go on; it ended the follow.
+                if let Err(e) = self.copy(r, out)? {
+                    event(&Event::Failed(InputError::new(
+                        &r.name,
+                        format!("{e}: the rest of it is not read"),
+                    )));
+                }
             }
             out.flush()?;
             if stop {
@@ -407,8 +416,26 @@ impl Follower {
 
     /// Write the records of `r` to `out`, with a separator after the last
     /// if it has none.
-    fn copy(&self, r: &Input, out: &mut dyn Write) -> io::Result<()> {
-        let mut last = self.sep;
+    /// Errors: the outer one `out`'s (the end of the follow), the inner one
+    /// the input's (it is named, and the next records go on).
+    fn copy(&self, r: &Input, out: &mut dyn Write) -> io::Result<io::Result<()>> {
+        let mut w = LastByte {
+            out,
+            last: None,
+            broken: false,
+        };
+        let read = self.copy_to(r, &mut w);
+        match read {
+            Err(e) if w.broken => return Err(e),
+            _ => {}
+        }
+        if w.last.is_some_and(|b| b != self.sep) {
+            w.out.write_all(&[self.sep])?;
+        }
+        Ok(read)
+    }
+
+    fn copy_to(&self, r: &Input, w: &mut LastByte<'_>) -> io::Result<()> {
         match &r.source {
             Source::File { path, size } => {
                 let f = File::open(path)?;
@@ -420,34 +447,31 @@ impl Follower {
                     if n == 0 {
                         break;
                     }
-                    out.write_all(&buf[..n])?;
-                    last = buf[n - 1];
+                    w.write_all(&buf[..n])?;
                     at += n as u64;
                 }
             }
             src => {
                 let mut s = super::stream::open_stream(src, None)?;
-                let mut w = LastByte { out, last: None };
-                io::copy(&mut s, &mut w)?;
-                last = w.last.unwrap_or(self.sep);
+                io::copy(&mut s, w)?;
             }
-        }
-        if last != self.sep {
-            out.write_all(&[self.sep])?;
         }
         Ok(())
     }
 }
 
-/// A writer that remembers the last byte written.
+/// A writer that remembers the last byte written, and whether a write
+/// failed (an error of the output, not of what is read).
 struct LastByte<'a> {
     out: &'a mut dyn Write,
     last: Option<u8>,
+    broken: bool,
 }
 
 impl Write for LastByte<'_> {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        let n = self.out.write(b)?;
+        let n = (self.out.write(b))
+            .inspect_err(|e| self.broken = e.kind() != io::ErrorKind::Interrupted)?;
         if n > 0 {
             self.last = Some(b[n - 1]);
         }
@@ -517,6 +541,7 @@ fn followed(name: &str, path: Option<PathBuf>, file: File) -> io::Result<Followe
         waiting: None,
         held: Vec::new(),
         codec: None,
+        refused: false,
         mid: false,
     })
 }
@@ -612,6 +637,16 @@ impl Followed {
                 }
                 None => Some(None),
             };
+        }
+        if mode == Decompress::Always && self.codec == Some(None) && !self.refused {
+            // As a text file named at the start is refused.
+            self.refused = true;
+            let why = format!("{} (found while following)", decompress::NOT_COMPRESSED);
+            p.events
+                .push(Event::Failed(InputError::new(&self.name, why)));
+        }
+        if self.refused {
+            return Some(!(self.path.is_none() && still));
         }
         let codec = self.codec??;
         let done = self.path.is_none() && still;
