@@ -110,6 +110,23 @@ fn a_gone_file_stays_counted_and_is_said_once() {
     assert!(err.is_empty(), "{err}");
 }
 
+/// A log of 1,000 lines of 21 bytes counted under a state in `tmp`, then cut
+/// to `len` bytes: (its directory, the log, the state, the count's output).
+fn counted_then_cut(tmp: &Path, len: u64) -> (PathBuf, PathBuf, PathBuf, String) {
+    let dir = logs_dir(tmp);
+    let log = dir.join("access.log");
+    let lines: String = (0..1000)
+        .map(|i| format!("line {i:04} of the log\n"))
+        .collect();
+    append(&log, lines.as_bytes());
+    let state = tmp.join("s");
+    let (first, _, _) = wf_run("count", &["--state", state.to_str().unwrap()], &dir);
+    assert_eq!(first, "1000 records, 21000 bytes, 1 file\n");
+    let f = fs::OpenOptions::new().write(true).open(&log).unwrap();
+    f.set_len(len).unwrap();
+    (dir, log, state, first)
+}
+
 /// A file cut shorter than what was counted of it, its first bytes as they
 /// were (`truncate -s`): nothing new, so nothing is read and the totals stay
 /// (they counted its first bytes twice: 1,439 records of a file of 1,000,
@@ -118,19 +135,8 @@ fn a_gone_file_stays_counted_and_is_said_once() {
 #[test]
 fn a_file_cut_short_is_not_counted_twice() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = logs_dir(tmp.path());
-    let log = dir.join("access.log");
-    let lines: String = (0..1000)
-        .map(|i| format!("line {i:04} of the log\n"))
-        .collect();
-    append(&log, lines.as_bytes());
-    let state = tmp.path().join("s");
+    let (dir, log, state, first) = counted_then_cut(tmp.path(), 400 * 21);
     let s = state.to_str().unwrap();
-    let (first, _, _) = wf_run("count", &["--state", s], &dir);
-    assert_eq!(first, "1000 records, 21000 bytes, 1 file\n");
-    let f = fs::OpenOptions::new().write(true).open(&log).unwrap();
-    f.set_len(400 * 21).unwrap();
-    drop(f);
     let (out, err, ok) = wf_run("count", &["--state", s], &dir);
     assert!(ok, "{err}");
     assert_eq!(out, first);
@@ -156,19 +162,8 @@ fn a_file_cut_short_is_not_counted_twice() {
 #[test]
 fn a_file_cut_inside_a_line_stays_cut() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = logs_dir(tmp.path());
-    let log = dir.join("access.log");
-    let lines: String = (0..1000)
-        .map(|i| format!("line {i:04} of the log\n"))
-        .collect();
-    append(&log, lines.as_bytes());
-    let state = tmp.path().join("s");
+    let (dir, log, state, first) = counted_then_cut(tmp.path(), 400 * 21 + 7);
     let s = state.to_str().unwrap();
-    let (first, _, _) = wf_run("count", &["--state", s], &dir);
-    assert_eq!(first, "1000 records, 21000 bytes, 1 file\n");
-    let f = fs::OpenOptions::new().write(true).open(&log).unwrap();
-    f.set_len(400 * 21 + 7).unwrap();
-    drop(f);
     let (out, err, ok) = wf_run("count", &["--state", s], &dir);
     assert!(ok && out == first, "{out}{err}");
     assert!(err.contains("the first line written after it"), "{err}");
