@@ -108,8 +108,11 @@ impl std::ops::Deref for Rules {
     }
 }
 
-/// Agents past which a report compiles every rule: finding the rules
-/// 4,096 agents could meet takes about as long as compiling them all.
+/// Agents past which a report compiles every rule: for 2,858 agents (of
+/// uap-core's tests and the crawler list's examples) finding and compiling
+/// the rules they could meet already took as long as compiling all (a
+/// report of them 0.271 s either way, 5 runs), and a search is longer the
+/// more agents there are.
 pub const FEW_AGENTS: usize = 4096;
 
 /// The rules to classify a report's `agents` (`n` of them) with: every rule
