@@ -67,10 +67,25 @@ pub struct Entry {
     /// No input of the last run was this file (it is said once, when it goes).
     pub gone: bool,
     /// `offset` is where the file was cut short (`truncate -s`, [`was_cut`]),
-    /// not a record's end: the file is continued from it all the same. A cut
-    /// mid-line was taken at the next run for a rewrite and read from its
-    /// start, its records counted twice (1,682 of 1,000, exit 0).
-    pub cut: bool,
+    /// maybe not a record's end: the hash of the bytes before it (up to
+    /// [`BEFORE`]), and the file is continued from it while they are the
+    /// same. A cut mid-line was taken at the next run for a rewrite and read
+    /// from its start, its records counted twice (1,682 of 1,000, exit 0);
+    /// continued whatever those bytes, a file rewritten after its cut was
+    /// read from the cut, mid-line (267 records of 302, exit 0).
+    pub cut: Option<u64>,
+}
+
+/// The bytes before a cut that a later run finds again to continue from it.
+const BEFORE: u64 = 64;
+
+/// The hash of plain file `s`'s bytes before `at` (up to [`BEFORE`]).
+fn before_hash(s: &Seen, at: u64) -> Option<u64> {
+    let path = s.plain.as_ref()?;
+    let from = at.saturating_sub(BEFORE);
+    let mut b = vec![0u8; (at - from) as usize];
+    let n = read_full_at(&File::open(path).ok()?, &mut b, from).ok()?;
+    (n == b.len()).then(|| head_hash(&b))
 }
 
 /// What the state's job settings were: names and values, compared as a whole
@@ -108,7 +123,10 @@ pub fn write_ledger(l: &Ledger) -> Vec<u8> {
         for n in [e.dev, e.ino, e.size, e.head_len, e.head_hash, e.offset] {
             w.uint(n);
         }
-        w.uint(u64::from(e.compressed) | u64::from(e.gone) << 1 | u64::from(e.cut) << 2);
+        w.uint(u64::from(e.compressed) | u64::from(e.gone) << 1 | u64::from(e.cut.is_some()) << 2);
+        if let Some(h) = e.cut {
+            w.uint(h);
+        }
     }
     let mut b = w.into_bytes();
     let len = b.len() as u64;
@@ -177,7 +195,12 @@ pub fn read_ledger(b: &[u8]) -> Result<Ledger, LedgerError> {
             *x = r.uint()?;
         }
         let flags = r.index(7)?;
-        let (compressed, gone, cut) = (flags & 1 == 1, flags & 2 == 2, flags & 4 == 4);
+        let (compressed, gone) = (flags & 1 == 1, flags & 2 == 2);
+        let cut = if flags & 4 == 4 {
+            Some(r.uint()?)
+        } else {
+            None
+        };
         let [dev, ino, size, head_len, head_hash, offset] = n;
         if head_len > HEAD as u64 || head_len > offset {
             return Err(Damage::Invalid("a head longer than what was read").into());
@@ -586,8 +609,15 @@ fn find(old: &[Entry], claimed: &[bool], s: &Seen, by_inode: bool, sep: u8) -> O
         !claimed[e]
             && (!by_inode || (o.dev, o.ino) == (s.dev, s.ino))
             && same_head(o, s)
-            && (s.compressed || s.size >= o.offset && (o.cut || record_ends_at(s, o.offset, sep)))
+            && (s.compressed || s.size >= o.offset && continues_at(o, s, sep))
     })
+}
+
+/// Whether plain file `s` goes on where entry `o` was counted to: after a
+/// separator, or after the same bytes as where it was cut.
+fn continues_at(o: &Entry, s: &Seen, sep: u8) -> bool {
+    let cut = o.cut.is_some_and(|h| before_hash(s, o.offset) == Some(h));
+    cut || record_ends_at(s, o.offset, sep)
 }
 
 /// Whether plain file `s` has a separator just before byte `at` (or `at` is
@@ -665,10 +695,12 @@ impl Resume {
             // Still where it was cut: no record read past it.
             let cut = match self.fates[i] {
                 Fate::Continued { entry, from } => {
-                    offset == from && (old[entry].cut || self.cut.iter().any(|&(k, _)| k == i))
+                    offset == from
+                        && (old[entry].cut.is_some() || self.cut.iter().any(|&(k, _)| k == i))
                 }
                 _ => false,
             };
+            let cut = cut.then(|| before_hash(s, offset)).flatten();
             out.push(Entry {
                 name: inp.name.clone(),
                 dev: s.dev,
@@ -799,7 +831,7 @@ mod tests {
             offset,
             compressed: name.ends_with(".gz"),
             gone: false,
-            cut: name.contains("cut"),
+            cut: name.contains("cut").then_some(11),
         }
     }
 
