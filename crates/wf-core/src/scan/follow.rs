@@ -417,25 +417,36 @@ impl Follower {
     /// Write the records of `r` to `out`, with a separator after the last
     /// if it has none.
     /// Errors: the outer one `out`'s (the end of the follow), the inner one
-    /// the input's (it is named, and the next records go on).
+    /// the input's (it is named, and the next records go on). An input that
+    /// fails inside a record leaves that record out (a fragment passed on
+    /// as a record was read as a line of another size or status).
     fn copy(&self, r: &Input, out: &mut dyn Write) -> io::Result<io::Result<()>> {
-        let mut w = LastByte {
+        let mut w = Whole {
             out,
-            last: None,
+            sep: self.sep,
+            rest: Vec::new(),
+            partial: false,
             broken: false,
         };
-        let read = self.copy_to(r, &mut w);
-        match read {
-            Err(e) if w.broken => return Err(e),
-            _ => {}
+        match self.copy_to(r, &mut w) {
+            Err(e) if w.broken => Err(e),
+            Err(e) => {
+                let left = w.rest.len();
+                if w.partial {
+                    // Its first bytes went out: it ends here.
+                    w.put(&[w.sep])?;
+                }
+                let why = format!("{e} (the {left} bytes of its last record are left out)");
+                Ok(Err(io::Error::other(why)))
+            }
+            Ok(()) => {
+                w.finish()?;
+                Ok(Ok(()))
+            }
         }
-        if w.last.is_some_and(|b| b != self.sep) {
-            w.out.write_all(&[self.sep])?;
-        }
-        Ok(read)
     }
 
-    fn copy_to(&self, r: &Input, w: &mut LastByte<'_>) -> io::Result<()> {
+    fn copy_to(&self, r: &Input, w: &mut Whole<'_>) -> io::Result<()> {
         match &r.source {
             Source::File { path, size } => {
                 let f = File::open(path)?;
@@ -445,7 +456,7 @@ impl Follower {
                     let want = buf.len().min((end - at) as usize);
                     let n = read_full_at(&f, &mut buf[..want], at)?;
                     if n == 0 {
-                        break;
+                        return Err(io::Error::other("the file shrank while being read"));
                     }
                     w.write_all(&buf[..n])?;
                     at += n as u64;
@@ -460,26 +471,58 @@ impl Follower {
     }
 }
 
-/// A writer that remembers the last byte written, and whether a write
-/// failed (an error of the output, not of what is read).
-struct LastByte<'a> {
+/// A writer that passes on whole records: the bytes after the last
+/// separator wait for the next write (up to [`HELD`]; past it they go out,
+/// `partial`), and [`Whole::finish`] ends them with a separator. It knows
+/// whether a write of `out` failed (an error of the output, not of what is
+/// read).
+struct Whole<'a> {
     out: &'a mut dyn Write,
-    last: Option<u8>,
+    sep: u8,
+    rest: Vec<u8>,
+    /// The first bytes of `rest`'s record went out already.
+    partial: bool,
     broken: bool,
 }
 
-impl Write for LastByte<'_> {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        let n = (self.out.write(b))
-            .inspect_err(|e| self.broken = e.kind() != io::ErrorKind::Interrupted)?;
-        if n > 0 {
-            self.last = Some(b[n - 1]);
+impl Whole<'_> {
+    fn put(&mut self, b: &[u8]) -> io::Result<()> {
+        (self.out.write_all(b)).inspect_err(|_| self.broken = true)
+    }
+
+    /// The last record, ended with a separator.
+    fn finish(&mut self) -> io::Result<()> {
+        let rest = std::mem::take(&mut self.rest);
+        if !rest.is_empty() || self.partial {
+            self.put(&rest)?;
+            self.put(&[self.sep])?;
         }
-        Ok(n)
+        Ok(())
+    }
+}
+
+impl Write for Whole<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match memchr::memrchr(self.sep, b) {
+            Some(i) => {
+                let rest = std::mem::take(&mut self.rest);
+                self.put(&rest)?;
+                self.put(&b[..=i])?;
+                self.rest.extend_from_slice(&b[i + 1..]);
+                self.partial = false;
+            }
+            None => self.rest.extend_from_slice(b),
+        }
+        if self.rest.len() as u64 > HELD {
+            let rest = std::mem::take(&mut self.rest);
+            self.put(&rest)?;
+            self.partial = true;
+        }
+        Ok(b.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush().inspect_err(|_| self.broken = true)
     }
 }
 
