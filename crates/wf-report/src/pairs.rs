@@ -45,7 +45,7 @@ fn turn(p: u64) -> u64 {
 pub struct Pairs {
     sorted: Vec<u64>,
     fresh: Vec<u64>,
-    /// The least of `fresh` (`u64::MAX` when empty).
+    /// The least of `fresh` (set by its first pair).
     least: u64,
     /// `fresh` is sorted in when it is this long ([`Pairs::due`]).
     next: usize,

@@ -449,18 +449,8 @@ impl Follower {
     fn copy_to(&self, r: &Input, w: &mut Whole<'_>) -> io::Result<()> {
         match &r.source {
             Source::File { path, size } => {
-                let f = File::open(path)?;
-                let (mut at, end) = r.span.unwrap_or((0, *size));
-                let mut buf = vec![0u8; (64 << 10).min((end - at) as usize)];
-                while at < end {
-                    let want = buf.len().min((end - at) as usize);
-                    let n = read_full_at(&f, &mut buf[..want], at)?;
-                    if n == 0 {
-                        return Err(io::Error::other("the file shrank while being read"));
-                    }
-                    w.write_all(&buf[..n])?;
-                    at += n as u64;
-                }
+                let (from, to) = r.span.unwrap_or((0, *size));
+                copy_range(&File::open(path)?, from, to, w)?;
             }
             src => {
                 let mut s = super::stream::open_stream(src, None)?;
@@ -537,7 +527,7 @@ fn in_memory(name: &str, bytes: &[u8]) -> io::Result<(Input, File)> {
 /// The temporary `file` of `len` bytes as an input named `name`, read
 /// through its descriptor (open while the returned file is).
 fn whole(name: &str, file: File, len: u64) -> (Input, File) {
-    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let path = fd_path(&file);
     let inp = Input {
         name: name.to_string(),
         source: Source::File { path, size: len },
@@ -550,18 +540,30 @@ fn whole(name: &str, file: File, len: u64) -> (Input, File) {
 /// file, copied a piece at a time, open while the returned file is).
 fn copied(name: &str, file: &File, from: u64, to: u64) -> io::Result<(Input, File)> {
     let mut out = tempfile::tempfile()?;
-    let mut buf = vec![0u8; (64 << 10).min((to - from) as usize)];
+    copy_range(file, from, to, &mut out)?;
+    Ok(whole(name, out, to - from))
+}
+
+/// `[from, to)` of `file` written to `out`, a piece at a time.
+fn copy_range(file: &File, from: u64, to: u64, out: &mut impl Write) -> io::Result<()> {
+    let mut buf = vec![0u8; (64 << 10).min(to.saturating_sub(from) as usize)];
     let mut at = from;
     while at < to {
         let want = buf.len().min((to - at) as usize);
         let n = read_full_at(file, &mut buf[..want], at)?;
         if n == 0 {
-            return Err(io::Error::other("file shrank while being read"));
+            return Err(io::Error::other("the file shrank while being read"));
         }
         out.write_all(&buf[..n])?;
         at += n as u64;
     }
-    Ok(whole(name, out, to - from))
+    Ok(())
+}
+
+/// The path that names `file` by its descriptor: a file renamed or removed
+/// since it was opened is still the one read.
+fn fd_path(file: &File) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
 
 /// Open `path` to follow it from its start.
@@ -593,7 +595,7 @@ impl Followed {
     /// `[from, to)` of this file as an input the scan reads through its
     /// descriptor, no further than `to`.
     fn span(&self, from: u64, to: u64) -> Input {
-        let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        let path = fd_path(&self.file);
         Input {
             name: self.name.clone(),
             source: Source::File { path, size: to },
@@ -664,23 +666,11 @@ impl Followed {
     /// when the file is compressed (or too short to tell yet), `None` when it
     /// is text, to read as it grows.
     fn compressed(&mut self, still: bool, mode: Decompress, p: &mut Poll) -> Option<bool> {
-        if self.codec.is_none() && self.size == 0 {
-            return None;
+        if self.codec.is_none() && (self.size == 0 || !self.tell(still, mode)) {
+            // Nothing to read yet, or too few bytes to tell.
+            return (self.size > 0).then_some(true);
         }
-        if self.codec.is_none() {
-            let mut head = [0u8; decompress::MAGIC_LEN];
-            let want = (self.size as usize).min(head.len());
-            let n = read_full_at(&self.file, &mut head[..want], 0).unwrap_or(0);
-            let head = &head[..n];
-            self.codec = match decompress::detect(head) {
-                _ if mode == Decompress::Never || self.offset > 0 => Some(None),
-                Some(c) => Some(Some(c)),
-                None if n < decompress::MAGIC_LEN && decompress::may_start(head) && !still => {
-                    return Some(true)
-                }
-                None => Some(None),
-            };
-        }
+        let done = self.path.is_none() && still;
         if mode == Decompress::Always && self.codec == Some(None) && !self.refused {
             // As a text file named at the start is refused.
             self.refused = true;
@@ -689,10 +679,9 @@ impl Followed {
                 .push(Event::Failed(InputError::new(&self.name, why)));
         }
         if self.refused {
-            return Some(!(self.path.is_none() && still));
+            return Some(!done);
         }
         let codec = self.codec??;
-        let done = self.path.is_none() && still;
         if self.offset > 0 {
             if self.size != self.offset {
                 let why = "a compressed file grew after --follow read it whole (a compressed \
@@ -701,14 +690,11 @@ impl Followed {
                     .push(Event::Failed(InputError::new(&self.name, why)));
                 self.offset = self.size;
             }
-            return Some(!done);
-        }
-        if still && self.size > 0 {
-            let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        } else if still && self.size > 0 {
             p.records.push(Input {
                 name: self.name.clone(),
                 source: Source::Compressed {
-                    path,
+                    path: fd_path(&self.file),
                     size: self.size,
                     codec,
                 },
@@ -718,6 +704,23 @@ impl Followed {
             p.changed = true;
         }
         Some(!done)
+    }
+
+    /// Tells text from a compressed format by the first bytes; false while
+    /// they are too few to tell (and the file may still grow).
+    fn tell(&mut self, still: bool, mode: Decompress) -> bool {
+        let mut head = [0u8; decompress::MAGIC_LEN];
+        let want = (self.size as usize).min(head.len());
+        let n = read_full_at(&self.file, &mut head[..want], 0).unwrap_or(0);
+        let head = &head[..n];
+        let short = n < decompress::MAGIC_LEN && decompress::may_start(head);
+        self.codec = match decompress::detect(head) {
+            _ if mode == Decompress::Never || self.offset > 0 => Some(None),
+            Some(c) => Some(Some(c)),
+            None if short && !still => return false,
+            None => Some(None),
+        };
+        true
     }
 
     /// Keep the partial record `[offset, size)` (if not too long).
