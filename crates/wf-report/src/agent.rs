@@ -17,7 +17,7 @@
 //! entries it starts again empty, which costs time, never a different answer.
 
 use crate::bots::{Bot, BotCategory, Bots};
-use crate::needs::Needs;
+use crate::needs::{keep_wanted, Needs};
 use hashbrown::HashMap;
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -160,23 +160,14 @@ pub fn read_needs() {
 /// Which rules of each list to compile: browser, OS, device, crawler.
 type Wanted = [Vec<bool>; 4];
 
-/// Keeps the items of `v` that `keep` wants, in order.
-fn retain<T>(v: &mut Vec<T>, keep: &[bool]) {
-    let mut i = 0;
-    v.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
-}
-
 impl Parsers {
     /// Every rule, or those `keep` wants.
     fn compile(keep: Option<&Wanted>) -> Parsers {
         let mut regexes = uap_regexes();
         if let Some([ua, os, device, _]) = keep {
-            retain(&mut regexes.user_agent_parsers, ua);
-            retain(&mut regexes.os_parsers, os);
-            retain(&mut regexes.device_parsers, device);
+            keep_wanted(&mut regexes.user_agent_parsers, ua);
+            keep_wanted(&mut regexes.os_parsers, os);
+            keep_wanted(&mut regexes.device_parsers, device);
         }
         let uap =
             ua_parser::Extractor::try_from(regexes).expect("uap-core regexes compile (tested)");

@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::needs::Needs;
+use crate::needs::{keep_wanted, Needs};
 
 const CRAWLERS: &str = include_str!("../assets/crawler-user-agents/crawler-user-agents.json");
 const SUPPLEMENT: &str = include_str!("../assets/bots-supplement.json");
@@ -127,11 +127,7 @@ impl Bots {
             serde_json::from_str(SUPPLEMENT).expect("assets/bots-supplement.json parses (tested)");
         let mut crawlers = Self::crawlers();
         if let Some(keep) = keep {
-            let mut i = 0;
-            crawlers.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
+            keep_wanted(&mut crawlers, keep);
         }
         let supplement = supplement
             .into_iter()

@@ -86,6 +86,15 @@ impl Needs {
     }
 }
 
+/// Keeps the items of `v` (patterns, in order) that `wanted` wants.
+pub(crate) fn keep_wanted<T>(v: &mut Vec<T>, wanted: &[bool]) {
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        wanted[i - 1]
+    });
+}
+
 /// What `h` needs; its literals are added to `texts` (lower case, once).
 fn need(h: &Hir, texts: &mut Vec<Vec<u8>>) -> Need {
     match h.kind() {
