@@ -119,7 +119,7 @@ impl Pairs {
         let Some(top) = self.fresh.iter().map(|&t| (t >> 32) as u32).max() else {
             return;
         };
-        let mut seen = vec![0u64; (top as usize >> 6) + 1];
+        let mut seen = crate::intern::filled((top as usize >> 6) + 1, 0u64);
         for &t in &self.fresh {
             let v = (t >> 32) as usize;
             seen[v >> 6] |= 1 << (v & 63);
