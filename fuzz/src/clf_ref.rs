@@ -155,7 +155,12 @@ pub fn split<'a>(items: &[It], r: &'a [u8]) -> Option<Vec<&'a [u8]>> {
         let next = match items.get(k + 1) {
             Some(It::Lit(l)) => *l,
             _ => {
-                out.push(&r[pos..]);
+                // The last field: to the end, its trailing blanks not read.
+                let mut t = r.len();
+                while t > pos && blank(r[t - 1]) {
+                    t -= 1;
+                }
+                out.push(&r[pos..t]);
                 pos = r.len();
                 continue;
             }
@@ -165,11 +170,21 @@ pub fn split<'a>(items: &[It], r: &'a [u8]) -> Option<Vec<&'a [u8]>> {
             while t > 0 && blank(r[t - 1]) {
                 t -= 1;
             }
-            let e = t.checked_sub(next.len()).filter(|&e| e >= pos)?;
-            if &r[e..t] != next {
-                return None;
+            match t.checked_sub(next.len()).filter(|&e| e >= pos) {
+                Some(e) if &r[e..t] == next => e,
+                // Fields past the format's last (nginx's `$request_time`
+                // after a combined line): the closing literal's first
+                // occurrence no odd run of backslashes stands before, which
+                // a blank must follow; the rest is not read.
+                _ => {
+                    let e = (pos..r.len()).find(|&i| {
+                        r[i..].starts_with(next)
+                            && r[pos..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0
+                    })?;
+                    r.get(e + next.len()).copied().filter(|&c| blank(c))?;
+                    e
+                }
             }
-            e
         } else {
             let quoted = k > 0
                 && matches!(items[k - 1], It::Lit(l) if l.ends_with(b"\""))
@@ -183,7 +198,8 @@ pub fn split<'a>(items: &[It], r: &'a [u8]) -> Option<Vec<&'a [u8]>> {
         out.push(&r[pos..end]);
         pos = end;
     }
-    r[pos..].iter().all(|&c| blank(c)).then_some(out)
+    // Nothing, or anything after a blank (fields past the format's).
+    r.get(pos).is_none_or(|&c| blank(c)).then_some(out)
 }
 
 /// The method, path and protocol of a request (first and last space).
@@ -245,5 +261,7 @@ pub fn clf_time(b: &[u8]) -> Option<i64> {
         return None;
     }
     let zone = sign * (zh * 60 + zm) * 60;
+    // A leap second (:60) is the second before it, on its own day.
+    let sec = sec.min(59);
     Some((days(y, m, d) * 86400 + h * 3600 + mi * 60 + sec - zone) * 1_000_000)
 }
