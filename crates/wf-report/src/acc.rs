@@ -472,6 +472,7 @@ pub struct Line<'a> {
 /// The hashes of a line's keys ([`hash_key`]), made a few lines before the
 /// line is counted so that their table slots can be loaded meanwhile
 /// ([`Panels::prefetch`]).
+#[derive(Clone, Copy)]
 pub struct Hashes {
     pub agent: u64,
     /// The line's day (`day_of_hour`): which visitors' table.
@@ -498,6 +499,18 @@ impl Hashes {
             request: hash_key(l.request),
             referrer: opt(l.referrer),
             vhost: opt(l.vhost),
+        }
+    }
+}
+
+impl Hashes {
+    /// These hashes, of a line whose agent's key hashes to `agent` (its
+    /// visitor's hash made again).
+    pub fn with_agent(self, agent: u64) -> Self {
+        Hashes {
+            agent,
+            visitor: visitor_hash(self.day, self.client, agent),
+            ..self
         }
     }
 }

@@ -140,6 +140,24 @@ impl Interner {
         }
     }
 
+    /// The id of `key` (of hash `hash`, [`hash_key`]), if it has one.
+    #[inline]
+    pub fn find_hashed(&self, key: &[u8], hash: u64) -> Option<u32> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let tag = tag_of(hash);
+        let mut i = home(tag, mask);
+        loop {
+            let s = self.slots[i];
+            if s.tag_id == 0 {
+                return None;
+            }
+            if tag_of(s.tag_id) == tag && self.holds(s, key) {
+                return Some((s.tag_id as u32) - 1);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// Loads the slot where a key of `hash` is looked for first.
     #[inline]
     pub fn prefetch(&self, hash: u64) {

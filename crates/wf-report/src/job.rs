@@ -20,7 +20,7 @@
 //! byte of it, silently. Blank lines and `#` comments are skipped.
 //! User agents go through one [`AgentCache`] per thread.
 
-use std::borrow::Cow;
+use crate::intern::hash_key;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -283,10 +283,21 @@ pub struct ReportState {
     /// Per agent id under `--bots exclude|only`: 0 not classified yet, 1 a
     /// human, 2 a bot (one classification per distinct agent and thread).
     bot_of: Vec<u8>,
+    /// Per agent id: 0 not asked yet, 1 its key is its text as written
+    /// (`rules::agent_is_key`), 2 not (`agent_id`).
+    plain: Vec<u8>,
     agents: Option<AgentCache<'static>>,
     /// The last log time's date and zone (`rules::local_offset`).
     zones: rules::ZoneCache,
     pub acc: Acc,
+}
+
+impl ReportState {
+    /// What is kept per agent id, for ids that start again (a spill).
+    fn forget_agents(&mut self) {
+        self.bot_of.clear();
+        self.plain.clear();
+    }
 }
 
 impl Job for ReportJob {
@@ -300,6 +311,7 @@ impl Job for ReportJob {
             map: wf_formats::byte_map(self.format.as_ref()),
             spans: Vec::with_capacity(BATCH),
             bot_of: Vec::new(),
+            plain: Vec::new(),
             agents: None,
             zones: rules::ZoneCache::default(),
             acc: Acc::default(),
@@ -316,7 +328,7 @@ impl Job for ReportJob {
         if let Some(s) = &self.spill {
             if s.apart(&mut into.acc.panels, &mut other.acc.panels) {
                 // `into`'s agent ids start again.
-                into.bot_of.clear();
+                into.forget_agents();
             }
         }
         into.acc.merge(other.acc);
@@ -482,15 +494,16 @@ struct Hit<'a> {
     line: Line<'a>,
     /// (UTC microseconds, offset seconds), when the format has a time.
     time: Option<(i64, i64)>,
-    /// As GoAccess keys it ([`rules::agent_key`]); `None` when the format
-    /// has no agent.
-    agent: Option<Cow<'a, [u8]>>,
+    /// Trimmed ([`rules::agent_trimmed`]; its key is found in `count`);
+    /// `None` when the format has no agent.
+    agent: Option<&'a [u8]>,
 }
 
 impl Hit<'_> {
-    /// The user agent ("" in a format without one: every visitor's agent).
+    /// The user agent, trimmed ("" in a format without one: every
+    /// visitor's agent).
     fn agent(&self) -> &[u8] {
-        self.agent.as_deref().unwrap_or(b"")
+        self.agent.unwrap_or(b"")
     }
 
     fn hashes(&self) -> Hashes {
@@ -656,7 +669,7 @@ impl ReportJob {
         if let Some(s) = &self.spill {
             if s.check(&mut st.acc.panels) {
                 // Agent ids start again.
-                st.bot_of.clear();
+                st.forget_agents();
             }
         }
     }
@@ -718,7 +731,7 @@ impl ReportJob {
             // of one client were two visitors here, one there.
             agent: c
                 .agent
-                .map(|i| f.text(i).map_or(Cow::Borrowed(&b"-"[..]), rules::agent_key)),
+                .map(|i| f.text(i).map_or(&b"-"[..], rules::agent_trimmed)),
         })
     }
 }
@@ -732,28 +745,53 @@ fn content(rec: &[u8]) -> Option<&[u8]> {
     (!rec.is_empty() && rec[0] != b'#').then_some(rec)
 }
 
-/// Whether the agent `id` (bytes `ua`) is a bot, classified once per thread.
-fn is_bot(st: &mut ReportState, id: u32, ua: &[u8]) -> bool {
+/// Whether the agent `id` is a bot, classified once per thread.
+fn is_bot(st: &mut ReportState, id: u32) -> bool {
     let i = id as usize;
     if st.bot_of.len() <= i {
         st.bot_of.resize(i + 1, 0);
     }
     if st.bot_of[i] == 0 {
         let cache = st.agents.get_or_insert_with(AgentCache::new);
+        let ua = st.acc.panels.agents.keys.get(id);
         st.bot_of[i] = 1 + cache.get(ua).bot.is_some() as u8;
     }
     st.bot_of[i] == 2
 }
 
+/// The id of the agent a line writes as `raw` (trimmed, of hash
+/// `h.agent`), and the line's hashes with its key's. Found by `raw` itself
+/// when that is a key that is its own text (asked once per agent,
+/// [`ReportState::plain`]: most agents), else by its key
+/// ([`rules::agent_key`]).
+fn agent_id(st: &mut ReportState, raw: &[u8], h: &Hashes) -> (u32, Hashes) {
+    let agents = &mut st.acc.panels.agents;
+    if let Some(id) = agents.keys.find_hashed(raw, h.agent) {
+        let i = id as usize;
+        if st.plain.len() <= i {
+            st.plain.resize(i + 1, 0);
+        }
+        if st.plain[i] == 0 {
+            st.plain[i] = 1 + !rules::agent_is_key(raw) as u8;
+        }
+        if st.plain[i] == 1 {
+            return (id, *h);
+        }
+    }
+    let key = rules::agent_key(raw);
+    let hash = hash_key(&key);
+    let (id, _) = agents.slot_hashed(&key, hash);
+    (id, h.with_agent(hash))
+}
+
 /// Counts one valid request (see `acc` for what each panel keeps).
 fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
-    let ua = h.agent();
-    let (agent, hits) = st.acc.panels.agents.slot_hashed(ua, hashes.agent);
-    hits.all += 1;
+    let (agent, hashes) = agent_id(st, h.agent(), hashes);
+    st.acc.panels.agents.values[agent as usize].all += 1;
     let keep = match mode {
         BotMode::Include => true,
-        BotMode::Exclude => !is_bot(st, agent, ua),
-        BotMode::Only => is_bot(st, agent, ua),
+        BotMode::Exclude => !is_bot(st, agent),
+        BotMode::Only => is_bot(st, agent),
     };
     let acc = &mut st.acc;
     if !keep {
@@ -768,7 +806,7 @@ fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
     if let Some((utc, off)) = h.time {
         acc.time(utc, off);
     }
-    acc.panels.count(&h.line, hashes, agent);
+    acc.panels.count(&h.line, &hashes, agent);
 }
 
 #[cfg(test)]

@@ -122,16 +122,32 @@ fn whole_decoded(line: &[u8]) -> Request<'_> {
 /// by: trimmed, "-" when that leaves nothing (`""` and `"-"` were two
 /// visitors here, one there), and else through [`decode_url`] (CloudFront
 /// writes agents %-encoded; `a%20b` and `a b` are one agent there). Most
-/// agents need none of it: one SIMD search a line, and borrowed.
+/// agents need none of it ([`agent_is_key`]) and are borrowed.
 pub fn agent_key(raw: &[u8]) -> Cow<'_, [u8]> {
-    let t = raw.trim_ascii();
-    if t.is_empty() {
-        return Cow::Borrowed(b"-");
+    let t = agent_trimmed(raw);
+    match agent_is_key(t) {
+        true => Cow::Borrowed(t),
+        false => decode_url(t),
     }
-    match memchr::memchr3(b'%', b'\r', 0, t) {
-        None => Cow::Borrowed(t),
-        Some(_) => decode_url(t),
+}
+
+/// A user agent trimmed, "-" when that leaves nothing: its key
+/// ([`agent_key`]) when [`agent_is_key`].
+#[inline]
+pub fn agent_trimmed(raw: &[u8]) -> &[u8] {
+    match raw.trim_ascii() {
+        b"" => b"-",
+        t => t,
     }
+}
+
+/// Whether a trimmed agent ([`agent_trimmed`]) is its own key: it holds no
+/// byte [`decode_url`] reads (`%`, CR, NUL). A SIMD search of the agent,
+/// the longest field of most lines: the report asks it once per distinct
+/// agent, not once a line (`job::agent_id`; 3.5% of the report's time
+/// on the 1 GiB bench log, 9 runs).
+pub fn agent_is_key(t: &[u8]) -> bool {
+    memchr::memchr3(b'%', b'\r', 0, t).is_none()
 }
 
 /// A client as GoAccess 1.7 keys it: an IPv6 address in brackets

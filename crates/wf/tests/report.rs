@@ -1808,7 +1808,8 @@ fn request_lines_are_keyed_as_goaccess_keys_them() {
 /// Agents and referrers are keys as GoAccess 1.7 makes them: trimmed, "-"
 /// when empty, an agent's %XX decoded (`""` and `"-"`, or `a%20b` and `a b`,
 /// had been two visitors of one client and day, an empty referrer a row of
-/// its own); `a+b` stays apart from `a b`, as there. The counts are checked
+/// its own); `a+b` stays apart from `a b`, as there, and `A%41` from the
+/// key of `A%2541`. The counts are checked
 /// here, and against GoAccess where it is installed.
 #[test]
 fn agents_and_referrers_are_keyed_as_goaccess_keys_them() {
@@ -1823,6 +1824,10 @@ fn agents_and_referrers_are_keyed_as_goaccess_keys_them() {
         ("1.2.3.5", "-", "a+b"),
         ("1.2.3.6", "http://x.org/ ", " curl/8 "),
         ("1.2.3.6", "http://x.org/", "curl/8"),
+        // Decoded once: the second line's agent, written as the first's
+        // key, is another agent ("AA").
+        ("1.2.3.7", "-", "A%2541"),
+        ("1.2.3.7", "-", "A%41"),
     ];
     let text: String = lines
         .iter()
@@ -1835,11 +1840,11 @@ fn agents_and_referrers_are_keyed_as_goaccess_keys_them() {
         .collect();
     std::fs::write(&log, text).unwrap();
     let wf = report_json(&["--format", "combined"], &[&log]);
-    assert_eq!(wf["general"]["unique_visitors"], 4, "{}", wf["general"]);
+    assert_eq!(wf["general"]["unique_visitors"], 6, "{}", wf["general"]);
     let refs = rows_of(&wf["referrers"]);
     let names: Vec<&String> = refs.keys().collect();
     assert_eq!(names, ["-", "http://x.org/"]);
-    assert_eq!(refs["-"].0, 6);
+    assert_eq!(refs["-"].0, 8);
     if goaccess() {
         let (wf, ga) = equal_to_goaccess(&log, "COMBINED", 1);
         assert_eq!(rows_of(&wf["referrers"]), rows_of(&ga["referrers"]));
