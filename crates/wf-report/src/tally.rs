@@ -115,6 +115,25 @@ pub fn project(pairs: &Pairs, map: &[u32], rows: usize) -> Vec<u64> {
     counts
 }
 
+/// The distinct visitors of each row of `pairs` (each pair is one: they
+/// are distinct), and [`project`]'s, in one pass: the referrers' rows and
+/// their sites' (two passes were a sixth of the tally's critical path).
+fn project_both(pairs: &Pairs, map: &[u32], rows: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut own = filled(map.len(), 0u64);
+    let mut counts = filled(rows, 0u64);
+    let mut last = vec![u32::MAX; rows];
+    for p in pairs.iter() {
+        let (r, v) = acc::unpair(p);
+        own[r as usize] += 1;
+        let m = map[r as usize];
+        if m != NONE && last[m as usize] != v {
+            last[m as usize] = v;
+            counts[m as usize] += 1;
+        }
+    }
+    (own, counts)
+}
+
 /// The rows of the merged counts `a`, in two halves on two threads: the
 /// panels of the request lines, status codes and virtual hosts on one;
 /// those counted from the visitors (days, hours, hosts), the agents'
@@ -451,9 +470,9 @@ fn referrers(raw: &Rows<Hb>) -> (Owned, Owned) {
         hb: t.hb,
         visitors: t.visitors,
     };
-    let visitors = project(&raw.pairs, &to_site, sites.len());
+    let (raw_visitors, visitors) = project_both(&raw.pairs, &to_site, sites.len());
     let sites = keyed_rows(&sites, visitors).into_iter().map(owned);
-    let refs = by_raw(raw).into_iter().map(owned);
+    let refs = keyed_rows(&raw.keyed, raw_visitors).into_iter().map(owned);
     (refs.collect(), sites.collect())
 }
 
@@ -706,6 +725,13 @@ mod tests {
             want[m as usize] += 1;
         }
         assert_eq!(project(&pairs, &map, 30), want);
+        // With each raw row's own distinct visitors (a set of the pairs).
+        let mut own = vec![0u64; 400];
+        let set: std::collections::BTreeSet<u64> = pairs.iter().collect();
+        for p in set {
+            own[acc::unpair(p).0 as usize] += 1;
+        }
+        assert_eq!(project_both(&pairs, &map, 30), (own, want));
     }
 
     /// Many distinct agents (classified in parts on every core) give the
