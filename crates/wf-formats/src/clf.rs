@@ -620,7 +620,7 @@ enum Shape {
     /// ([`common_six`]), the rest step by step.
     Common,
     /// Apache's combined: the common six, then `%b "%{Referer}i"
-    /// "%{User-agent}i"` ([`Program::combined_rest`]).
+    /// "%{User-agent}i"` ([`Program::combined`]).
     Combined,
 }
 

@@ -20,7 +20,6 @@
 //! byte of it, silently. Blank lines and `#` comments are skipped.
 //! User agents go through one [`AgentCache`] per thread.
 
-use crate::intern::hash_key;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -37,6 +36,7 @@ use wf_formats::{Columns, Format, Kind, Parser, RowParser, Value};
 
 use crate::acc::{Acc, Hashes, Line, NO_TIME};
 use crate::agent::AgentCache;
+use crate::intern::{hash_key, Keyed};
 use crate::rules;
 use crate::spill::Spill;
 pub use crate::tally::category_label;
@@ -286,6 +286,10 @@ pub struct ReportState {
     /// Per agent id: 0 not asked yet, 1 its key is its text as written
     /// (`rules::agent_is_key`), 2 not (`agent_id`).
     plain: Vec<u8>,
+    /// Agents' texts that are not their keys (CloudFront's %-encoded
+    /// ones): their agent's id and key's hash, so that such a line is not
+    /// decoded and hashed again (at most [`ENCODED`]).
+    encoded: Keyed<(u32, u64)>,
     agents: Option<AgentCache<'static>>,
     /// The last log time's date and zone (`rules::local_offset`).
     zones: rules::ZoneCache,
@@ -297,6 +301,7 @@ impl ReportState {
     fn forget_agents(&mut self) {
         self.bot_of.clear();
         self.plain.clear();
+        self.encoded = Keyed::default();
     }
 }
 
@@ -312,6 +317,7 @@ impl Job for ReportJob {
             spans: Vec::with_capacity(BATCH),
             bot_of: Vec::new(),
             plain: Vec::new(),
+            encoded: Keyed::default(),
             agents: None,
             zones: rules::ZoneCache::default(),
             acc: Acc::default(),
@@ -760,12 +766,16 @@ fn is_bot(st: &mut ReportState, id: u32) -> bool {
 }
 
 /// The id of the agent a line writes as `raw` (trimmed, of hash
-/// `h.agent`), and the line's hashes with its key's. Found by `raw` itself
-/// when that is a key that is its own text (asked once per agent,
+/// `h.agent`; `None` in a format without agents: every visitor's is ""),
+/// and the line's hashes with its key's. Found by `raw` itself when that
+/// is a key that is its own text (asked once per agent,
 /// [`ReportState::plain`]: most agents), else by its key
-/// ([`rules::agent_key`]).
-fn agent_id(st: &mut ReportState, raw: &[u8], h: &Hashes) -> (u32, Hashes) {
+/// ([`rules::agent_key`]), remembered for the text ([`ReportState::encoded`]).
+fn agent_id(st: &mut ReportState, raw: Option<&[u8]>, h: &Hashes) -> (u32, Hashes) {
     let agents = &mut st.acc.panels.agents;
+    let Some(raw) = raw else {
+        return (agents.slot_hashed(b"", h.agent).0, *h);
+    };
     if let Some(id) = agents.keys.find_hashed(raw, h.agent) {
         let i = id as usize;
         if st.plain.len() <= i {
@@ -778,15 +788,29 @@ fn agent_id(st: &mut ReportState, raw: &[u8], h: &Hashes) -> (u32, Hashes) {
             return (id, *h);
         }
     }
+    if let Some(e) = st.encoded.keys.find_hashed(raw, h.agent) {
+        let (id, hash) = st.encoded.values[e as usize];
+        return (id, h.with_agent(hash));
+    }
     let key = rules::agent_key(raw);
     let hash = hash_key(&key);
     let (id, _) = agents.slot_hashed(&key, hash);
+    if *key != *raw {
+        if st.encoded.len() >= ENCODED {
+            st.encoded = Keyed::default();
+        }
+        *st.encoded.slot_hashed(raw, h.agent).1 = (id, hash);
+    }
     (id, h.with_agent(hash))
 }
 
+/// Agents written otherwise than their keys that a thread remembers
+/// ([`ReportState::encoded`]); past it, it starts again.
+const ENCODED: usize = 4096;
+
 /// Counts one valid request (see `acc` for what each panel keeps).
 fn count(st: &mut ReportState, h: &Hit<'_>, hashes: &Hashes, mode: BotMode) {
-    let (agent, hashes) = agent_id(st, h.agent(), hashes);
+    let (agent, hashes) = agent_id(st, h.agent, hashes);
     st.acc.panels.agents.values[agent as usize].all += 1;
     let keep = match mode {
         BotMode::Include => true,
@@ -857,6 +881,20 @@ mod tests {
     }
 
     use crate::report::tests::json;
+
+    /// A format without agents keys every visitor's agent "" (as a state
+    /// saved by an older wf holds it: a "-" made each of its returning
+    /// visitors a second one), through rows and through columns.
+    #[test]
+    fn a_format_without_agents_keys_the_empty_agent() {
+        let job = ReportJob::new(crate::format("common", b"").unwrap(), BotMode::Include).unwrap();
+        let data = b"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2\n";
+        for rows in [true, false] {
+            let a = counted(&job, data, data.len(), rows);
+            let keys: Vec<&[u8]> = a.panels.agents.keys.keys().collect();
+            assert_eq!(keys, [b""], "rows: {rows}");
+        }
+    }
 
     /// A record's time read through the row parser is the one the columns
     /// read, with and without its separator and CR.

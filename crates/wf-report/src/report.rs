@@ -525,6 +525,7 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
     }
 }
 
+/// The log spans less than [`HOURLY_SPAN`]: the report has a per-hour chart.
 fn short_span(a: &Acc) -> bool {
     match (a.first, a.last) {
         (Some((f, _)), Some((l, _))) => l - f < HOURLY_SPAN,
