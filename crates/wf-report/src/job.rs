@@ -795,7 +795,8 @@ fn agent_id(st: &mut ReportState, raw: Option<&[u8]>, h: &Hashes) -> (u32, Hashe
     let key = rules::agent_key(raw);
     let hash = hash_key(&key);
     let (id, _) = agents.slot_hashed(&key, hash);
-    if *key != *raw {
+    // Also a text decoding leaves as it is (`a%zz`): it is not plain.
+    if !rules::agent_is_key(raw) {
         if st.encoded.len() >= ENCODED {
             st.encoded = Keyed::default();
         }
