@@ -702,7 +702,6 @@ impl Panels {
             });
             let cmap = clients.merge(o.clients, Hb::plus);
             let amap = agents.merge(o.agents, AgentHits::plus);
-            crate::agent::compile_ahead(agents.keys.keys(), agents.len());
             let had = visitors.len() as u32;
             let vmap = visitors.merge(o.visitors, &cmap, &amap);
             (

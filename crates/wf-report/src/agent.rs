@@ -167,11 +167,12 @@ impl Ahead {
 static AHEAD: Mutex<Option<Ahead>> = Mutex::new(None);
 
 /// Starts compiling, on a thread of its own, the rules that `agents` (`n`
-/// of them) could meet, for the [`rules_for`] to come if its agents are
-/// among these (else it compiles its own). The merge of the workers' counts
-/// calls it once it knows their agents: the compile (22 ms for the bench
-/// log's 84 agents, one core) then runs while visitors and pairs are
-/// merged, where it ran alone in the tally after them. Nothing is started
+/// of them, counted with repeats) could meet, for the [`rules_for`] to
+/// come if its agents are among these (else it compiles its own). The
+/// job's merge of two workers' counts calls it with both's agents: the
+/// compile (22 ms for the bench log's 84 agents, one core) then runs while
+/// clients, visitors and pairs are merged, where it ran alone in the tally
+/// after them. Nothing is started
 /// when `rules_for` would take every rule, or once a compile is under way.
 pub fn compile_ahead<'a>(agents: impl IntoIterator<Item = &'a [u8]>, n: usize) {
     if compiled().is_some() || n > FEW_AGENTS || !FIRST.load(Ordering::Relaxed) {

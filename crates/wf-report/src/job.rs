@@ -337,6 +337,10 @@ impl Job for ReportJob {
                 into.forget_agents();
             }
         }
+        // The rules the agents of both need, compiled while they are merged.
+        let (mine, theirs) = (&into.acc.panels.agents, &other.acc.panels.agents);
+        let agents = mine.keys.keys().chain(theirs.keys.keys());
+        crate::agent::compile_ahead(agents, mine.len() + theirs.len());
         into.acc.merge(other.acc);
         self.check_memory(into);
     }

@@ -131,14 +131,11 @@ pub fn agent_key(raw: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// A user agent trimmed, "-" when that leaves nothing: its key
-/// ([`agent_key`]) when [`agent_is_key`].
+/// A user agent trimmed, "-" when that leaves nothing, as a referrer is
+/// keyed ([`referrer_key`]): its key ([`agent_key`]) when [`agent_is_key`].
 #[inline]
 pub fn agent_trimmed(raw: &[u8]) -> &[u8] {
-    match raw.trim_ascii() {
-        b"" => b"-",
-        t => t,
-    }
+    referrer_key(raw)
 }
 
 /// Whether a trimmed agent ([`agent_trimmed`]) is its own key: it holds no
