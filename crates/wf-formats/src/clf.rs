@@ -558,6 +558,23 @@ impl RowParser for LogRows {
         &record[s..e]
     }
 
+    fn int(&self, record: &[u8], col: usize) -> Option<i64> {
+        match self.of[col] {
+            (step, Conv::Int, _) => {
+                let (s, e) = self.spans[step];
+                value_of(&record[s..e], columns::parse_int)
+            }
+            _ => match self.value(record, col) {
+                Value::Int(x) => Some(x),
+                _ => None,
+            },
+        }
+    }
+
+    fn verbatim(&self, col: usize) -> bool {
+        matches!(self.of[col], (_, Conv::Str, _) | (_, Conv::Request, 3))
+    }
+
     fn value<'r>(&self, record: &'r [u8], col: usize) -> Value<'r> {
         let (step, ref conv, part) = self.of[col];
         let (s, e) = self.spans[step];
@@ -1263,10 +1280,19 @@ mod tests {
                         let within = field.windows(t.len()).any(|w| w == t);
                         assert!(within, "{l}: text of {col}");
                     }
+                    if p.verbatim(c) {
+                        let text = Value::Text(p.text(l.as_bytes(), c));
+                        assert_eq!(want, text, "{l}: column {col} is its text");
+                    }
+                    let int = p.int(l.as_bytes(), c).map(Value::Int);
+                    let want_int = matches!(want, Value::Int(_)).then_some(want);
+                    assert_eq!(int, want_int, "{l}: column {col} as an integer");
                 }
                 row += 1;
             }
             assert_eq!(row, b.num_rows(), "rows split");
+            // Every format here has a text field read whole (the client).
+            assert!((0..n).any(|c| p.verbatim(c)), "no column is its text");
         }
     }
 

@@ -345,6 +345,21 @@ pub trait RowParser: Send {
     /// The text of the field column `col` comes from, as written (a time
     /// without its brackets, a request line whole), of the last record split.
     fn text<'r>(&self, record: &'r [u8], col: usize) -> &'r [u8];
+    /// Whether column `col`'s value is always `Value::Text` of its
+    /// [`RowParser::text`] (a text field whole), so that a caller can read
+    /// the text instead of the value: a value's call, through its
+    /// conversions, was 4.5% of the report's samples, for texts mostly.
+    fn verbatim(&self, _col: usize) -> bool {
+        false
+    }
+    /// Column `col`'s value if it is an integer: [`RowParser::value`]'s,
+    /// in a call that does only that (a status, a size: two a line).
+    fn int(&self, record: &[u8], col: usize) -> Option<i64> {
+        match self.value(record, col) {
+            Value::Int(x) => Some(x),
+            _ => None,
+        }
+    }
 }
 
 /// A parser that reads a record through a [`bytemap::Finder`]: by searching its

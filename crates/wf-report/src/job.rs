@@ -275,6 +275,8 @@ pub struct ReportState {
     /// The format's row parser, if it has one: chunks that are valid UTF-8
     /// are read through it, others through `parser`'s columns.
     rows: Option<Box<dyn RowParser>>,
+    /// Bit `col`: `rows` reads column `col` as its text ([`RowParser::verbatim`]).
+    verbatim: u64,
     columns: Columns,
     /// The chunk's separators and the parser's needles (`parse_run`).
     map: ByteMap,
@@ -309,9 +311,14 @@ impl Job for ReportJob {
     type State = ReportState;
 
     fn new_state(&self) -> ReportState {
+        let rows = self.format.row_parser(&self.projection);
+        let verbatim = (0..self.projection.len().min(64))
+            .filter(|&c| rows.as_ref().is_some_and(|r| r.verbatim(c)))
+            .fold(0, |m, c| m | 1 << c);
         ReportState {
             parser: self.format.parser(&self.projection),
-            rows: self.format.row_parser(&self.projection),
+            rows,
+            verbatim,
             columns: Columns::new(&self.kinds),
             map: wf_formats::byte_map(self.format.as_ref()),
             spans: Vec::with_capacity(BATCH),
@@ -465,10 +472,15 @@ fn value<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, row: usize) -> Option<T::
 struct Split<'p, 'a> {
     parser: &'p dyn RowParser,
     record: &'a [u8],
+    /// Bit `col`: the column's value is its text (`ReportState::verbatim`).
+    verbatim: u64,
 }
 
 impl<'a> Fields<'a> for Split<'_, 'a> {
     fn text(&self, col: usize) -> Option<&'a [u8]> {
+        if col < 64 && self.verbatim >> col & 1 == 1 {
+            return Some(self.parser.text(self.record, col));
+        }
         match self.parser.value(self.record, col) {
             Value::Text(t) => Some(t),
             _ => None,
@@ -476,10 +488,7 @@ impl<'a> Fields<'a> for Split<'_, 'a> {
     }
 
     fn int(&self, col: usize) -> Option<i64> {
-        match self.parser.value(self.record, col) {
-            Value::Int(x) => Some(x),
-            _ => None,
-        }
+        self.parser.int(self.record, col)
     }
 
     fn time(&self, col: usize) -> Option<i64> {
@@ -590,6 +599,7 @@ impl ReportJob {
                         let split = Split {
                             parser: &*rows,
                             record: rec,
+                            verbatim: st.verbatim,
                         };
                         self.hit(&split, rec, &mut st.zones)
                     }
