@@ -324,6 +324,9 @@ pub(crate) fn filled<T: Clone>(n: usize, x: T) -> Vec<T> {
     v
 }
 
+/// Keys a merge looks up ahead of the one it adds ([`Keyed::merge`]).
+const MERGE_AHEAD: usize = 16;
+
 /// Interned keys, each with a value of `T` (its counts).
 pub struct Keyed<T> {
     pub keys: Interner,
@@ -386,10 +389,20 @@ impl<T: Default> Keyed<T> {
         self.keys.heap_bytes() + self.values.capacity() * std::mem::size_of::<T>()
     }
 
-    /// Folds `other` in with `add`; returns other's ids as this one's.
+    /// Folds `other` in with `add`; returns other's ids as this one's. A
+    /// key's slot is loaded [`MERGE_AHEAD`] keys before it is looked up, its
+    /// bytes and value half as far, as a line's are (`job::read_rows`).
     pub fn merge(&mut self, other: Keyed<T>, add: impl Fn(&mut T, T)) -> Vec<u32> {
-        let mut remap = Vec::with_capacity(other.len());
+        let n = other.len();
+        let mut remap = Vec::with_capacity(n);
+        let hash = |i: usize| (i < n).then(|| other.keys.hash_of(i as u32));
         for (i, v) in other.values.into_iter().enumerate() {
+            if let Some(h) = hash(i + MERGE_AHEAD) {
+                self.keys.prefetch(h);
+            }
+            if let Some(h) = hash(i + MERGE_AHEAD / 2) {
+                self.prefetch_entry(h);
+            }
             let (id, slot) = self.slot_from(&other.keys, i as u32);
             add(slot, v);
             remap.push(id);
