@@ -198,16 +198,6 @@ pub struct Visitors {
     pub list: Vec<Visitor>,
 }
 
-/// What [`Visitors::take_days`] took of a merge: per visitor of the
-/// other's, its id here or [`NOT_TAKEN`]; where the taken ones start.
-pub struct Taken {
-    ids: Vec<u32>,
-    from: usize,
-}
-
-/// A visitor [`Visitors::take_days`] left to [`Visitors::merge_rest`].
-const NOT_TAKEN: u32 = u32::MAX;
-
 /// The slots of one day's visitors.
 struct DaySlots {
     day: i64,
@@ -223,60 +213,42 @@ pub fn visitor_hash(day: i64, client: u64, agent: u64) -> u64 {
 }
 
 impl Visitors {
-    /// A merge's first half, which needs no new ids of clients or agents
-    /// (it runs beside their merge, `Panels::merge`): a day only `o` has
-    /// takes o's table whole, its slots given the new ids ([`Visitors::adopt`]),
-    /// and its visitors are appended with o's client and agent ids. Two
-    /// workers' regions of one file share a day or two; inserting the
-    /// other's ~600,000 visitors one by one took 38-40 ms of the merge's
-    /// 66-88 (1 GiB bench log, timed in place, 3 runs); taken whole, 20-26 ms
-    /// after the clients' merge, and now beside it.
-    pub fn take_days(&mut self, o: &mut Visitors) -> Taken {
-        let from = self.list.len();
+    /// Folds `o` in, its clients and agents renumbered by `cmap`, `amap`;
+    /// returns o's visitor ids as this one's (new ones numbered in o's
+    /// order). A day only `o` has takes o's table whole, its slots given
+    /// the new ids ([`Visitors::adopt`]): two workers' regions of one file
+    /// share a day or two, and inserting the other's ~600,000 visitors one
+    /// by one took 38-40 ms of the merge's 66-88 (1 GiB bench log, timed in
+    /// place, 3 runs); taken whole, 20-26 ms (the list's growth, the ids).
+    pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32]) -> Vec<u32> {
         // (day, whether it is only theirs) of the visitor before.
         let mut only_theirs = None;
         let mut ids = Vec::with_capacity(o.list.len());
         for v in &o.list {
+            let key = (v.day(), cmap[v.client as usize], amap[v.agent as usize]);
             let theirs = match only_theirs {
-                Some((day, theirs)) if day == v.day => theirs,
-                _ => self.table(v.day()).is_none(),
+                Some((day, theirs)) if day == key.0 => theirs,
+                _ => self.table(key.0).is_none(),
             };
-            only_theirs = Some((v.day, theirs));
-            ids.push(match theirs {
-                true => {
-                    self.list.push(Visitor { last: [0; 2], ..*v });
-                    self.list.len() as u32 - 1
-                }
-                false => NOT_TAKEN,
-            });
+            only_theirs = Some((key.0, theirs));
+            let id = if theirs {
+                self.list.push(Visitor {
+                    client: key.1,
+                    agent: key.2,
+                    last: [0; 2],
+                    ..*v
+                });
+                self.list.len() as u32 - 1
+            } else {
+                let id = self.id(key, (v.tag as u64) << 32);
+                self.list[id as usize].mark_as(v);
+                id
+            };
+            ids.push(id);
         }
-        for t in std::mem::take(&mut o.days) {
+        for t in o.days {
             if self.table(t.day).is_none() {
                 self.adopt(t, &ids);
-            }
-        }
-        Taken { ids, from }
-    }
-
-    /// A merge's second half: the visitors taken with their days given
-    /// this one's client and agent ids (`cmap`, `amap`), o's others looked
-    /// up; returns o's visitor ids as this one's.
-    pub fn merge_rest(
-        &mut self,
-        o: Visitors,
-        taken: Taken,
-        cmap: &[u32],
-        amap: &[u32],
-    ) -> Vec<u32> {
-        for v in &mut self.list[taken.from..] {
-            (v.client, v.agent) = (cmap[v.client as usize], amap[v.agent as usize]);
-        }
-        let mut ids = taken.ids;
-        for (v, id) in o.list.iter().zip(&mut ids) {
-            if *id == NOT_TAKEN {
-                let key = (v.day(), cmap[v.client as usize], amap[v.agent as usize]);
-                *id = self.id(key, (v.tag as u64) << 32);
-                self.list[*id as usize].mark_as(v);
             }
         }
         ids
@@ -736,11 +708,9 @@ impl Panels {
 
     /// Folds `o` in: its keys re-interned, its ids renumbered. The rows of
     /// requests, referrers and virtual hosts are re-interned on a thread of
-    /// their own, after the days of visitors only `o` has are taken
-    /// ([`Visitors::take_days`]), while clients and agents are here; then
-    /// the rest of the visitors (they need the clients' new ids), then the
-    /// pairs (they need the visitors'): the merge of two workers' counts of
-    /// the 1 GiB bench log was ~0.2 s on one core.
+    /// their own while clients, agents and visitors are here (their pairs
+    /// need the visitors' new ids, so they are renumbered after): the merge
+    /// of two workers' counts of the 1 GiB bench log was ~0.2 s on one core.
     pub fn merge(&mut self, o: Panels) {
         let hours = o.hours();
         let Panels {
@@ -759,27 +729,25 @@ impl Panels {
             o.referrers.pairs,
             o.vhosts.pairs,
         ];
-        let had = visitors.len() as u32;
-        let mut their_visitors = o.visitors;
-        let ((cmap, amap), (taken, rows)) = std::thread::scope(|s| {
+        let ((vmap, had), rows) = std::thread::scope(|s| {
             let rows = s.spawn(|| {
-                let taken = visitors.take_days(&mut their_visitors);
                 let req = requests.keyed.merge(o.requests.keyed, ReqHits::plus);
                 let refs = referrers.keyed.merge(o.referrers.keyed, Hb::plus);
                 let r = (req, refs, vhosts.keyed.merge(o.vhosts.keyed, Hb::plus));
                 for p in &mut theirs {
                     p.compact();
                 }
-                (taken, r)
+                r
             });
             let cmap = clients.merge(o.clients, Hb::plus);
             let amap = agents.merge(o.agents, AgentHits::plus);
+            let had = visitors.len() as u32;
+            let vmap = visitors.merge(o.visitors, &cmap, &amap);
             (
-                (cmap, amap),
+                (vmap, had),
                 rows.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
             )
         });
-        let vmap = visitors.merge_rest(their_visitors, taken, &cmap, &amap);
         for (h, hb) in hours {
             self.hourly.entry(h).or_default().plus(hb);
         }
@@ -1001,10 +969,9 @@ mod tests {
     }
 
     /// A merge's visitors, of days both counts have and of days only the
-    /// other has (whose tables are taken whole, `Visitors::take_days`), are
-    /// numbered as a plain map numbers them (those of days only the other
-    /// has first), keep their marks, and are found again (and new ones
-    /// added) in the merged tables.
+    /// other has (whose tables are taken whole, `Visitors::adopt`), are
+    /// numbered as a plain map numbers them, keep their marks, and are
+    /// found again (and new ones added) in the merged tables.
     #[test]
     fn merged_visitors_are_those_of_a_plain_map() {
         let (mut a, mut b) = (Panels::default(), Panels::default());
@@ -1032,20 +999,17 @@ mod tests {
             .iter()
             .map(|v| (key(&b, v), v.marks))
             .collect();
-        // Numbered as they come, those of days only b has first.
-        for only_b in [true, false] {
-            for (k, marks) in theirs.iter().filter(|(k, _)| (k.0 >= 5) == only_b) {
-                let next = plain.len() as u32;
-                plain.entry(k.clone()).or_insert((next, 0)).1 |= marks;
-            }
+        for (k, marks) in &theirs {
+            let next = plain.len() as u32;
+            plain.entry(k.clone()).or_insert((next, 0)).1 |= marks;
         }
-        let mut bv = std::mem::take(&mut b.visitors);
-        let taken = a.visitors.take_days(&mut bv);
         let cmap = a.clients.merge(std::mem::take(&mut b.clients), Hb::plus);
         let amap = a
             .agents
             .merge(std::mem::take(&mut b.agents), AgentHits::plus);
-        let ids = a.visitors.merge_rest(bv, taken, &cmap, &amap);
+        let ids = a
+            .visitors
+            .merge(std::mem::take(&mut b.visitors), &cmap, &amap);
         assert_eq!(a.visitors.len(), plain.len());
         for ((k, _), id) in theirs.iter().zip(&ids) {
             assert_eq!(plain[k].0, *id);
