@@ -220,6 +220,10 @@ impl Visitors {
     /// share a day or two, and inserting the other's ~600,000 visitors one
     /// by one took 38-40 ms of the merge's 66-88 (1 GiB bench log, timed in
     /// place, 3 runs); taken whole, 20-26 ms (the list's growth, the ids).
+    /// New visitors are numbered in o's order, so that o's pairs, sorted by
+    /// visitor, stay sorted renumbered (`Pairs::extend_merged` keeps them
+    /// apart unsorted): the taken days' visitors numbered first, beside the
+    /// clients' merge, cost a radix sort of those pairs as much as it saved.
     pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32]) -> Vec<u32> {
         // (day, whether it is only theirs) of the visitor before.
         let mut only_theirs = None;
