@@ -163,6 +163,19 @@ pub fn rows_agree(f: &Arc<dyn Format>, data: &[u8], records: &[(usize, usize)], 
             continue;
         }
         if std::str::from_utf8(r).is_ok() {
+            for c in 0..proj.len() {
+                let v = p.value(r, c);
+                let int = matches!(v, wf_formats::Value::Int(_)).then_some(v);
+                assert_eq!(
+                    p.int(r, c).map(wf_formats::Value::Int),
+                    int,
+                    "row parser: int {c}"
+                );
+                if p.verbatim(c) {
+                    let t = wf_formats::Value::Text(p.text(r, c));
+                    assert_eq!(v, t, "row parser: column {c} is not its text");
+                }
+            }
             let got: Vec<V> = (0..proj.len())
                 .map(|c| match p.value(r, c) {
                     wf_formats::Value::Null => V::Null,
