@@ -222,8 +222,10 @@ impl Visitors {
     /// place, 3 runs); taken whole, 20-26 ms (the list's growth, the ids).
     /// New visitors are numbered in o's order, so that o's pairs, sorted by
     /// visitor, stay sorted renumbered (`Pairs::extend_merged` keeps them
-    /// apart unsorted): the taken days' visitors numbered first, beside the
-    /// clients' merge, cost a radix sort of those pairs as much as it saved.
+    /// apart, and `Pairs::compact` sorts them only if they are not). Not
+    /// done: taking the days on another thread beside the clients' merge
+    /// numbered the taken days' visitors first, and the radix sort of those
+    /// pairs it brought back cost as much as it saved (reverted, d26d342).
     pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32]) -> Vec<u32> {
         // (day, whether it is only theirs) of the visitor before.
         let mut only_theirs = None;
