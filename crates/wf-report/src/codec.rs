@@ -13,7 +13,7 @@
 use wf_core::jobs::partial::{Damage, Reader, Writer};
 
 use crate::acc::{pair, unpair, Acc, AgentHits, Hb, Panels, ReqHits, Rows, Visitor};
-use crate::intern::{hash_key, Keyed};
+use crate::intern::{hash_key, Keyed, AHEAD};
 use crate::pairs::Pairs;
 
 pub(crate) fn int(w: &mut Writer, v: i64) {
@@ -244,14 +244,11 @@ pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(
     rows_into(r, &mut p.vhosts, visitors, fresh, read_hb, Hb::plus)
 }
 
-/// Visitors looked up a few ahead of the one added, so that their table
-/// slots and entries are loaded meanwhile (as the scan does, `job`): the
-/// lookups of a spill's visitors in a group of partitions were a cache
-/// miss or three each, a quarter of the reading back (perf).
-const AHEAD: usize = 16;
-
 /// Visitors read and folded into `p`, their clients and agents the ids
-/// of `ids`; their ids in `p`.
+/// of `ids`; their ids in `p`. Looked up [`AHEAD`] ahead of the one added,
+/// so that their table slots and entries are loaded meanwhile (as the scan
+/// does, `job`): the lookups of a spill's visitors in a group of partitions
+/// were a cache miss or three each, a quarter of the reading back (perf).
 fn visitors_into(
     r: &mut Reader,
     p: &mut Panels,
@@ -312,8 +309,7 @@ fn id_in(r: &mut Reader, ids: &[u32]) -> Result<u32, Damage> {
 }
 
 /// Keys and their values folded into `k` with `add`; the keys' ids in `k`.
-/// Looked up [`AHEAD`] as the visitors are (`visitors_into`): a key's slot
-/// and bytes in a group's table were a cache miss each.
+/// Looked up ahead as the visitors are ([`Keyed::prefetch_ahead`]).
 fn keyed_into<T: Default>(
     r: &mut Reader,
     k: &mut Keyed<T>,
@@ -329,12 +325,7 @@ fn keyed_into<T: Default>(
     }
     let mut ids = Vec::with_capacity(n);
     for i in 0..n {
-        if let Some((_, h, _)) = read.get(i + AHEAD) {
-            k.keys.prefetch(*h);
-        }
-        if let Some((_, h, _)) = read.get(i + AHEAD / 2) {
-            k.prefetch_entry(*h);
-        }
+        k.prefetch_ahead(i, |j| read.get(j).map(|&(_, h, _)| h));
         let (key, hash, v) = std::mem::take(&mut read[i]);
         let (id, slot) = k.slot_hashed(key, hash);
         if fresh && id as usize != i {

@@ -324,8 +324,10 @@ pub(crate) fn filled<T: Clone>(n: usize, x: T) -> Vec<T> {
     v
 }
 
-/// Keys a merge looks up ahead of the one it adds ([`Keyed::merge`]).
-const MERGE_AHEAD: usize = 16;
+/// Keys looked up ahead of the one added ([`Keyed::prefetch_ahead`]): a
+/// key's slot and bytes in a table of another's keys (a merge, a spill's
+/// group read back) were a cache miss each.
+pub(crate) const AHEAD: usize = 16;
 
 /// Interned keys, each with a value of `T` (its counts).
 pub struct Keyed<T> {
@@ -389,20 +391,28 @@ impl<T: Default> Keyed<T> {
         self.keys.heap_bytes() + self.values.capacity() * std::mem::size_of::<T>()
     }
 
-    /// Folds `other` in with `add`; returns other's ids as this one's. A
-    /// key's slot is loaded [`MERGE_AHEAD`] keys before it is looked up, its
-    /// bytes and value half as far, as a line's are (`job::read_rows`).
+    /// Loads, for the `i`th of keys added in a row (`hash_at(j)`: the `j`th
+    /// one's hash, `None` past the last), the slot of the key [`AHEAD`]
+    /// on and the bytes and value of the key half as far on, as a line's
+    /// are loaded before it is counted (`job::read_rows`).
+    #[inline]
+    pub fn prefetch_ahead(&self, i: usize, hash_at: impl Fn(usize) -> Option<u64>) {
+        if let Some(h) = hash_at(i + AHEAD) {
+            self.keys.prefetch(h);
+        }
+        if let Some(h) = hash_at(i + AHEAD / 2) {
+            self.prefetch_entry(h);
+        }
+    }
+
+    /// Folds `other` in with `add`; returns other's ids as this one's (the
+    /// keys looked up ahead, [`Keyed::prefetch_ahead`]).
     pub fn merge(&mut self, other: Keyed<T>, add: impl Fn(&mut T, T)) -> Vec<u32> {
         let n = other.len();
         let mut remap = Vec::with_capacity(n);
-        let hash = |i: usize| (i < n).then(|| other.keys.hash_of(i as u32));
+        let hash_at = |j: usize| (j < n).then(|| other.keys.hash_of(j as u32));
         for (i, v) in other.values.into_iter().enumerate() {
-            if let Some(h) = hash(i + MERGE_AHEAD) {
-                self.keys.prefetch(h);
-            }
-            if let Some(h) = hash(i + MERGE_AHEAD / 2) {
-                self.prefetch_entry(h);
-            }
+            self.prefetch_ahead(i, hash_at);
             let (id, slot) = self.slot_from(&other.keys, i as u32);
             add(slot, v);
             remap.push(id);

@@ -101,11 +101,19 @@ const NONE: u32 = u32::MAX;
 /// map to, was the largest part of the work after the scan on the 1 GiB
 /// bench log (perf; the sort ~40% of the tally's 75 ms, timed in place).
 pub fn project(pairs: &Pairs, map: &[u32], rows: usize) -> Vec<u64> {
+    project_with(pairs, map, rows, |_| {})
+}
+
+/// [`project`], calling `each` with every pair's row as it goes (a closure
+/// of its own per caller: nothing is added to `project`'s loop).
+#[inline(always)]
+fn project_with(pairs: &Pairs, map: &[u32], rows: usize, mut each: impl FnMut(u32)) -> Vec<u64> {
     let mut counts = filled(rows, 0u64);
     // Visitor ids are below u32::MAX (a slot keeps id + 1 in 32 bits).
     let mut last = vec![u32::MAX; rows];
     for p in pairs.iter() {
         let (r, v) = acc::unpair(p);
+        each(r);
         let m = map[r as usize];
         if m != NONE && last[m as usize] != v {
             last[m as usize] = v;
@@ -120,17 +128,7 @@ pub fn project(pairs: &Pairs, map: &[u32], rows: usize) -> Vec<u64> {
 /// their sites' (two passes were a sixth of the tally's critical path).
 fn project_both(pairs: &Pairs, map: &[u32], rows: usize) -> (Vec<u64>, Vec<u64>) {
     let mut own = filled(map.len(), 0u64);
-    let mut counts = filled(rows, 0u64);
-    let mut last = vec![u32::MAX; rows];
-    for p in pairs.iter() {
-        let (r, v) = acc::unpair(p);
-        own[r as usize] += 1;
-        let m = map[r as usize];
-        if m != NONE && last[m as usize] != v {
-            last[m as usize] = v;
-            counts[m as usize] += 1;
-        }
-    }
+    let counts = project_with(pairs, map, rows, |r| own[r as usize] += 1);
     (own, counts)
 }
 
