@@ -461,7 +461,35 @@ impl<'a> Reader<'a> {
         self.data.len() - self.pos
     }
 
+    /// An integer of up to eight bytes, with eight bytes left to read, is
+    /// read from one load, without a loop: its end found by its first
+    /// byte under 0x80, its 7-bit groups joined in three steps. Byte by
+    /// byte, the call was 12-18% of the reading back of the 10 GiB bench
+    /// log's report spills (perf), whose pairs' deltas are mostly of two
+    /// bytes or five. The same value as [`Reader::uint_bytewise`]'s (test
+    /// `uint_reads_as_bytewise`).
+    #[inline]
     pub fn uint(&mut self) -> Result<u64, Damage> {
+        let Some(eight) = self.data.get(self.pos..self.pos + 8) else {
+            return self.uint_bytewise();
+        };
+        let x = u64::from_le_bytes(eight.try_into().unwrap());
+        let ends = !x & 0x8080_8080_8080_8080;
+        if ends == 0 {
+            return self.uint_bytewise();
+        }
+        let n = (ends.trailing_zeros() + 1) / 8;
+        self.pos += n as usize;
+        let x = x & (u64::MAX >> (64 - 8 * n)) & 0x7f7f_7f7f_7f7f_7f7f;
+        let x = (x & 0x007f_007f_007f_007f) | (x & 0x7f00_7f00_7f00_7f00) >> 1;
+        let x = (x & 0x0000_3fff_0000_3fff) | (x & 0x3fff_0000_3fff_0000) >> 2;
+        Ok((x & 0x0fff_ffff) | (x & 0x0fff_ffff_0000_0000) >> 4)
+    }
+
+    /// [`Reader::uint`] a byte at a time (the last bytes, and integers of
+    /// more than eight).
+    #[inline(never)]
+    fn uint_bytewise(&mut self) -> Result<u64, Damage> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = *self.data.get(self.pos).ok_or(Damage::ShortNumber)?;
@@ -475,6 +503,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An integer that must fit `usize` and be at most `max`.
+    #[inline]
     pub fn index(&mut self, max: u64) -> Result<usize, Damage> {
         let value = self.uint()?;
         if value > max {
@@ -499,6 +528,48 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
     use crate::jobs::count::{Count, CountState};
+
+    /// Every integer read at every place of bytes of every length of
+    /// continuation: the same value, place and damage as byte by byte.
+    #[test]
+    fn uint_reads_as_bytewise() {
+        let mut x: u64 = 1;
+        let mut bytes = Vec::new();
+        for i in 0..40_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Runs of bytes with the high bit, of every length to 12.
+            let run = (x >> 60) as usize % 13;
+            for k in 0..=run {
+                let b = (x >> (8 * (k % 7))) as u8 & 0x7f;
+                bytes.push(if k < run { b | 0x80 } else { b });
+            }
+            if i % 97 == 0 {
+                bytes.push(0xff);
+            }
+        }
+        for from in 0..bytes.len() {
+            let (mut fast, mut slow) = (Reader::new(&bytes), Reader::new(&bytes));
+            fast.skip_to(from);
+            slow.skip_to(from);
+            let (a, b) = (fast.uint(), slow.uint_bytewise());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "at {from}");
+            assert_eq!(fast.pos, slow.pos, "at {from}");
+        }
+        let mut w = Writer::new();
+        let values: Vec<u64> = (0..64)
+            .flat_map(|s| [1u64 << s, (1 << s) - 1, u64::MAX >> s])
+            .collect();
+        for &v in &values {
+            w.uint(v);
+        }
+        let bytes = w.into_bytes();
+        let mut r = Reader::new(&bytes);
+        for &v in &values {
+            assert_eq!(r.uint().unwrap(), v);
+        }
+    }
     use crate::jobs::Chunk;
 
     fn count_state(data: &[u8]) -> (Count, CountState) {
