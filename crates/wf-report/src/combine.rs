@@ -45,6 +45,8 @@ struct Combined {
     hosts: Vec<Tally<Vec<u8>>>,
     hosts_sums: Sums,
     vhosts: Vec<Tally<Vec<u8>>>,
+    referrers: Vec<Tally<Vec<u8>>>,
+    referring_sites: Vec<Tally<Vec<u8>>>,
     os: Map<Pair>,
     browsers: Map<Pair>,
     bots: Map<Pair>,
@@ -117,7 +119,7 @@ impl Combined {
         }
         for (panel, rows) in [(REFERRERS, tl.referrers), (SITES, tl.referring_sites)] {
             for r in rows {
-                self.rows.write(panel, &r.key, r.hb, r.visitors)?;
+                self.rows.write(panel, r.key, r.hb, r.visitors)?;
             }
         }
         for r in tl.vhosts {
@@ -163,7 +165,8 @@ impl Combined {
         let status_groups = std::mem::take(&mut self.status_groups);
         let [requests, static_requests, not_found] = keyed.requests;
         let [referrers, referring_sites, vhosts] = keyed.texts;
-        self.vhosts = vhosts;
+        (self.vhosts, self.referrers) = (vhosts, referrers);
+        self.referring_sites = referring_sites;
         let this: &Self = self;
         let [sr, ss, sn, sf, si, sv] = keyed.sums.map(Some);
         Ok(Tallies {
@@ -183,8 +186,8 @@ impl Combined {
             bots,
             status,
             status_groups,
-            referrers,
-            referring_sites,
+            referrers: borrowed(&this.referrers),
+            referring_sites: borrowed(&this.referring_sites),
             vhosts: borrowed(&this.vhosts),
             cut: Cuts {
                 hosts: Some(this.hosts_sums),
@@ -223,6 +226,8 @@ fn combined(a: &mut Acc, spill: &Spill, meta: &Meta) -> Result<Report, SpillErro
         hosts: Vec::new(),
         hosts_sums: Sums::default(),
         vhosts: Vec::new(),
+        referrers: Vec::new(),
+        referring_sites: Vec::new(),
         os: Map::new(),
         browsers: Map::new(),
         bots: Map::new(),

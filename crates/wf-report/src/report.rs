@@ -499,10 +499,6 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
     fn bytes<'a>(k: &'a &[u8]) -> Cow<'a, str> {
         String::from_utf8_lossy(k)
     }
-    #[allow(clippy::ptr_arg)] // the name of a panel keyed by Vec<u8>
-    fn owned(k: &Vec<u8>) -> Cow<'_, str> {
-        String::from_utf8_lossy(k)
-    }
     let disjoint = |_: &str| None;
     let agents = |rows| if meta.has_agents { rows } else { &[][..] };
     Report {
@@ -519,8 +515,8 @@ fn from_rows(a: &Acc, tl: &Tallies<'_>, meta: &Meta) -> Report {
         bots: grouped(t, &tl.bots, disjoint, max),
         visit_time: hours(t, &tl.hours),
         status_codes: status(t, tl, max),
-        referring_sites: simple(t, &tl.referring_sites, owned, max),
-        referrers: simple(t, &tl.referrers, owned, max),
+        referring_sites: simple(t, &tl.referring_sites, bytes, max),
+        referrers: simple(t, &tl.referrers, bytes, max),
         vhosts: meta.has_vhosts.then(|| simple(t, &tl.vhosts, bytes, max)),
     }
 }
