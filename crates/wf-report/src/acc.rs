@@ -196,6 +196,8 @@ pub struct Visitors {
     /// few thousand lines: a log may have thousands of days).
     slots: usize,
     pub list: Vec<Visitor>,
+    /// Some visitors were listed without a table ([`Visitors::list_new`]).
+    untabled: bool,
 }
 
 /// The slots of one day's visitors.
@@ -227,6 +229,7 @@ impl Visitors {
     /// numbered the taken days' visitors first, and the radix sort of those
     /// pairs it brought back cost as much as it saved (reverted, d26d342).
     pub fn merge(&mut self, o: Visitors, cmap: &[u32], amap: &[u32]) -> Vec<u32> {
+        assert!(!o.untabled, "a merge of visitors listed without a table");
         // (day, whether it is only theirs) of the visitor before.
         let mut only_theirs = None;
         let mut ids = Vec::with_capacity(o.list.len());
@@ -306,6 +309,36 @@ impl Visitors {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Lists `v`, a visitor known to be new, of a day whose visitors no
+    /// other source has (a spill's section read back, `codec::read_into`):
+    /// no table is looked up or kept for it, and [`Visitors::id`] never
+    /// finds it (nor its tag set: such visitors are never merged). A spill
+    /// file's days are mostly its own, and their lookups were a fifth of
+    /// the reading back of the 10 GiB bench log's spills (perf), the end
+    /// of the report's critical path.
+    pub fn list_new(&mut self, v: Visitor) -> u32 {
+        self.untabled = true;
+        self.list.push(Visitor {
+            tag: 0,
+            last: [0; 2],
+            ..v
+        });
+        self.list.len() as u32 - 1
+    }
+
+    /// The days of the visitors, each once, sorted.
+    pub fn days(&self) -> Vec<i64> {
+        let mut days: Vec<i64> = Vec::new();
+        for v in &self.list {
+            if days.last() != Some(&v.day()) {
+                days.push(v.day());
+            }
+        }
+        days.sort_unstable();
+        days.dedup();
+        days
     }
 
     /// Adds (row, visitor) to `pairs` unless it is the visitor's last pair
@@ -683,6 +716,16 @@ impl Panels {
             + self.referrers.pairs.heap_bytes()
             + self.vhosts.keyed.heap_bytes()
             + self.vhosts.pairs.heap_bytes()
+    }
+
+    /// Nothing counted: no line has keyed an agent (every line counted or
+    /// left out as a bot does, `job::count`), a client, a visitor or an hour.
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty()
+            && self.clients.is_empty()
+            && self.visitors.is_empty()
+            && self.hour_run.is_none()
+            && self.hourly.is_empty()
     }
 
     /// Sorts the (row, visitor) pairs for reading ([`Pairs::compact`]).

@@ -10,6 +10,8 @@
 //! which the job holds); in one file with the job's `Partial` impl they made
 //! an import circle (job -> spill -> partial -> job).
 
+use std::collections::HashSet;
+
 use wf_core::jobs::partial::{Damage, Reader, Writer};
 
 use crate::acc::{pair, unpair, Acc, AgentHits, Hb, Panels, ReqHits, Rows, Visitor};
@@ -204,7 +206,7 @@ pub(crate) fn read_acc(r: &mut Reader) -> Result<Acc, Damage> {
 /// visitor once, or it is damage.
 pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
     let mut p = Panels::default();
-    read_into(&mut p, r, true)?;
+    read_into(&mut p, r, true, None)?;
     Ok(p)
 }
 
@@ -214,12 +216,22 @@ pub(crate) fn read_panels(r: &mut Reader) -> Result<Panels, Damage> {
 /// merged, a spill's keys and visitors were interned twice, and the
 /// thread that reads the spill back was the end of the 10 GiB report's
 /// critical path (perf: 4 of its last 6 s). `fresh`: `p` is new, and a
-/// key or visitor read twice is damage.
-pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(), Damage> {
+/// key or visitor read twice is damage. `shared`: the days whose visitors
+/// `p` may have or be given again (`None`: every day); a visitor of
+/// another day is listed without a table ([`Visitors::list_new`]), and `p`
+/// is then only for a tally, never merged.
+///
+/// [`Visitors::list_new`]: crate::acc::Visitors::list_new
+pub(crate) fn read_into(
+    p: &mut Panels,
+    r: &mut Reader,
+    fresh: bool,
+    shared: Option<&HashSet<i64>>,
+) -> Result<(), Damage> {
     let clients = keyed_into(r, &mut p.clients, fresh, read_hb, Hb::plus)?;
     let agents = keyed_into(r, &mut p.agents, fresh, read_agent_hits, AgentHits::plus)?;
     let had = p.visitors.len() as u32;
-    let visitors = visitors_into(r, p, (&clients, &agents), fresh)?;
+    let visitors = visitors_into(r, p, (&clients, &agents), fresh, shared)?;
     let visitors = Read {
         ids: &visitors,
         had,
@@ -249,14 +261,17 @@ pub(crate) fn read_into(p: &mut Panels, r: &mut Reader, fresh: bool) -> Result<(
 /// so that their table slots and entries are loaded meanwhile (as the scan
 /// does, `job`): the lookups of a spill's visitors in a group of partitions
 /// were a cache miss or three each, a quarter of the reading back (perf).
+/// Those of a day not `shared` are not looked up (see [`read_into`]).
 fn visitors_into(
     r: &mut Reader,
     p: &mut Panels,
     (clients, agents): (&[u32], &[u32]),
     fresh: bool,
+    shared: Option<&HashSet<i64>>,
 ) -> Result<Vec<u32>, Damage> {
     let n = count(r)?;
     let mut read = Vec::with_capacity(n);
+    let mut last = None;
     for _ in 0..n {
         let day = Visitor::day_of(read_int(r)?).ok_or(Damage::Invalid("a day out of range"))?;
         let (c, a) = (id_in(r, clients)?, id_in(r, agents)?);
@@ -265,17 +280,25 @@ fn visitors_into(
         if !v.mark(hours, status) {
             return Err(Damage::Invalid("a visitor's hours or codes"));
         }
-        read.push((v, p.visitor_hash(&v)));
+        let looked_up = match last {
+            Some((d, l)) if d == day => l,
+            _ => shared.is_none_or(|s| s.contains(&day)),
+        };
+        last = Some((day, looked_up));
+        read.push((v, looked_up.then(|| p.visitor_hash(&v))));
     }
     let mut ids = Vec::with_capacity(n);
     for (i, (v, hash)) in read.iter().enumerate() {
-        if let Some((w, h)) = read.get(i + AHEAD) {
+        if let Some((w, Some(h))) = read.get(i + AHEAD) {
             p.visitors.prefetch(w.day(), *h);
         }
-        if let Some((w, h)) = read.get(i + AHEAD / 2) {
+        if let Some((w, Some(h))) = read.get(i + AHEAD / 2) {
             p.visitors.prefetch_entry(w.day(), *h);
         }
-        let id = p.visitors.id((v.day(), v.client, v.agent), *hash);
+        let id = match hash {
+            Some(hash) => p.visitors.id((v.day(), v.client, v.agent), *hash),
+            None => p.visitors.list_new(*v),
+        };
         if fresh && id as usize != i {
             return Err(Damage::Invalid("a visitor twice"));
         }

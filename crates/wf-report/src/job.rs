@@ -337,6 +337,18 @@ impl Job for ReportJob {
         st.acc.input(chunk.input).lines += st.acc.lines - lines;
     }
 
+    /// A worker done after a spill spills its counts now, beside the
+    /// workers still reading (`Spill::done`).
+    fn worker_done(&self, st: &mut ReportState) {
+        if self
+            .spill
+            .as_ref()
+            .is_some_and(|s| s.done(&mut st.acc.panels))
+        {
+            st.forget_agents();
+        }
+    }
+
     fn merge(&self, into: &mut ReportState, mut other: ReportState) {
         if let Some(s) = &self.spill {
             if s.apart(&mut into.acc.panels, &mut other.acc.panels) {

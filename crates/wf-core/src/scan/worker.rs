@@ -99,6 +99,7 @@ impl<'a, J: Job> Worker<'a, J> {
             };
             self.shared.account(n);
         }
+        self.job.worker_done(&mut self.state);
         (self.state, self.parts)
     }
 
