@@ -346,6 +346,18 @@ impl Writer<'_> {
         Writer::default()
     }
 
+    /// A writer into memory that appends to `buf`: a caller that writes
+    /// many payloads one after another keeps one buffer's pages
+    /// ([`Writer::into_bytes`], cleared), where a new writer's buffer
+    /// grew, by copies, into pages the process had not touched (the
+    /// report's spills).
+    pub fn appending(buf: Vec<u8>) -> Self {
+        Writer {
+            buf,
+            ..Writer::default()
+        }
+    }
+
     /// Room for `n` more bytes, so that a big state is not copied as its
     /// buffer doubles (pages reserved but not written cost nothing). A writer
     /// to a file keeps at most a MiB.

@@ -189,6 +189,8 @@ pub(super) struct Split<'a> {
     vhosts: RowsSplit<'a, Hb>,
     /// Each agent's rank in the partition being written, or `NONE`.
     agent_rank: Vec<u32>,
+    /// The buffer of a panel's pairs ([`rows`]), kept for the next.
+    pairs_bytes: Vec<u8>,
 }
 
 impl<'a> Split<'a> {
@@ -211,15 +213,17 @@ impl<'a> Split<'a> {
             referrers: RowsSplit::of(&p.referrers.keyed, referrers, &visitors),
             vhosts: RowsSplit::of(&p.vhosts.keyed, vhosts, &visitors),
             agent_rank: vec![NONE; p.agents.len()],
+            pairs_bytes: Vec::new(),
             p,
             clients,
             visitors,
         }
     }
 
-    /// The bytes of partition `q`.
-    pub(super) fn section(&mut self, q: usize) -> Vec<u8> {
-        let (p, mut w) = (self.p, Writer::new());
+    /// The bytes of partition `q`, appended to `buf` (a buffer kept from
+    /// section to section: see `Writer::appending`).
+    pub(super) fn section(&mut self, q: usize, buf: Vec<u8>) -> Vec<u8> {
+        let (p, mut w) = (self.p, Writer::appending(buf));
         w.uint(self.clients.ids(q).len() as u64);
         for &i in self.clients.ids(q) {
             w.bytes(p.clients.keys.get(i));
@@ -246,9 +250,10 @@ impl<'a> Split<'a> {
         for &pr in status {
             d.put(&mut w, pr);
         }
-        rows(&mut w, &self.requests, q, codec::req_hits);
-        rows(&mut w, &self.referrers, q, codec::hb_of);
-        rows(&mut w, &self.vhosts, q, codec::hb_of);
+        let pairs = &mut self.pairs_bytes;
+        rows(&mut w, (&self.requests, q), codec::req_hits, pairs);
+        rows(&mut w, (&self.referrers, q), codec::hb_of, pairs);
+        rows(&mut w, (&self.vhosts, q), codec::hb_of, pairs);
         w.into_bytes()
     }
 
@@ -318,16 +323,16 @@ fn visitors_of<'v>(
 
 /// Writes partition `q`'s rows of a panel and their pairs: a row once in
 /// each partition of its hits or of its visitors, its hits only in its
-/// own partition.
+/// own partition. The pairs go through `buf` (kept for the next).
 fn rows<T: Copy + Default>(
     w: &mut Writer,
-    r: &RowsSplit<'_, T>,
-    q: usize,
+    (r, q): (&RowsSplit<'_, T>, usize),
     each: impl Fn(&mut Writer, &T),
+    buf: &mut Vec<u8>,
 ) {
     let (own, pairs) = (r.own.ids(q), r.pairs.part(q));
     w.uint(Merged::new(own, pairs).count() as u64);
-    let mut pw = Writer::new();
+    let mut pw = Writer::appending(std::mem::take(buf));
     pw.uint(pairs.len() as u64);
     let mut d = Deltas::default();
     for (rank, (row, hits, its)) in Merged::new(own, pairs).enumerate() {
@@ -344,7 +349,9 @@ fn rows<T: Copy + Default>(
             d.put(&mut pw, pair(rank as u32, unpair(pr).1));
         }
     }
-    w.raw(&pw.into_bytes());
+    *buf = pw.into_bytes();
+    w.raw(buf);
+    buf.clear();
 }
 
 /// The rows of a partition in row order: its own (`own`, sorted) and those
@@ -434,7 +441,7 @@ mod tests {
         let mut p = panels(20_000);
         let want = bytes(&p);
         let mut split = Split::of(&mut p);
-        let _ = split.section(3);
+        let _ = split.section(3, Vec::new());
         [
             p.status_pairs,
             p.requests.pairs,
@@ -483,7 +490,7 @@ mod tests {
         let mut split = Split::of(&mut p);
         let (mut got, mut got_hits) = ([0; 6], [0; 3]);
         for q in 0..PARTS {
-            let s = read_panels(&mut Reader::new(&split.section(q))).unwrap();
+            let s = read_panels(&mut Reader::new(&split.section(q, Vec::new()))).unwrap();
             for (g, x) in got.iter_mut().zip(n(&s)) {
                 *g += x;
             }
