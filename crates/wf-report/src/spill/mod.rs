@@ -254,11 +254,13 @@ impl Spill {
         let mut sections = Vec::with_capacity(PARTS);
         let mut at = 0u64;
         let mut write = || {
+            let mut bytes = Vec::new();
             for q in 0..PARTS {
-                let bytes = split.section(q);
+                bytes = split.section(q, bytes);
                 f.write_all(&bytes)?;
                 sections.push((at, bytes.len() as u64));
                 at += bytes.len() as u64;
+                bytes.clear();
             }
             f.flush()
         };
@@ -293,30 +295,48 @@ impl Spill {
             *rest = Panels::default();
         }
         let runs = std::mem::take(&mut *self.runs.lock().unwrap());
-        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        let shared = shared_days(&runs);
+        let (runs, shared) = (&runs, &shared);
         std::thread::scope(|s| {
-            let reader = s.spawn(move || self.groups(&runs, |g| tx.send(g).is_ok()));
-            for group in rx {
-                each(group);
-            }
-            reader
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            let (readers, groups): (Vec<_>, Vec<_>) = [0..PARTS / 2, PARTS / 2..PARTS]
+                .into_iter()
+                .map(|parts| {
+                    let (tx, rx) = std::sync::mpsc::sync_channel(0);
+                    let read = move || self.groups(runs, shared, parts, |g| tx.send(g).is_ok());
+                    (s.spawn(read), rx.into_iter())
+                })
+                .unzip();
+            in_turn(groups, &mut each);
+            let done = readers.into_iter().map(|r| r.join());
+            let done: Vec<_> = done
+                .map(|d| d.unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect();
+            done.into_iter().collect()
         })
     }
 
-    /// The partitions of `runs` read back and merged into groups, each given
-    /// to `each` (which says whether to go on). On a thread of its own
-    /// beside the groups' tally: the two took 7 of the 26 s of the 10 GiB
-    /// bench log's report one after the other (about a half each, perf).
-    fn groups(&self, runs: &[Run], mut each: impl FnMut(Panels) -> bool) -> Result<(), SpillError> {
+    /// The partitions `parts` of `runs` read back and merged into groups,
+    /// each given to `each` (which says whether to go on). On threads of
+    /// their own (two, a half of the partitions each) beside the groups'
+    /// tally: one after the other, the two took 7 of the 26 s of the 10
+    /// GiB bench log's report (about a half each, perf); on one thread
+    /// beside it, the reading was the end of the report's critical path
+    /// (~1.5 s at 10 GiB, the tally's thread busy half of it).
+    fn groups(
+        &self,
+        runs: &[Run],
+        shared: &HashSet<i64>,
+        parts: std::ops::Range<usize>,
+        mut each: impl FnMut(Panels) -> bool,
+    ) -> Result<(), SpillError> {
         let mut group = Panels::default();
-        let shared = shared_days(runs);
-        for q in 0..PARTS {
+        let mut bytes = Vec::new();
+        let last = parts.end - 1;
+        for q in parts {
             for run in runs {
-                read_section(run, q, &mut group, &shared)?;
+                read_section(run, q, &mut group, (shared, &mut bytes))?;
             }
-            if (group.heap_bytes() > self.per_group || q == PARTS - 1)
+            if (group.heap_bytes() > self.per_group || q == last)
                 && !each(std::mem::take(&mut group))
             {
                 break;
@@ -331,13 +351,31 @@ impl Spill {
     }
 }
 
+/// The items of `sources` one of each in turn, until all are done: the
+/// groups of the readers in an order that is the same from run to run.
+fn in_turn<T>(mut sources: Vec<impl Iterator<Item = T>>, each: &mut impl FnMut(T)) {
+    loop {
+        let mut any = false;
+        for s in &mut sources {
+            if let Some(x) = s.next() {
+                each(x);
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+    }
+}
+
 /// Folds partition `q` of `run` into `group`, whose visitors of days not
-/// `shared` are listed without tables.
+/// `shared` are listed without tables; read into `bytes` (kept for the
+/// next section: a buffer made for each was pages faulted in and zeroed).
 fn read_section(
     run: &Run,
     q: usize,
     group: &mut Panels,
-    shared: &HashSet<i64>,
+    (shared, bytes): (&HashSet<i64>, &mut Vec<u8>),
 ) -> Result<(), SpillError> {
     let err = |what, error| SpillError {
         path: run.path.clone(),
@@ -348,10 +386,11 @@ fn read_section(
     let mut f = File::open(&run.path).map_err(|e| err("cannot read the spill file", e))?;
     f.seek(SeekFrom::Start(at))
         .map_err(|e| err("cannot read the spill file", e))?;
-    let mut bytes = vec![0; len as usize];
-    f.read_exact(&mut bytes)
+    bytes.clear();
+    bytes.resize(len as usize, 0);
+    f.read_exact(bytes)
         .map_err(|e| err("cannot read the spill file", e))?;
-    read_into(group, &mut Reader::new(&bytes), false, Some(shared)).map_err(|d| {
+    read_into(group, &mut Reader::new(bytes), false, Some(shared)).map_err(|d| {
         let e = std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{d:?}"));
         err("damaged spill file", e)
     })
