@@ -17,12 +17,16 @@
 //! budget (`Spill::per_thread`): one file per spill, [`PARTS`] sections, each
 //! section a partition's panels in the `--state` encoding (`codec`), written
 //! straight from the worker's tables (`split`).
-//! After the scan the workers' remainders are spilled too (side by side,
-//! not merged first: `Spill::apart`), and the sections are read back
-//! partition by partition, straight into a group (`codec::read_into`),
-//! several partitions merged at once while they fit
-//! in a twelfth of the budget, on a thread of their own while the group before
-//! is tallied (`Spill::read_back`). The files live in a temporary directory
+//! Once a spill has been made, a worker that has read all it will spills
+//! its remainder on its own thread, beside those still reading
+//! (`Spill::done`, through `Job::worker_done`), and the remainders left
+//! are spilled side by side, not merged first (`Spill::apart`). The
+//! sections are then read back partition by partition, straight into a
+//! group (`codec::read_into`), several partitions merged at once while
+//! they fit in an eighteenth of the budget, on two threads (a half of the
+//! partitions each) while the groups before are tallied in turn
+//! (`Spill::read_back`). A visitor of a day that only one spill file has
+//! is read back without a lookup (`shared_days`). The files live in a temporary directory
 //! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
 //! made or dropped (also on an error) and, in the CLI, on SIGINT, SIGTERM or
 //! SIGHUP; one left by a wf that was killed is removed by the next spill. A
@@ -135,7 +139,11 @@ impl Spill {
             // (`read_back`): at a sixth of 32 the 20-million-client log
             // peaked at 1,108 MB (a group is one partition at the least), at
             // an eighth of 64 at 907 MB, at a twelfth 842 MB, no slower.
-            per_group: counted / 12,
+            // An eighteenth since two groups are read while one is tallied:
+            // at a twelfth so, 829 MB (646 MB for one reader, in the same
+            // pass), at an eighteenth 711 MB
+            // (bench/results/report-ratio-2026-12-07h.txt).
+            per_group: counted / 18,
             temp,
             dir: Mutex::new(None),
             runs: Mutex::new(Vec::new()),
