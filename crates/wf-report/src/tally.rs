@@ -450,8 +450,9 @@ fn extensions(
 /// A site's key is the first of its referrers' texts that has it (a part
 /// of the text, `rules::referring_site`), and rows borrow their keys: made
 /// a `Vec` each, a spilled report's rows of referrers and sites were a
-/// malloc and a free each, a fifth of the tally's thread after the 10 GiB
-/// bench log's scan (perf).
+/// malloc and a free each (malloc, free and realloc were a fifth of the
+/// tally thread's samples after the 10 GiB bench log's scan, perf, these
+/// rows among them).
 fn referrers(raw: &Rows<Hb>) -> (Texts<'_>, Texts<'_>) {
     let mut sites: Keyed<Hb> = Keyed::default();
     let mut site_texts = Vec::new();

@@ -477,9 +477,9 @@ impl<'a> Reader<'a> {
     /// read from one load, without a loop: its end found by its first
     /// byte under 0x80, its 7-bit groups joined in three steps. Byte by
     /// byte, the call was 12-18% of the reading back of the 10 GiB bench
-    /// log's report spills (perf), whose pairs' deltas are mostly of two
-    /// bytes or five. The same value as [`Reader::uint_bytewise`]'s (test
-    /// `uint_reads_as_bytewise`).
+    /// log's report spills (perf), whose integers are mostly of several
+    /// bytes (a pair's delta is five when its row changes). The same value
+    /// as [`Reader::uint_bytewise`]'s (test `uint_reads_as_bytewise`).
     #[inline]
     pub fn uint(&mut self) -> Result<u64, Damage> {
         let Some(eight) = self.data.get(self.pos..self.pos + 8) else {
