@@ -23,10 +23,10 @@
 //! are spilled side by side, not merged first (`Spill::apart`). The
 //! sections are then read back partition by partition, straight into a
 //! group (`codec::read_into`), several partitions merged at once while
-//! they fit in an eighteenth of the budget, on two threads (a half of the
-//! partitions each) while the groups before are tallied in turn
-//! (`Spill::read_back`). A visitor of a day that only one spill file has
-//! is read back without a lookup (`shared_days`). The files live in a temporary directory
+//! they fit in a twelfth of the budget, on a thread of their own while
+//! the group before is tallied (`Spill::read_back`). A visitor of a day
+//! that only one spill file has is read back without a lookup
+//! (`shared_days`). The files live in a temporary directory
 //! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
 //! made or dropped (also on an error) and, in the CLI, on SIGINT, SIGTERM or
 //! SIGHUP; one left by a wf that was killed is removed by the next spill. A
@@ -139,11 +139,7 @@ impl Spill {
             // (`read_back`): at a sixth of 32 the 20-million-client log
             // peaked at 1,108 MB (a group is one partition at the least), at
             // an eighth of 64 at 907 MB, at a twelfth 842 MB, no slower.
-            // An eighteenth since two groups are read while one is tallied:
-            // at a twelfth so, 829 MB (646 MB for one reader, in the same
-            // pass), at an eighteenth 711 MB
-            // (bench/results/report-ratio-2026-12-07h.txt).
-            per_group: counted / 18,
+            per_group: counted / 12,
             temp,
             dir: Mutex::new(None),
             runs: Mutex::new(Vec::new()),
@@ -303,48 +299,35 @@ impl Spill {
             *rest = Panels::default();
         }
         let runs = std::mem::take(&mut *self.runs.lock().unwrap());
-        let shared = shared_days(&runs);
-        let (runs, shared) = (&runs, &shared);
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
         std::thread::scope(|s| {
-            let (readers, groups): (Vec<_>, Vec<_>) = [0..PARTS / 2, PARTS / 2..PARTS]
-                .into_iter()
-                .map(|parts| {
-                    let (tx, rx) = std::sync::mpsc::sync_channel(0);
-                    let read = move || self.groups(runs, shared, parts, |g| tx.send(g).is_ok());
-                    (s.spawn(read), rx.into_iter())
-                })
-                .unzip();
-            in_turn(groups, &mut each);
-            let done = readers.into_iter().map(|r| r.join());
-            let done: Vec<_> = done
-                .map(|d| d.unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect();
-            done.into_iter().collect()
+            let reader = s.spawn(move || self.groups(&runs, |g| tx.send(g).is_ok()));
+            for group in rx {
+                each(group);
+            }
+            reader
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
         })
     }
 
-    /// The partitions `parts` of `runs` read back and merged into groups,
-    /// each given to `each` (which says whether to go on). On threads of
-    /// their own (two, a half of the partitions each) beside the groups'
-    /// tally: one after the other, the two took 7 of the 26 s of the 10
-    /// GiB bench log's report (about a half each, perf); on one thread
-    /// beside it, the reading was the end of the report's critical path
-    /// (~1.5 s at 10 GiB, the tally's thread busy half of it).
-    fn groups(
-        &self,
-        runs: &[Run],
-        shared: &HashSet<i64>,
-        parts: std::ops::Range<usize>,
-        mut each: impl FnMut(Panels) -> bool,
-    ) -> Result<(), SpillError> {
+    /// The partitions of `runs` read back and merged into groups, each given
+    /// to `each` (which says whether to go on). On a thread of its own
+    /// beside the groups' tally: the two took 7 of the 26 s of the 10 GiB
+    /// bench log's report one after the other (about a half each, perf).
+    /// Not on two threads (a half of the partitions each): the tail of the
+    /// 10 GiB report 1.9 -> 1.8 s, but three groups alive at once, and a
+    /// group is one partition at the least: the 20-million-client log
+    /// under `--memory 512M` peaked at 789 MB for 577 MB (c21c965, undone).
+    fn groups(&self, runs: &[Run], mut each: impl FnMut(Panels) -> bool) -> Result<(), SpillError> {
         let mut group = Panels::default();
+        let shared = shared_days(runs);
         let mut bytes = Vec::new();
-        let last = parts.end - 1;
-        for q in parts {
+        for q in 0..PARTS {
             for run in runs {
-                read_section(run, q, &mut group, (shared, &mut bytes))?;
+                read_section(run, q, &mut group, (&shared, &mut bytes))?;
             }
-            if (group.heap_bytes() > self.per_group || q == last)
+            if (group.heap_bytes() > self.per_group || q == PARTS - 1)
                 && !each(std::mem::take(&mut group))
             {
                 break;
@@ -356,23 +339,6 @@ impl Spill {
     /// Removes the spill directory and its files.
     pub fn remove(&self) {
         drop(self.dir.lock().unwrap().take());
-    }
-}
-
-/// The items of `sources` one of each in turn, until all are done: the
-/// groups of the readers in an order that is the same from run to run.
-fn in_turn<T>(mut sources: Vec<impl Iterator<Item = T>>, each: &mut impl FnMut(T)) {
-    loop {
-        let mut any = false;
-        for s in &mut sources {
-            if let Some(x) = s.next() {
-                each(x);
-                any = true;
-            }
-        }
-        if !any {
-            return;
-        }
     }
 }
 
