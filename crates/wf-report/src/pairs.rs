@@ -322,6 +322,33 @@ mod tests {
         );
     }
 
+    /// Pairs kept apart whose visitors fall among those of the sorted ones
+    /// (a visitor taken back among the sorted, as a `--state` run's do)
+    /// come out of `into_sorted` in order: merged by visitor, not put after.
+    #[test]
+    fn sorted_out_whatever_the_visitors_apart() {
+        let pr = crate::acc::pair;
+        let mut p = Pairs::default();
+        p.extend([pr(4, 0), pr(2, 1)]);
+        p.compact();
+        p.extend_merged([pr(4, 3), pr(1, 3), pr(4, 7), pr(0, 7)], 2);
+        p.compact();
+        // Visitor 7 comes back: its pairs join the sorted ones, 3's stay apart.
+        p.extend([pr(4, 7), pr(3, 7)]);
+        p.compact();
+        let want = [
+            pr(0, 7),
+            pr(1, 3),
+            pr(2, 1),
+            pr(3, 7),
+            pr(4, 0),
+            pr(4, 3),
+            pr(4, 7),
+        ];
+        assert_eq!(p.sorted(), want);
+        assert_eq!(p.into_sorted(), want);
+    }
+
     /// Pairs of visitors in time order (each visitor's rows over a while,
     /// some repeated, others of visitors long gone), then a merge's (some
     /// of visitors new here, grouped by visitor) and a saved state's (sorted
