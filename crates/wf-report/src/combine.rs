@@ -21,6 +21,7 @@ use hashbrown::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use wf_core::jobs::partial::{Reader, Writer};
 
@@ -223,7 +224,7 @@ pub fn report(a: &mut Acc, spill: &Spill, meta: &Meta) -> Result<Report, SpillEr
 }
 
 fn combined(a: &mut Acc, spill: &Spill, meta: &Meta) -> Result<Report, SpillError> {
-    let mut c = Combined {
+    let c = Combined {
         max_rows: meta.max_rows,
         rows: RowFiles::new(spill)?,
         unique_visitors: 0,
@@ -244,7 +245,8 @@ fn combined(a: &mut Acc, spill: &Spill, meta: &Meta) -> Result<Report, SpillErro
         status_groups: HashMap::new(),
     };
     let (hits, excluded) = (a.hits, a.excluded);
-    let mut failed = Ok(());
+    // Groups are counted on one or two threads, added up one at a time.
+    let added = Mutex::new((c, Ok(())));
     spill.read_back(&mut a.panels, |panels| {
         // The totals only keep `tally`'s human count from going below zero;
         // `tallies` makes it again from the sums.
@@ -255,10 +257,15 @@ fn combined(a: &mut Acc, spill: &Spill, meta: &Meta) -> Result<Report, SpillErro
             ..Acc::default()
         };
         part.panels.finish();
+        let tl = tally::tally(&part);
+        let mut added = added.lock().unwrap();
+        let (c, failed) = &mut *added;
         if failed.is_ok() {
-            failed = c.add(tally::tally(&part));
+            *failed = c.add(tl);
         }
+        failed.is_ok()
     })?;
+    let (mut c, failed) = added.into_inner().unwrap();
     failed?;
     let tl = c.tallies(hits + excluded)?;
     Ok(report::from_tallies(a, &tl, meta))

@@ -24,7 +24,9 @@
 //! sections are then read back partition by partition, straight into a
 //! group (`codec::read_into`), several partitions merged at once while
 //! they fit in a twelfth of the budget, on a thread of their own while
-//! the group before is tallied (`Spill::read_back`). A visitor of a day
+//! the group before is tallied (`Spill::read_back`), or, where partitions
+//! are small enough, by two threads that each tally their own groups of
+//! half the size (`Spill::readers`). A visitor of a day
 //! that only one spill file has is read back without a lookup
 //! (`shared_days`). The files live in a temporary directory
 //! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
@@ -93,6 +95,9 @@ struct Run {
     path: PathBuf,
     sections: Vec<(u64, u64)>,
     days: Vec<i64>,
+    /// The counts' heap when spilled, per byte of the file (how much a
+    /// section's bytes may take again when read back: [`Spill::readers`]).
+    heap_per_byte: f64,
 }
 
 /// The days of more than one of `runs`: the only days whose visitors a
@@ -120,6 +125,8 @@ pub struct Spill {
     next: AtomicUsize,
     /// A spill could not be written: counting goes on in memory.
     failed: AtomicBool,
+    /// Threads that read the spill back ([`Spill::readers`]; 0: not yet).
+    read_by: AtomicUsize,
 }
 
 impl Spill {
@@ -145,12 +152,19 @@ impl Spill {
             runs: Mutex::new(Vec::new()),
             next: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
+            read_by: AtomicUsize::new(0),
         }
     }
 
     /// Spill files written so far (for `--stats`).
     pub fn runs(&self) -> usize {
         self.next.load(Ordering::Relaxed)
+    }
+
+    /// Threads that read the spill back, each making groups and counting
+    /// them (for `--stats`; 0 before the read back).
+    pub fn read_by(&self) -> usize {
+        self.read_by.load(Ordering::Relaxed)
     }
 
     /// Whether anything was spilled.
@@ -248,6 +262,7 @@ impl Spill {
     fn spill(&self, p: &mut Panels) -> Result<(), SpillError> {
         p.finish();
         let days = p.visitors.days();
+        let heap = p.heap_bytes();
         let path = self
             .dir()?
             .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
@@ -285,63 +300,155 @@ impl Spill {
             path,
             sections,
             days,
+            heap_per_byte: heap as f64 / at.max(1) as f64,
         });
         Ok(())
     }
 
     /// After the scan: spills `rest` (the merged counts' panels) and calls
     /// `each` with groups of partitions merged, each fitting the budget
-    /// (but one partition, which is never cut); the files are removed.
+    /// (but one partition, which is never cut), until it says to stop; the
+    /// files are removed. `each` is called on two threads at once where
+    /// the partitions are small enough ([`Spill::readers`]).
     pub fn read_back(
         &self,
         rest: &mut Panels,
-        mut each: impl FnMut(Panels),
+        each: impl Fn(Panels) -> bool + Sync,
     ) -> Result<(), SpillError> {
         if !rest.is_empty() {
             self.spill(rest)?;
             *rest = Panels::default();
         }
         let runs = std::mem::take(&mut *self.runs.lock().unwrap());
-        let (tx, rx) = std::sync::mpsc::sync_channel(0);
-        std::thread::scope(|s| {
-            let reader = s.spawn(move || self.groups(&runs, |g| tx.send(g).is_ok()));
-            for group in rx {
-                each(group);
-            }
-            reader
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e))
-        })
+        let (shared, next) = (shared_days(&runs), AtomicUsize::new(0));
+        let reader = Partitions {
+            runs: &runs,
+            shared: &shared,
+            next: &next,
+            stop: &AtomicBool::new(false),
+        };
+        let readers = self.readers(&runs);
+        self.read_by.store(readers, Ordering::Relaxed);
+        match readers {
+            1 => self.piped(&reader, each),
+            _ => std::thread::scope(|s| {
+                let other = s.spawn(|| reader.groups(self.per_group / 2, &each));
+                let mine = reader.groups(self.per_group / 2, &each);
+                let theirs = other
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                mine.and(theirs)
+            }),
+        }
     }
 
-    /// The partitions of `runs` read back and merged into groups, each given
-    /// to `each` (which says whether to go on). On a thread of its own
-    /// beside the groups' tally: the two took 7 of the 26 s of the 10 GiB
-    /// bench log's report one after the other (about a half each, perf).
-    /// Not on two threads (a half of the partitions each): the tail of the
-    /// 10 GiB report 1.9 -> 1.8 s, but three groups alive at once, and a
-    /// group is one partition at the least: the 20-million-client log
-    /// under `--memory 512M` peaked at 789 MB for 577 MB (c21c965, undone).
-    fn groups(&self, runs: &[Run], mut each: impl FnMut(Panels) -> bool) -> Result<(), SpillError> {
-        let mut group = Panels::default();
-        let shared = shared_days(runs);
-        let mut bytes = Vec::new();
-        for q in 0..PARTS {
-            for run in runs {
-                read_section(run, q, &mut group, (&shared, &mut bytes))?;
-            }
-            if (group.heap_bytes() > self.per_group || q == PARTS - 1)
-                && !each(std::mem::take(&mut group))
-            {
-                break;
-            }
+    /// How many threads read the partitions back, each into groups of
+    /// half the size that it counts itself (`each`): two where no partition
+    /// may take more than a group (its sections' bytes at their runs' heap
+    /// per byte: ~1.2x what a merged one takes on the 10 GiB bench log),
+    /// one beside `each` otherwise. Two hold two half groups and their rows
+    /// where one holds a group read and a group counted with its rows:
+    /// about as much. Where partitions are larger than a group (the
+    /// 20-million-client log: 135 MB for 54 MB) two threads would hold
+    /// two partitions and both their rows, past the bound (c21c965, two
+    /// readers beside the counting: 789 MB for 577 MB under `--memory
+    /// 512M`). The 10 GiB bench log's tail after the scan had ~2.7 s of
+    /// CPU on ~1.9 s with one reader; two: its report 0.97x (7 runs).
+    fn readers(&self, runs: &[Run]) -> usize {
+        let largest = (0..PARTS)
+            .map(|q| {
+                runs.iter()
+                    .map(|r| r.sections[q].1 as f64 * r.heap_per_byte)
+                    .sum::<f64>()
+            })
+            .fold(0.0, f64::max);
+        if largest <= self.per_group as f64 {
+            2
+        } else {
+            1
         }
-        Ok(())
+    }
+
+    /// The groups read on a thread of their own and given to `each` on
+    /// this one: the two took 7 of the 26 s of the 10 GiB bench log's
+    /// report one after the other (about a half each, perf).
+    fn piped(
+        &self,
+        reader: &Partitions<'_>,
+        each: impl Fn(Panels) -> bool,
+    ) -> Result<(), SpillError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        std::thread::scope(|s| {
+            let read = s.spawn(move || reader.groups(self.per_group, |g| tx.send(g).is_ok()));
+            for group in rx {
+                if !each(group) {
+                    reader.stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+            read.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        })
     }
 
     /// Removes the spill directory and its files.
     pub fn remove(&self) {
         drop(self.dir.lock().unwrap().take());
+    }
+}
+
+/// The partitions of a spill's runs, read back by one or two threads:
+/// each takes the next partition not yet taken.
+struct Partitions<'a> {
+    runs: &'a [Run],
+    /// Days of more than one run ([`shared_days`]).
+    shared: &'a HashSet<i64>,
+    /// The next partition to take.
+    next: &'a AtomicUsize,
+    /// `each` said to stop.
+    stop: &'a AtomicBool,
+}
+
+impl Partitions<'_> {
+    /// Partitions taken in turn and merged into groups of more than
+    /// `per_group` heap bytes (or what is left), each given to `each`
+    /// (which says whether to go on). Groups are never merged: partitions
+    /// share no visitor, so any grouping gives the same report.
+    fn groups(&self, per_group: usize, each: impl Fn(Panels) -> bool) -> Result<(), SpillError> {
+        let (mut group, mut bytes) = (Panels::default(), Vec::new());
+        // Partitions in `group` (one of only a URL's hits has no client).
+        let mut held = 0;
+        loop {
+            let q = self.next.fetch_add(1, Ordering::Relaxed);
+            if q >= PARTS || self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            for run in self.runs {
+                let read = read_section(run, q, &mut group, (self.shared, &mut bytes));
+                if read.is_err() {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return read;
+                }
+            }
+            held += 1;
+            if group.heap_bytes() > per_group {
+                held = 0;
+                if !self.give(std::mem::take(&mut group), &each) {
+                    return Ok(());
+                }
+            }
+        }
+        if held > 0 {
+            self.give(group, &each);
+        }
+        Ok(())
+    }
+
+    fn give(&self, group: Panels, each: impl Fn(Panels) -> bool) -> bool {
+        let go_on = !self.stop.load(Ordering::Relaxed) && each(group);
+        if !go_on {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        go_on
     }
 }
 
@@ -460,6 +567,9 @@ mod tests {
         crate::report::json(&r)
     }
 
+    /// Spilled counts read back by one thread beside the counting, or by
+    /// two that each count their own groups (`Spill::readers`: larger
+    /// budgets, smaller partitions), give the report counted in memory.
     #[test]
     fn spilled_counts_give_the_same_report() {
         let data = log(6000);
@@ -467,14 +577,16 @@ mod tests {
         let plain = plain.unwrap();
         for max_rows in [100_000, 3] {
             let want = json(&plain, &data, 7, max_rows);
-            for (memory, parts) in [(20_000, 7), (200_000, 40)] {
+            for (memory, parts, readers) in [(20_000, 7, 1), (200_000, 40, 1), (1_000_000, 40, 2)] {
                 let job = plain.clone().with_memory(memory, 2, None);
                 assert_eq!(
                     json(&job, &data, parts, max_rows),
                     want,
                     "{memory} {max_rows}"
                 );
-                assert!(job.spill().unwrap().runs() > 1, "no spill at {memory}");
+                let spill = job.spill().unwrap();
+                assert!(spill.runs() > 1, "no spill at {memory}");
+                assert_eq!(spill.read_by(), readers, "{memory}");
             }
         }
     }

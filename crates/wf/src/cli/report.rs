@@ -273,11 +273,13 @@ impl JobCmd for ReportArgs {
             let name = read.get(*input).map_or("?", String::as_str);
             extra.push((format!("failed line at byte offset of {name}"), *offset));
         }
-        if let Some(n) = job.spill().map(|s| s.runs()).filter(|&n| n > 0) {
+        if let Some(s) = job.spill().filter(|s| s.runs() > 0) {
             extra.push((
                 "counts spilled to disk (--memory), times".to_string(),
-                n as u64,
+                s.runs() as u64,
             ));
+            let threads = "spilled counts read back and counted, threads";
+            extra.push((threads.to_string(), s.read_by() as u64));
         }
         extra.extend(out.extra);
         let output = match self.render(&report, &names, Some(started.elapsed())) {
