@@ -243,14 +243,18 @@ fn metadata<K>(rows: &[Tally<K>]) -> Metadata {
     }
 }
 
-/// A panel of one level, named by `name`: its top `max` rows.
-fn simple<'k, K: 'k>(
+/// A panel of one level, named by `name`: its top `max` rows. Rows of the
+/// same hits and name (keys that are not UTF-8 alike but for their bytes
+/// left out) are in the order of their keys, not that of their coming:
+/// which of them a spilled report kept depended on its partitions.
+fn simple<'k, K: Ord + 'k>(
     t: Totals,
     rows: &'k [Tally<K>],
     name: impl Fn(&'k K) -> Cow<'k, str>,
     max: usize,
 ) -> Panel {
-    let data = top(rows, |r| r.hb.hits, |r: &'k Tally<K>| name(&r.key), max)
+    let key = |r: &'k Tally<K>| (name(&r.key), &r.key);
+    let data = top(rows, |r| r.hb.hits, key, max)
         .into_iter()
         .map(|r| {
             row(
@@ -269,11 +273,16 @@ fn simple<'k, K: 'k>(
 }
 
 /// Requests, sorted by hits, then by method, protocol and URL (as their
-/// text joined by NULs sorts).
+/// text joined by NULs sorts), then by the URL's bytes (URLs alike as text).
 fn requests(t: Totals, rows: &[Tally<Request>], max: usize) -> Panel {
-    fn key(r: &Tally<Request>) -> (&str, &str, Cow<'_, str>) {
+    fn key(r: &Tally<Request>) -> (&str, &str, Cow<'_, str>, &[u8]) {
         let k = &r.key;
-        (k.method, k.protocol, String::from_utf8_lossy(&k.url))
+        (
+            k.method,
+            k.protocol,
+            String::from_utf8_lossy(&k.url),
+            &k.url,
+        )
     }
     let data = top(rows, |r| r.hb.hits, key, max)
         .into_iter()

@@ -278,8 +278,10 @@ impl JobCmd for ReportArgs {
                 "counts spilled to disk (--memory), times".to_string(),
                 s.runs() as u64,
             ));
-            let threads = "spilled counts read back and counted, threads";
-            extra.push((threads.to_string(), s.read_by() as u64));
+            if s.read_by() > 0 {
+                let threads = "spilled counts read back and counted, threads";
+                extra.push((threads.to_string(), s.read_by() as u64));
+            }
         }
         extra.extend(out.extra);
         let output = match self.render(&report, &names, Some(started.elapsed())) {
