@@ -23,15 +23,15 @@
 //! are spilled side by side, not merged first (`Spill::apart`). The
 //! sections are then read back partition by partition, straight into a
 //! group (`codec::read_into`), several partitions merged at once until
-//! they pass a twentieth of the budget (`Spill::per_group`), on a thread of their own while
-//! the group before is tallied (`Spill::read_back`), or, where partitions
-//! are small enough, by two threads that each tally their own groups of
-//! half the size (`Spill::readers`). A visitor of a day
-//! that only one spill file has is read back without a lookup
-//! (`shared_days`). The files live in a temporary directory
-//! (`wf-spill-<pid>-XXXXXX`, `wf_core::cleanup`) removed when the report is
-//! made or dropped (also on an error) and, in the CLI, on SIGINT, SIGTERM or
-//! SIGHUP; one left by a wf that was killed is removed by the next spill. A
+//! they pass a twentieth of the budget (`per_group`), on a thread of their
+//! own while the group before is tallied (`Spill::read_back`), or, where
+//! partitions are small enough, by two threads that each tally their own
+//! groups of half the size (`Spill::readers`). A visitor of a day that
+//! only one spill file has is read back without a lookup (`shared_days`).
+//! The files live in a temporary directory (`wf-spill-<pid>-XXXXXX`,
+//! `wf_core::cleanup`) removed when the report is made or dropped (also on
+//! an error) and, in the CLI, on SIGINT, SIGTERM or SIGHUP; one left by a
+//! wf that was killed is removed by the next spill. A
 //! spill that cannot be written is named once on stderr and the counts stay
 //! in memory: memory is then not bounded, the answer still exact.
 //!
@@ -312,11 +312,10 @@ impl Spill {
     }
 
     /// After the scan: spills `rest` (the merged counts' panels) and calls
-    /// `each` with groups of partitions merged, each just past
-    /// `per_group` or less (one partition, never cut, may be more), until
-    /// it says to stop; the
-    /// files are removed. `each` is called on two threads at once where
-    /// the partitions are small enough ([`Spill::readers`]).
+    /// `each` with groups of partitions merged, each just past `per_group`
+    /// or less (one partition, never cut, may be more), until it says to
+    /// stop; the files are removed. `each` is called on two threads at once
+    /// where the partitions are small enough ([`Spill::readers`]).
     pub fn read_back(
         &self,
         rest: &mut Panels,
