@@ -397,7 +397,8 @@ impl RowFiles {
             let [r0, r1, r2, t0, t1, t2] = panels;
             for (i, k) in [r0, r1, r2].into_iter().enumerate() {
                 let mut rows = self.requests_of(&k);
-                // As `report` orders requests: method, protocol, URL as text.
+                // As `report` orders requests: method, protocol, URL as text,
+                // then as bytes (`text_order`).
                 cut_by(&mut rows, max, |a, b| {
                     let (a, b) = (&a.key, &b.key);
                     (a.method, a.protocol)
