@@ -561,8 +561,12 @@ impl RowParser for LogRows {
     fn int(&self, record: &[u8], col: usize) -> Option<i64> {
         match self.of[col] {
             (step, Conv::Int, _) => {
+                // `-` and nothing are NULL (`value_of`), as `parse_int` reads them.
                 let (s, e) = self.spans[step];
-                value_of(&record[s..e], columns::parse_int)
+                match record.get(s) {
+                    Some(b'-') if e == s + 1 => None,
+                    _ => columns::parse_int_in(record, s, e),
+                }
             }
             _ => match self.value(record, col) {
                 Value::Int(x) => Some(x),

@@ -625,10 +625,11 @@ impl Panels {
         self.status[l.status as usize].add(b);
         // GoAccess's visitor: same day, client and agent, over requests not 4xx.
         let v = (l.status / 100 != 4).then(|| {
-            let v = (self.visitors).id((day_of_hour(l.hour), client, agent), h.visitor);
+            // The day is the hashes' (`day_of_hour`, made once a line).
+            let v = (self.visitors).id((h.day, client, agent), h.visitor);
             let s = &mut self.visitors.list[v as usize];
             if l.hour != NO_TIME {
-                s.mark_hour(l.hour.rem_euclid(24) as u32);
+                s.mark_hour((l.hour - h.day * 24) as u32);
             }
             match SLOT[l.status as usize] {
                 NO_SLOT => {

@@ -717,23 +717,19 @@ impl ReportJob {
     ) -> Option<Hit<'a>> {
         let c = self.cols;
         let status = f.int(c.status).filter(|&s| rules::valid_status(s))? as u16;
-        let time = match c.time {
+        let (time, hour) = match c.time {
             Some(t) => match f.time_text(t).and_then(|x| rules::clf_time(x, zones)) {
-                Some(time) => Some(time),
+                Some((utc, off, hour)) => (Some((utc, off)), hour),
                 None => {
                     let utc = f.time(t)?;
-                    let zone = self.format.zone_of(record);
-                    Some((
-                        utc,
-                        zone.unwrap_or_else(|| rules::local_offset(record, utc, zones)),
-                    ))
+                    let off = match self.format.zone_of(record) {
+                        Some(off) => off,
+                        None => rules::local_offset(record, utc, zones),
+                    };
+                    (Some((utc, off)), rules::hour_of(utc, off))
                 }
             },
-            None => None,
-        };
-        let hour = match time {
-            Some((utc, off)) => (utc + off * 1_000_000).div_euclid(MICROS_PER_HOUR),
-            None => NO_TIME,
+            None => (None, NO_TIME),
         };
         let opt_text = |col: Option<usize>| col.and_then(|i| f.text(i));
         // A size that is not a number fails the line: a combined log read
@@ -767,8 +763,6 @@ impl ReportJob {
         })
     }
 }
-
-const MICROS_PER_HOUR: i64 = 3_600_000_000;
 
 /// A record without its trailing CR; `None` for a blank line or a `#`
 /// comment (skipped, as GoAccess does).
