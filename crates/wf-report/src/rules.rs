@@ -323,7 +323,9 @@ pub fn clf_time(text: &[u8], zones: &mut ZoneCache) -> Option<(i64, i64, i64)> {
     };
     let offset = zones.offset?;
     let hour = hour_of(utc, offset);
-    // Only a minute the cached date's own parse reads (`24:00:00` is not).
+    // A minute is cached only as `parse` reads it, so that its seconds read
+    // alone give what `parse` gives, whatever `parse_clf` accepts (today
+    // the same texts: this is one more parse a minute, not a filter).
     if zones.parse(text) == Some(Some(utc)) {
         let s = ((text[18] - b'0') * 10 + text[19] - b'0').min(59) as i64;
         zones.minute = Some(Minute {
@@ -379,8 +381,9 @@ impl ZoneCache {
             return None;
         }
         let (a, b) = (text[18].wrapping_sub(b'0'), text[19].wrapping_sub(b'0'));
+        // (`a` past 9 makes `s` past 60.)
         let s = a as i64 * 10 + b as i64;
-        if a >= 10 || b >= 10 || s > 60 {
+        if b >= 10 || s > 60 {
             return Some(None);
         }
         let offset = self.offset.expect("a minute is cached with its offset");
@@ -540,13 +543,15 @@ mod tests {
     }
 
     /// Times of the cached minute read by their seconds give what a fresh
-    /// cache gives: seconds that are no number or past 60, a leap second,
-    /// the same minute on another date or in another zone, an hour that is
-    /// not one (`24:00`, never cached), minutes back and forth.
+    /// cache gives: seconds that are no number (either digit) or past 60, a
+    /// leap second, the minute's `:` another byte, the same minute on
+    /// another date, in another zone, or both, times before 1970, an hour
+    /// `parse_clf` does not read (`24:00`), minutes back and forth; and
+    /// after the cache learnt another date from a record
+    /// ([`local_offset`]), a time of the old date's minute on the new date.
     #[test]
     fn a_minute_read_by_its_seconds() {
-        let mut texts = Vec::new();
-        let dates = ["17/Jun/2007", "18/Jun/2007"];
+        let dates = ["17/Jun/2007", "18/Jun/2007", "31/Dec/1969"];
         let zones = ["-0700", "+0530"];
         let minutes = ["23:59", "00:00", "23:59", "24:00", "12:7a"];
         let mut runs = Vec::new();
@@ -555,16 +560,21 @@ mod tests {
                 runs.extend(minutes.map(|m| (d, z, m)));
             }
         }
-        // The same minute on the next line's other date or zone.
+        // The same minute on the next line's other date, zone, or both.
         for m in minutes {
             for d in dates {
                 runs.extend(zones.map(|z| (d, z, m)));
             }
+            for z in zones {
+                runs.extend(dates.map(|d| (d, z, m)));
+            }
         }
+        let mut texts = Vec::new();
         for (date, zone, minute) in runs {
-            for sec in ["00", "59", "60", "61", "5a", "-1", "07"] {
+            for sec in ["00", "59", "60", "61", "5a", "0a", "1?", "0:", "-1", "07"] {
                 texts.push(format!("{date}:{minute}:{sec} {zone}"));
             }
+            texts.push(format!("{date}:{minute};07 {zone}"));
         }
         let mut cache = ZoneCache::default();
         let (mut cached, mut read) = (0, 0);
@@ -579,14 +589,33 @@ mod tests {
                     "{round} {text}"
                 );
                 read += got.is_some() as usize;
+                // The hour is the one the local time is in (1969's too).
+                if let Some((utc, off, hour)) = got {
+                    let local = utc + off * 1_000_000;
+                    assert!((0..MICROS_PER_HOUR).contains(&(local - hour * MICROS_PER_HOUR)));
+                }
             }
         }
-        // Most came through the minute's cache; some parsed, some did not.
-        assert!(cached * 2 > texts.len() * 2, "{cached} cached");
+        // A quarter came through the minute's cache (a date, zone or
+        // minute changes every eleven texts, a fifth of the minutes are no
+        // minutes); some parsed, some did not.
         assert!(
-            read > texts.len() / 2 && read < texts.len() * 2,
-            "{read} read"
+            cached * 2 > texts.len(),
+            "{cached} cached of {}",
+            texts.len() * 2
         );
+        assert!(read > texts.len() / 4 && read < texts.len(), "{read} read");
+        // A date learnt from a record drops the minute of the date before.
+        let mut cache = ZoneCache::default();
+        let first = b"17/Jun/2007:12:00:10 +0000";
+        assert!(clf_time(first, &mut cache).is_some());
+        let other = b"18/Jun/2007:12:00:00 +0000";
+        let utc = wf_formats::time::parse_clf(other).unwrap();
+        let rec = b"h - - [18/Jun/2007:12:00:00 +0000] \"GET / HTTP/1.1\" 200 1";
+        assert_eq!(local_offset(rec, utc, &mut cache), 0);
+        let later = b"18/Jun/2007:12:00:30 +0000";
+        let want = clf_time(later, &mut ZoneCache::default());
+        assert_eq!(clf_time(later, &mut cache), want);
     }
 
     #[test]
