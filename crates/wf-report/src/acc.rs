@@ -33,7 +33,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashMap;
 
 use crate::intern::{
-    hash_key, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of, Interner, Keyed,
+    hash_from, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of, Interner, Keyed,
 };
 use crate::pairs::Pairs;
 
@@ -547,7 +547,7 @@ pub struct Line<'a> {
     pub vhost: Option<&'a [u8]>,
 }
 
-/// The hashes of a line's keys ([`hash_key`]), made a few lines before the
+/// The hashes of a line's keys ([`crate::intern::hash_key`]), made a few lines before the
 /// line is counted so that their table slots can be loaded meanwhile
 /// ([`Panels::prefetch`]).
 #[derive(Clone, Copy)]
@@ -566,15 +566,17 @@ impl Hashes {
     /// The hashes of `l`'s keys, its agent's `agent` ("" without one).
     #[inline]
     pub fn of(l: &Line<'_>, agent: &[u8]) -> Self {
-        let opt = |t: Option<&[u8]>| t.map_or(0, hash_key);
-        let (client, agent) = (hash_key(l.client), hash_key(agent));
+        let built = key_hasher().build_hasher();
+        let hash = |t: &[u8]| hash_from(&built, t);
+        let opt = |t: Option<&[u8]>| t.map_or(0, hash);
+        let (client, agent) = (hash(l.client), hash(agent));
         let day = day_of_hour(l.hour);
         Hashes {
             agent,
             day,
             client,
             visitor: visitor_hash(day, client, agent),
-            request: hash_key(l.request),
+            request: hash(l.request),
             referrer: opt(l.referrer),
             vhost: opt(l.vhost),
         }
@@ -944,6 +946,7 @@ fn note_failed(list: &mut Vec<(usize, u64)>, at: (usize, u64)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intern::hash_key;
 
     fn line<'a>(client: &'a [u8], request: &'a [u8], status: u16, hour: i64) -> Line<'a> {
         Line {

@@ -53,8 +53,15 @@ pub(crate) fn key_hasher() -> &'static DefaultHashBuilder {
 /// was a mix of its own for each of a line's five keys).
 #[inline]
 pub fn hash_key(key: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = key_hasher().build_hasher();
+    hash_from(&key_hasher().build_hasher(), key)
+}
+
+/// [`hash_key`] of `key`, from a hasher `key_hasher` built: a line's keys
+/// hashed from one (`acc::Hashes::of`; building one a key, its seeds
+/// loaded and checked each time, was ~25 of ~2,850 instructions a line).
+#[inline]
+pub fn hash_from<H: std::hash::Hasher + Clone>(built: &H, key: &[u8]) -> u64 {
+    let mut h = built.clone();
     h.write(key);
     h.finish()
 }
