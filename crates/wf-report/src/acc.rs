@@ -33,7 +33,8 @@ use std::hash::BuildHasher;
 use hashbrown::HashMap;
 
 use crate::intern::{
-    hash_from, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of, Interner, Keyed,
+    built_hasher, hash_from, home, key_hasher, likely, prefetch, prefetch_home, regrow, tag_of,
+    Interner, Keyed,
 };
 use crate::pairs::Pairs;
 
@@ -566,7 +567,7 @@ impl Hashes {
     /// The hashes of `l`'s keys, its agent's `agent` ("" without one).
     #[inline]
     pub fn of(l: &Line<'_>, agent: &[u8]) -> Self {
-        let built = key_hasher().build_hasher();
+        let built = built_hasher();
         let hash = |t: &[u8]| hash_from(&built, t);
         let opt = |t: Option<&[u8]>| t.map_or(0, hash);
         let (client, agent) = (hash(l.client), hash(agent));
@@ -967,6 +968,41 @@ mod tests {
 
     /// Visitors' ids through the table's growth, as a plain map gives them,
     /// with the hash from ids equal to the hash from the lines' keys.
+    /// A line's hashes are each key's own (`hash_key`, as the interners,
+    /// merges and spill partitions hash them), in every thread.
+    #[test]
+    fn a_lines_hashes_are_its_keys() {
+        let check = || {
+            for i in 0..500u32 {
+                let client = format!("10.{}.0.{}", i % 7, i);
+                let request = format!("GET /{} HTTP/1.1", "x".repeat(i as usize % 300));
+                let agent = "Mozilla/5.0 ".repeat(i as usize % 20);
+                let mut l = line(
+                    client.as_bytes(),
+                    request.as_bytes(),
+                    200,
+                    24 * 9000 + i as i64,
+                );
+                let referrer = format!("http://r{i}/");
+                l.referrer = (i % 3 != 0).then_some(referrer.as_bytes());
+                let h = Hashes::of(&l, agent.as_bytes());
+                let key = |t: Option<&[u8]>| t.map_or(0, hash_key);
+                assert_eq!(h.client, hash_key(l.client));
+                assert_eq!(h.agent, hash_key(agent.as_bytes()));
+                assert_eq!(h.request, hash_key(l.request));
+                assert_eq!((h.referrer, h.vhost), (key(l.referrer), key(l.vhost)));
+                assert_eq!(h.day, day_of_hour(l.hour));
+                let (c, a) = (hash_key(l.client), hash_key(agent.as_bytes()));
+                assert_eq!(h.visitor, visitor_hash(day_of_hour(l.hour), c, a));
+            }
+        };
+        check();
+        std::thread::scope(|s| {
+            s.spawn(check);
+            s.spawn(check);
+        });
+    }
+
     #[test]
     fn visitor_ids_are_those_of_a_plain_map() {
         let mut p = Panels::default();

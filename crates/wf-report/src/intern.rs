@@ -53,14 +53,25 @@ pub(crate) fn key_hasher() -> &'static DefaultHashBuilder {
 /// was a mix of its own for each of a line's five keys).
 #[inline]
 pub fn hash_key(key: &[u8]) -> u64 {
-    hash_from(&key_hasher().build_hasher(), key)
+    hash_from(&built_hasher(), key)
 }
 
-/// [`hash_key`] of `key`, from a hasher `key_hasher` built: a line's keys
-/// hashed from one (`acc::Hashes::of`; building one a key, its seeds
-/// loaded and checked each time, was ~25 of ~2,850 instructions a line).
+/// A hasher [`key_hasher`] built ([`built_hasher`]).
+pub type KeyHasher = <DefaultHashBuilder as BuildHasher>::Hasher;
+
+/// A hasher of [`key_hasher`], for [`hash_from`].
 #[inline]
-pub fn hash_from<H: std::hash::Hasher + Clone>(built: &H, key: &[u8]) -> u64 {
+pub fn built_hasher() -> KeyHasher {
+    key_hasher().build_hasher()
+}
+
+/// [`hash_key`] of `key`, from a hasher [`built_hasher`] made: a line's
+/// keys hashed from one (`acc::Hashes::of`; one built a key, `key_hasher`'s
+/// `OnceLock` asked and the seeds copied each time, was ~24 of ~2,850
+/// instructions a line with `rules::referrer_key`'s blanks, cachegrind).
+#[inline]
+pub fn hash_from(built: &KeyHasher, key: &[u8]) -> u64 {
+    use std::hash::Hasher;
     let mut h = built.clone();
     h.write(key);
     h.finish()
