@@ -313,8 +313,8 @@ pub fn local_offset(record: &[u8], utc: i64, zones: &mut ZoneCache) -> i64 {
 /// `HH:MM:SS`, one of the last minute by its `SS`: a full parse a line, and
 /// the search of the record for its zone, were ~400 of the report's ~4,500
 /// instructions a line, cachegrind; the minute's took ~70 more off ~2,960,
-/// with the hour's division). `None`
-/// when the text is not such a time: the caller then takes the long way.
+/// with the hour's division). `None` when the text is not such a time: the
+/// caller then takes the long way.
 pub fn clf_time(text: &[u8], zones: &mut ZoneCache) -> Option<(i64, i64, i64)> {
     let text: &[u8; 26] = text.try_into().ok()?;
     if let Some(t) = zones.of_minute(text) {
