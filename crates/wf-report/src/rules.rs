@@ -320,20 +320,21 @@ pub fn clf_time(text: &[u8], zones: &mut ZoneCache) -> Option<(i64, i64, i64)> {
     if let Some(t) = zones.of_minute(text) {
         return t;
     }
-    let utc = match zones.parse(text) {
-        Some(utc) => utc?,
+    // A minute is cached only as `parse` reads it, so that its seconds read
+    // alone give what `parse` gives: a time `parse` read is; one of a new
+    // date, read by `parse_clf`, is asked of `parse` once the date is
+    // learnt (today `parse_clf` reads the same texts: a check, not a filter).
+    let (utc, as_parse) = match zones.parse(text) {
+        Some(utc) => (utc?, true),
         None => {
             let utc = wf_formats::time::parse_clf(text)?;
             zones.learn(text, utc, zone_seconds(&text[21..]));
-            utc
+            (utc, zones.parse(text) == Some(Some(utc)))
         }
     };
     let offset = zones.offset?;
     let hour = hour_of(utc, offset);
-    // A minute is cached only as `parse` reads it, so that its seconds read
-    // alone give what `parse` gives, whatever `parse_clf` accepts (today
-    // the same texts: this is one more parse a minute, not a filter).
-    if zones.parse(text) == Some(Some(utc)) {
+    if as_parse {
         let s = ((text[18] - b'0') * 10 + text[19] - b'0').min(59) as i64;
         zones.minute = Some(Minute {
             text: text[12..18].try_into().expect("six bytes"),
